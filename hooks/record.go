@@ -1,0 +1,104 @@
+package hooks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/gofrs/flock"
+)
+
+// recordFile, in the state directory, lists the repositories hooks were
+// installed in. It lives outside the repositories because what it guards
+// against, a jiri update rewriting the hooks directory, would take a record
+// kept there with it.
+const recordFile = "hooks.json"
+
+type record struct {
+	Version int                    `json:"version"`
+	Repos   map[string]recordEntry `json:"repos"`
+}
+
+type recordEntry struct {
+	Method   string `json:"method"`
+	HooksDir string `json:"hooksDir"`
+}
+
+func readRecord(stateDir string) (record, error) {
+	rec := record{Version: 1, Repos: map[string]recordEntry{}}
+	if stateDir == "" {
+		return rec, nil
+	}
+	path := filepath.Join(stateDir, recordFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return rec, nil
+	}
+	if err != nil {
+		return rec, fmt.Errorf("reading hook record: %w", err)
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return rec, fmt.Errorf("reading hook record %s: %w (remove it and install the hooks again)", path, err)
+	}
+	if rec.Repos == nil {
+		rec.Repos = map[string]recordEntry{}
+	}
+	return rec, nil
+}
+
+// updateRecord edits the record under a lock and writes it atomically.
+func updateRecord(stateDir string, edit func(*record)) error {
+	if stateDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return fmt.Errorf("writing hook record: %w", err)
+	}
+	path := filepath.Join(stateDir, recordFile)
+	lock := flock.New(path + ".lock")
+	if err := lock.Lock(); err != nil {
+		return fmt.Errorf("locking hook record: %w", err)
+	}
+	defer lock.Unlock()
+	rec, err := readRecord(stateDir)
+	if err != nil {
+		return err
+	}
+	edit(&rec)
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("writing hook record: %w", err)
+	}
+	return writeFileAtomic(path, append(b, '\n'), 0o600)
+}
+
+// writeFileAtomic writes a temporary file in the same directory, syncs it
+// and renames it over path.
+func writeFileAtomic(path string, content []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(content)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
