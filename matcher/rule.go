@@ -1,0 +1,438 @@
+package matcher
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/agent-shim/agent-shim/shellparse"
+)
+
+// Source says where a rule came from.
+type Source struct {
+	Category string // manifest category (never_allow, …) or "ad-hoc"
+	Overlay  string // "." for the checkout root, "vendor/x", "builtin", "ad-hoc"
+	File     string // manifest file, relative to the checkout root
+	Line     int    // 1-based line in File; 0 when not from a file
+}
+
+func (s Source) String() string {
+	switch {
+	case s.File != "" && s.Line > 0:
+		return fmt.Sprintf("%s:%d", s.File, s.Line)
+	case s.File != "":
+		return s.File
+	case s.Overlay != "":
+		return s.Overlay
+	}
+	return ""
+}
+
+// Rule is one rule of a policy. Rules are compiled on first use, so a
+// policy costs only what the decisions made with it need.
+type Rule struct {
+	// Text is the rule as written: a manifest line or a grant string.
+	Text string
+	// Decision is the list the rule belongs to.
+	Decision Decision
+	// Source is where the rule came from; zero for a grant without one.
+	Source Source
+	// Grant is the config.json grant the rule stands for, when it came
+	// from a managed entry (Text is then the manifest line).
+	Grant string
+
+	once sync.Once
+	c    compiled
+	err  error
+}
+
+type ruleKind int
+
+const (
+	lineRule   ruleKind = iota // a manifest line, matched semantically
+	regexRule                  // command(regex:RE)
+	prefixRule                 // command(words …)
+	anyRule                    // command(*)
+)
+
+type compiled struct {
+	kind     ruleKind
+	prog     string
+	sub      []string // leading subcommand words, in order
+	operands []string // further words, matched as a set
+	flags    []string // canonical flags, all required
+	re       *regexp.Regexp
+	words    []string // prefixRule
+}
+
+// errNotCommand marks a grant for another tool (read_file(…)): valid, but
+// not a rule about commands.
+var errNotCommand = errors.New("not a command grant")
+
+// grantShape splits name(body); ok is false for a plain manifest line.
+func grantShape(text string) (name, body string, ok bool) {
+	open := strings.IndexByte(text, '(')
+	if open <= 0 || !strings.HasSuffix(text, ")") {
+		return "", "", false
+	}
+	name = text[:open]
+	for _, r := range name {
+		if !(r == '_' || r == '-' || r == '.' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')) {
+			return "", "", false
+		}
+	}
+	return name, text[open+1 : len(text)-1], true
+}
+
+// program returns the program a rule applies to without compiling it, for
+// indexing: "" for rules that may match any program.
+func program(text string) string {
+	if name, body, ok := grantShape(text); ok {
+		if name != "command" || body == "*" || strings.HasPrefix(body, "regex:") {
+			return ""
+		}
+		text = body
+	}
+	f := strings.Fields(text)
+	if len(f) == 0 || strings.ContainsAny(f[0], `'"\$`+"`") {
+		return ""
+	}
+	base := path.Base(f[0])
+	if strings.HasPrefix(base, "git-") {
+		return "git"
+	}
+	return base
+}
+
+func (r *Rule) compile() error {
+	r.once.Do(func() { r.c, r.err = compileRule(r.Text) })
+	return r.err
+}
+
+// Check compiles the rule and reports whether it is well formed.
+func (r *Rule) Check() error { return r.compile() }
+
+func compileRule(text string) (compiled, error) {
+	if name, body, ok := grantShape(text); ok {
+		if name != "command" {
+			return compiled{}, errNotCommand
+		}
+		switch {
+		case body == "*":
+			return compiled{kind: anyRule}, nil
+		case strings.HasPrefix(body, "regex:"):
+			re, err := regexp.Compile(strings.TrimPrefix(body, "regex:"))
+			if err != nil {
+				return compiled{}, fmt.Errorf("grant %s: %w", text, err)
+			}
+			return compiled{kind: regexRule, re: re}, nil
+		}
+		words, err := shellparse.Fields(body)
+		if err != nil || len(words) == 0 {
+			return compiled{}, fmt.Errorf("grant %s: cannot read its words", text)
+		}
+		return compiled{kind: prefixRule, words: words, prog: path.Base(words[0])}, nil
+	}
+	words, err := shellparse.Fields(text)
+	if err != nil {
+		return compiled{}, fmt.Errorf("rule %q: %v", text, err)
+	}
+	if len(words) == 0 {
+		return compiled{}, fmt.Errorf("rule %q: empty", text)
+	}
+	ws := make([]shellparse.Word, len(words))
+	for i, w := range words {
+		ws[i] = shellparse.Word{Text: w, Static: true, Glob: strings.ContainsAny(w, "*?[")}
+	}
+	c := newCall(ws)
+	out := compiled{kind: lineRule, prog: c.prog}
+	leading := true
+	for _, t := range c.toks {
+		switch t.kind {
+		case flagTok:
+			leading = false
+			out.flags = append(out.flags, t.flags...)
+		case posTok:
+			if leading && wordLike(t.text) {
+				out.sub = append(out.sub, t.text)
+				continue
+			}
+			leading = false
+			out.operands = append(out.operands, t.text)
+		}
+	}
+	return out, nil
+}
+
+// wordLike reports whether a rule word reads as a subcommand (push, run-script,
+// origin) rather than a path or pattern.
+func wordLike(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '-' || r == '_' || r == ':' || r == '@'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// strength is how well a rule matches a command.
+type strength int
+
+const (
+	none     strength = iota
+	possible          // matches for some value of a word not known statically
+	definite
+)
+
+// match reports how well r matches c. strict (for allow rules) refuses to
+// look for subcommand words past a flag, whose value it might be.
+func (r *Rule) match(c *call, cmd *shellparse.Command) strength {
+	strict := r.Decision == Allow
+	switch r.c.kind {
+	case anyRule:
+		return definite
+	case regexRule:
+		return r.matchRegex(c, cmd)
+	case prefixRule:
+		return r.matchPrefix(c)
+	}
+	if c.prog != r.c.prog {
+		return none
+	}
+	s := definite
+	toks := c.toks
+	i := 0
+	for _, want := range r.c.sub {
+		found := false
+		for i < len(toks) && !found {
+			t := toks[i]
+			i++
+			switch t.kind {
+			case flagTok:
+				if strict {
+					return none
+				}
+			case wildTok:
+				s = possible
+				found = true
+			case posTok:
+				if t.text != want {
+					return none
+				}
+				found = true
+			}
+		}
+		if !found {
+			return none
+		}
+	}
+	rest := toks[i:]
+	for _, want := range r.c.operands {
+		s = min(s, operandIn(want, rest))
+		if s == none {
+			return none
+		}
+	}
+	for _, want := range r.c.flags {
+		s = min(s, flagIn(want, toks))
+		if s == none {
+			return none
+		}
+	}
+	return s
+}
+
+func flagIn(want string, toks []tok) strength {
+	wild := false
+	for _, t := range toks {
+		switch t.kind {
+		case flagTok:
+			if contains(t.flags, want) {
+				return definite
+			}
+			// An abbreviated long option (--forc, --recur) means the
+			// option it abbreviates, as getopt and git read it.
+			for _, l := range t.long {
+				if len(l) >= 2 && len(l) < len(want) && strings.HasPrefix(want, l) && !contains(t.flags, l) {
+					return definite
+				}
+			}
+		case wildTok:
+			if t.flag {
+				wild = true
+			}
+		}
+	}
+	if wild {
+		return possible
+	}
+	return none
+}
+
+func operandIn(want string, toks []tok) strength {
+	best := none
+	for _, t := range toks {
+		switch t.kind {
+		case posTok:
+			best = max(best, operandMatch(want, t.text, t.word.Glob))
+		case wildTok:
+			if home, ok := homeWord(t.word); ok {
+				best = max(best, operandMatch(want, home, false))
+				continue
+			}
+			best = max(best, possible)
+		}
+		if best == definite {
+			return best
+		}
+	}
+	return best
+}
+
+// homeWord reads $HOME, ${HOME} and "$HOME" (with an optional /suffix) as ~.
+func homeWord(w shellparse.Word) (string, bool) {
+	t := strings.ReplaceAll(w.Text, `"`, "")
+	for _, p := range []string{"${HOME}", "$HOME"} {
+		if rest, ok := strings.CutPrefix(t, p); ok && (rest == "" || rest[0] == '/') &&
+			!strings.ContainsAny(rest, "$`*?[") {
+			return "~" + rest, true
+		}
+	}
+	return "", false
+}
+
+func pathLike(s string) bool {
+	return strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") || strings.HasPrefix(s, ".") ||
+		strings.Contains(s, "/")
+}
+
+func cleanPath(s string) string {
+	if s == "~" || strings.HasPrefix(s, "~/") {
+		rest := path.Clean("/" + strings.TrimPrefix(s, "~"))
+		if rest == "/" {
+			return "~"
+		}
+		return "~" + rest
+	}
+	return path.Clean(s)
+}
+
+// operandMatch compares a rule operand with a command word.
+func operandMatch(want, got string, glob bool) strength {
+	if !pathLike(want) && !pathLike(got) {
+		if want == got {
+			return definite
+		}
+		if strings.ContainsAny(want, "*?[") {
+			if ok, _ := path.Match(want, got); ok {
+				return definite
+			}
+		}
+		return none
+	}
+	w, g := cleanPath(want), cleanPath(got)
+	if w == g {
+		return definite
+	}
+	if strings.ContainsAny(want, "*?[") {
+		if ok, _ := path.Match(w, g); ok {
+			return definite
+		}
+	}
+	if glob {
+		// dir/* names everything in dir: for a rule about dir it is
+		// the same target (rm -rf /* is rm -rf /).
+		dir, base := path.Split(g)
+		if base == "*" || base == ".*" || base == "**" {
+			if cleanPath(strings.TrimSuffix(dir, "/")+"/") == w || (dir == "" && w == ".") {
+				return definite
+			}
+		}
+		if ok, _ := path.Match(g, w); ok {
+			return possible
+		}
+	}
+	return none
+}
+
+// matchPrefix matches command(words…): the command's words start with them.
+func (r *Rule) matchPrefix(c *call) strength {
+	if c.prog == "" || c.prog != r.c.prog {
+		return none
+	}
+	want := r.c.words[1:]
+	if len(c.rest) < len(want) {
+		return none
+	}
+	s := definite
+	for i, w := range want {
+		got := c.rest[i]
+		switch {
+		case !got.Static:
+			s = possible
+		case got.Text != w:
+			return none
+		}
+	}
+	return s
+}
+
+// matchRegex matches command(regex:RE) against the command's text after
+// quote removal, with and without its environment assignments. A command
+// that is not fully static never matches an allow regex: what a regex
+// says about unknown text cannot be known.
+func (r *Rule) matchRegex(c *call, cmd *shellparse.Command) strength {
+	if r.Decision == Allow && !cmd.Static() {
+		return none
+	}
+	bare := quoteJoin(cmd.Args)
+	if r.c.re.MatchString(bare) {
+		return definite
+	}
+	if len(cmd.Assigns) > 0 {
+		var sb strings.Builder
+		for _, a := range cmd.Assigns {
+			sb.WriteString(a.Name)
+			sb.WriteByte('=')
+			sb.WriteString(quote(a.Value.Text))
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(bare)
+		if r.c.re.MatchString(sb.String()) {
+			return definite
+		}
+	}
+	return none
+}
+
+func quoteJoin(words []shellparse.Word) string {
+	parts := make([]string, len(words))
+	for i, w := range words {
+		if w.Static {
+			parts[i] = quote(w.Text)
+		} else {
+			parts[i] = w.Text
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// quote quotes a word for display when it would not read back as itself.
+func quote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	if !strings.ContainsAny(s, " \t\n'\"\\$`;&|<>()*?[]{}#~!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

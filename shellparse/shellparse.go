@@ -1,0 +1,773 @@
+// Package shellparse extracts the commands a shell command line would execute.
+//
+// Parse reads a line (or a whole script) in the bash dialect with mvdan.cc/sh
+// and returns one Command for every program it could run: every part of lists
+// and pipelines, subshells, brace groups, loop, if and case bodies (dead
+// branches count), function bodies, command and process substitutions
+// wherever they appear (arguments, assignments, parameter defaults,
+// arithmetic, unquoted here-documents, redirection targets), and the inner
+// commands of runners (env, sudo, xargs, find -exec, …) and nested shells
+// (bash -c, eval, su -c, scripts fed to a shell on a here-document).
+//
+// Words are reduced to what the program receives: quotes removed, escapes
+// resolved, $'…' decoded and literal brace expansions expanded. A word whose
+// value depends on the environment or on another command is kept, marked not
+// static, so a caller can refuse to trust it. Single-quoted text, quoted
+// here-documents, comments and plain arguments are data and yield nothing.
+//
+// Parse never guesses: a line that does not parse is an error with its
+// position, and a nested script that cannot be read (not static, not
+// parseable, too deep) yields a Command whose Unknown field says why.
+package shellparse
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// MaxDepth bounds how many nested scripts (bash -c, eval, $( ), …) are
+// followed. Deeper scripts yield a Command with Unknown set.
+const MaxDepth = 16
+
+// maxWords bounds brace expansion so a tiny line cannot allocate millions of
+// words; past it the word is kept unexpanded and marked not static.
+const maxWords = 1 << 12
+
+// Script is the result of parsing a command line.
+type Script struct {
+	// Commands lists every command that could execute, in source order
+	// (outer before inner where they share a position).
+	Commands []*Command
+}
+
+// Command is one program execution the line could perform.
+type Command struct {
+	// Args is the argv the program receives, after unwrapping runners:
+	// for `sudo env FOO=1 git push`, Args is `git push`.
+	// It is empty for a bare assignment or a bare redirection.
+	Args []Word
+	// Assigns are the environment assignments that apply to it, from
+	// prefixes (`FOO=1 cmd`), runners (`env FOO=1 cmd`) or, with no Args,
+	// the assignments the statement makes to the shell itself.
+	Assigns []Assign
+	// Decl is the declaration builtin (export, declare, local, readonly,
+	// typeset) when the command is one.
+	Decl string
+	// Redirs are the redirections applying to the command, including those
+	// inherited from enclosing blocks and runners' output files.
+	Redirs []Redirect
+	// Pos is where the command starts in its own source: the top-level
+	// line, or the innermost nested script for nested commands.
+	Pos Pos
+	// Nesting is the chain of constructs that led to the command, outermost
+	// first: substitutions, nested shells, runners and functions.
+	Nesting []Frame
+	// Unknown, when not empty, says why the command cannot be known
+	// statically (a script read from standard input, a nested script that
+	// is not static or does not parse, a runner whose options cannot be
+	// read, the depth limit).
+	Unknown string
+	// Source is the command's text as written in its own source.
+	Source string
+}
+
+// Word is one argument after quote removal.
+type Word struct {
+	// Text is the value after quote removal when Static, else the word as
+	// written (`$TARGET`, `"$(cat f)"`).
+	Text string
+	// Static reports that the value is fully known: no parameter, command,
+	// arithmetic or process substitution.
+	Static bool
+	// Split reports that an unquoted expansion may turn the word into any
+	// number of words, including none.
+	Split bool
+	// Glob reports that the word holds unquoted pathname-expansion
+	// characters (*, ?, [ or an extended glob).
+	Glob bool
+}
+
+// Assign is one variable assignment.
+type Assign struct {
+	Name   string
+	Value  Word
+	Append bool // +=
+}
+
+// RedirKind classifies a redirection.
+type RedirKind int
+
+const (
+	// Read opens a file for reading, or feeds a here-document or here-string.
+	Read RedirKind = iota
+	// Write opens a file for writing (>, >>, >|, &>, <>, exec 3> f).
+	Write
+	// Dup duplicates or closes a file descriptor (2>&1, >&-).
+	Dup
+	// DevNull writes to /dev/null or another harmless device.
+	DevNull
+)
+
+func (k RedirKind) String() string {
+	switch k {
+	case Read:
+		return "read"
+	case Write:
+		return "write"
+	case Dup:
+		return "fd-dup"
+	case DevNull:
+		return "/dev/null"
+	}
+	return fmt.Sprintf("RedirKind(%d)", int(k))
+}
+
+// Redirect is one redirection.
+type Redirect struct {
+	Op     string // the operator as written: ">", "2>>", "&>", "<<<"
+	Target Word   // the file, fd or here-document body
+	Kind   RedirKind
+}
+
+// Pos is a 1-based line and column.
+type Pos struct {
+	Line, Col int
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+
+// Frame is one step of the nesting chain.
+type Frame struct {
+	// Kind names the construct: "$( )", "` `", "<( )", ">( )", "bash -c",
+	// "eval", "here-doc", "sudo", "xargs", "find -exec", "function f", …
+	Kind string
+	// Pos is where the construct starts in its own source.
+	Pos Pos
+}
+
+// Argv returns the command's arguments as strings (Text of each word).
+func (c *Command) Argv() []string {
+	out := make([]string, len(c.Args))
+	for i, w := range c.Args {
+		out[i] = w.Text
+	}
+	return out
+}
+
+// Static reports whether every word of the command, its assignments and its
+// redirection targets are static and nothing about it is unknown.
+func (c *Command) Static() bool {
+	if c.Unknown != "" {
+		return false
+	}
+	for _, w := range c.Args {
+		if !w.Static {
+			return false
+		}
+	}
+	for _, a := range c.Assigns {
+		if !a.Value.Static {
+			return false
+		}
+	}
+	for _, r := range c.Redirs {
+		if !r.Target.Static {
+			return false
+		}
+	}
+	return true
+}
+
+// Program returns the program as written (the first word), or "".
+func (c *Command) Program() string {
+	if len(c.Args) == 0 {
+		return ""
+	}
+	return c.Args[0].Text
+}
+
+// Name returns the basename of the program, or "" when there is none or it is
+// not static.
+func (c *Command) Name() string {
+	if len(c.Args) == 0 || !c.Args[0].Static {
+		return ""
+	}
+	return path.Base(c.Args[0].Text)
+}
+
+var parserPool = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+}}
+
+// Parse parses src in the bash dialect and returns every command it would
+// execute. A syntax error is returned with its position ("1:6: reached EOF
+// without closing quote `'`").
+func Parse(src string) (*Script, error) {
+	f, err := parse(src)
+	if err != nil {
+		return nil, err
+	}
+	w := &walker{}
+	w.file(f, src, ctx{})
+	return &Script{Commands: w.cmds}, nil
+}
+
+func parse(src string) (*syntax.File, error) {
+	p := parserPool.Get().(*syntax.Parser)
+	defer parserPool.Put(p)
+	return p.Parse(strings.NewReader(src), "")
+}
+
+// Fields splits a single static command line, as a manifest holds it, into
+// its words after quote removal. It refuses anything but one simple command
+// of literal words: operators, expansions, redirections and assignments are
+// errors.
+func Fields(line string) ([]string, error) {
+	f, err := parse(line)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Stmts) != 1 {
+		return nil, fmt.Errorf("want one command, found %d", len(f.Stmts))
+	}
+	st := f.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || len(st.Redirs) > 0 || len(call.Assigns) > 0 {
+		return nil, fmt.Errorf("%s: not a simple command", st.Pos())
+	}
+	var out []string
+	for _, arg := range call.Args {
+		words, ok := braces(arg)
+		if !ok {
+			return nil, fmt.Errorf("%s: brace expansion too large", arg.Pos())
+		}
+		for _, bw := range words {
+			w := evalWord(bw, "")
+			if !w.Static || w.Split {
+				return nil, fmt.Errorf("%s: word is not literal", arg.Pos())
+			}
+			out = append(out, w.Text)
+		}
+	}
+	return out, nil
+}
+
+// ctx is what the walker carries down the tree.
+type ctx struct {
+	nesting []Frame
+	redirs  []Redirect
+	depth   int
+}
+
+func (c ctx) push(f Frame) ctx {
+	n := make([]Frame, len(c.nesting), len(c.nesting)+1)
+	copy(n, c.nesting)
+	c.nesting = append(n, f)
+	return c
+}
+
+type walker struct {
+	cmds []*Command
+}
+
+func pos(p syntax.Pos) Pos { return Pos{Line: int(p.Line()), Col: int(p.Col())} }
+
+// source is one parsed text: top-level line or nested script.
+type source struct {
+	text string
+}
+
+func (s source) slice(n syntax.Node) string {
+	start, end := int(n.Pos().Offset()), int(n.End().Offset())
+	if start < 0 || end > len(s.text) || start > end {
+		return ""
+	}
+	return s.text[start:end]
+}
+
+func (w *walker) file(f *syntax.File, text string, c ctx) {
+	src := source{text: text}
+	for _, st := range f.Stmts {
+		w.stmt(st, src, c)
+	}
+}
+
+// node walks any subtree, handing statements, substitutions and functions
+// to their own handlers. Walking generically means no construct of the
+// language is skipped by omission: every word in it is searched.
+func (w *walker) node(n syntax.Node, src source, c ctx) {
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.Stmt:
+			w.stmt(x, src, c)
+			return false
+		case *syntax.CmdSubst:
+			kind := "$( )"
+			if x.Backquotes {
+				kind = "` `"
+			}
+			inner := c.push(Frame{Kind: kind, Pos: pos(x.Pos())})
+			inner.redirs = nil
+			for _, st := range x.Stmts {
+				w.stmt(st, src, inner)
+			}
+			return false
+		case *syntax.ProcSubst:
+			kind := "<( )"
+			if x.Op == syntax.CmdOut {
+				kind = ">( )"
+			}
+			inner := c.push(Frame{Kind: kind, Pos: pos(x.Pos())})
+			inner.redirs = nil
+			for _, st := range x.Stmts {
+				w.stmt(st, src, inner)
+			}
+			return false
+		case *syntax.FuncDecl:
+			name := ""
+			if x.Name != nil {
+				name = x.Name.Value
+			}
+			inner := c.push(Frame{Kind: "function " + name, Pos: pos(x.Pos())})
+			inner.redirs = nil
+			w.stmt(x.Body, src, inner)
+			return false
+		case *syntax.Subshell:
+			inner := c.push(Frame{Kind: "( )", Pos: pos(x.Pos())})
+			for _, st := range x.Stmts {
+				w.stmt(st, src, inner)
+			}
+			return false
+		case *syntax.DeclClause:
+			w.decl(x, src, c)
+			return false
+		}
+		return true
+	})
+}
+
+func (w *walker) stmt(st *syntax.Stmt, src source, c ctx) {
+	if len(st.Redirs) > 0 {
+		redirs := make([]Redirect, 0, len(c.redirs)+len(st.Redirs))
+		redirs = append(redirs, c.redirs...)
+		for _, r := range st.Redirs {
+			redirs = append(redirs, redirect(r, src))
+			if r.Word != nil {
+				w.node(r.Word, src, c)
+			}
+			if r.Hdoc != nil {
+				w.node(r.Hdoc, src, c)
+			}
+		}
+		c.redirs = redirs
+	}
+	switch x := st.Cmd.(type) {
+	case nil:
+		// A bare redirection such as `> file` still opens the file.
+		w.emit(&Command{Redirs: c.redirs, Pos: pos(st.Pos()), Nesting: c.nesting, Source: src.slice(st)})
+	case *syntax.CallExpr:
+		w.call(x, src, c)
+	default:
+		w.node(x, src, c)
+	}
+}
+
+func (w *walker) emit(cmd *Command) { w.cmds = append(w.cmds, cmd) }
+
+func (w *walker) call(x *syntax.CallExpr, src source, c ctx) {
+	// Substitutions inside the words run before the command itself.
+	for _, a := range x.Assigns {
+		w.node(a, src, c)
+	}
+	for _, arg := range x.Args {
+		w.node(arg, src, c)
+	}
+	assigns := make([]Assign, 0, len(x.Assigns))
+	for _, a := range x.Assigns {
+		assigns = append(assigns, assign(a, src))
+	}
+	cmd := &Command{Assigns: assigns, Redirs: c.redirs, Pos: pos(x.Pos()), Nesting: c.nesting, Source: src.slice(x)}
+	if len(x.Args) == 0 {
+		w.emit(cmd)
+		return
+	}
+	cmd.Args = words(x.Args, src)
+	w.exec(cmd, c)
+}
+
+func (w *walker) decl(x *syntax.DeclClause, src source, c ctx) {
+	for _, a := range x.Args {
+		w.node(a, src, c)
+	}
+	cmd := &Command{Decl: x.Variant.Value, Redirs: c.redirs, Pos: pos(x.Pos()), Nesting: c.nesting, Source: src.slice(x)}
+	cmd.Args = append(cmd.Args, Word{Text: x.Variant.Value, Static: true})
+	for _, a := range x.Args {
+		switch {
+		case a.Name != nil && !a.Naked:
+			cmd.Assigns = append(cmd.Assigns, assign(a, src))
+		case a.Naked && a.Name != nil:
+			cmd.Args = append(cmd.Args, Word{Text: a.Name.Value, Static: true})
+		case a.Value != nil:
+			cmd.Args = append(cmd.Args, words([]*syntax.Word{a.Value}, src)...)
+		}
+	}
+	w.emit(cmd)
+}
+
+func assign(a *syntax.Assign, src source) Assign {
+	out := Assign{Append: a.Append}
+	if a.Name != nil {
+		out.Name = a.Name.Value
+	}
+	switch {
+	case a.Array != nil || a.Index != nil:
+		out.Value = Word{Text: src.slice(a), Static: false}
+	case a.Value != nil:
+		out.Value = evalWord(a.Value, src.slice(a.Value))
+		out.Value.Split = false // assignments are not split
+	default:
+		out.Value = Word{Static: true}
+	}
+	return out
+}
+
+func redirect(r *syntax.Redirect, src source) Redirect {
+	op := r.Op.String()
+	if r.N != nil {
+		op = r.N.Value + op
+	}
+	out := Redirect{Op: op}
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		out.Kind = Read
+		if r.Hdoc != nil {
+			out.Target = hdocWord(r.Hdoc, quotedDelim(r.Word), src)
+		} else {
+			out.Target = Word{Static: true}
+		}
+		return out
+	case syntax.WordHdoc:
+		out.Kind = Read
+		out.Target = evalWord(r.Word, src.slice(r.Word))
+		out.Target.Split = false
+		return out
+	}
+	out.Target = evalWord(r.Word, src.slice(r.Word))
+	out.Target.Split = false
+	switch r.Op {
+	case syntax.RdrIn:
+		out.Kind = Read
+	case syntax.DplIn:
+		out.Kind = Dup
+	case syntax.DplOut:
+		// >&2 and >&- duplicate; >&file (bash) writes both streams to file.
+		if out.Target.Static && isFd(out.Target.Text) {
+			out.Kind = Dup
+		} else {
+			out.Kind = writeKind(out.Target)
+		}
+	default: // >, >>, >|, <>, &>, &>>
+		out.Kind = writeKind(out.Target)
+	}
+	return out
+}
+
+func isFd(s string) bool {
+	s = strings.TrimSuffix(s, "-")
+	if s == "" {
+		return true // >&-
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// harmless are device files a redirection may write without writing a file.
+var harmless = map[string]bool{
+	"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/tty": true,
+	"/dev/fd/1": true, "/dev/fd/2": true,
+}
+
+func writeKind(target Word) RedirKind {
+	if target.Static && harmless[target.Text] {
+		return DevNull
+	}
+	return Write
+}
+
+func quotedDelim(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	for _, p := range w.Parts {
+		switch p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(p.(*syntax.Lit).Value, `\`) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hdocWord evaluates a here-document body: literal when the delimiter is
+// quoted, else with \$, \`, \\ and \newline resolved and any expansion
+// making it not static.
+func hdocWord(body *syntax.Word, quoted bool, src source) Word {
+	var sb strings.Builder
+	static := true
+	for _, p := range body.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			if quoted {
+				sb.WriteString(x.Value)
+			} else {
+				sb.WriteString(unescape(x.Value, "$`\\\n"))
+			}
+		default:
+			static = false
+		}
+	}
+	if !static {
+		return Word{Text: src.slice(body), Static: false}
+	}
+	return Word{Text: sb.String(), Static: true}
+}
+
+// words evaluates a command's argument words, expanding literal braces.
+func words(args []*syntax.Word, src source) []Word {
+	out := make([]Word, 0, len(args))
+	for _, arg := range args {
+		text := src.slice(arg)
+		expanded, ok := braces(arg)
+		if !ok {
+			out = append(out, Word{Text: text, Split: true})
+			continue
+		}
+		for _, bw := range expanded {
+			out = append(out, evalWord(bw, text))
+		}
+	}
+	return out
+}
+
+// braces performs literal brace expansion ({a,b}, {1..3}) on a word.
+func braces(arg *syntax.Word) ([]*syntax.Word, bool) {
+	if !hasBrace(arg) {
+		return []*syntax.Word{arg}, true
+	}
+	// SplitBraces rewrites the word in place; work on a shallow copy so
+	// the tree keeps its shape for later walks.
+	cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), arg.Parts...)}
+	if !syntax.SplitBraces(cp) {
+		return []*syntax.Word{arg}, true
+	}
+	var out []*syntax.Word
+	for w, err := range expand.BracesSeq(nil, cp) {
+		if err != nil || len(out) >= maxWords {
+			return nil, false
+		}
+		out = append(out, w)
+	}
+	return out, true
+}
+
+func hasBrace(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.ContainsRune(l.Value, '{') {
+			return true
+		}
+	}
+	return false
+}
+
+// evalWord performs quote removal on a word. text is the word as written,
+// used for words that are not static.
+func evalWord(word *syntax.Word, text string) Word {
+	var sb strings.Builder
+	out := Word{Static: true}
+	for i, p := range word.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			if hasGlob(x.Value) {
+				out.Glob = true
+			}
+			sb.WriteString(unescape(x.Value, ""))
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				sb.WriteString(ansiC(x.Value))
+			} else {
+				sb.WriteString(x.Value)
+			}
+		case *syntax.DblQuoted:
+			for _, q := range x.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					sb.WriteString(unescape(l.Value, "$`\"\\\n"))
+				} else {
+					out.Static = false
+				}
+			}
+		case *syntax.ExtGlob:
+			out.Glob = true
+			sb.WriteString(x.Op.String() + x.Pattern.Value + ")")
+		case *syntax.ParamExp:
+			out.Static = false
+			// ${#x}, $? and $# expand to one number; anything else may split.
+			if !(x.Length || (x.Param != nil && (x.Param.Value == "?" || x.Param.Value == "#" || x.Param.Value == "$"))) {
+				out.Split = true
+			}
+		case *syntax.CmdSubst, *syntax.ArithmExp:
+			out.Static = false
+			out.Split = true
+		case *syntax.ProcSubst:
+			// Expands to one /dev/fd path.
+			out.Static = false
+		default:
+			out.Static = false
+			out.Split = true
+		}
+		_ = i
+	}
+	if !out.Static {
+		out.Text = text
+		if out.Text == "" {
+			out.Text = sb.String()
+		}
+		return out
+	}
+	out.Text = sb.String()
+	return out
+}
+
+// hasGlob reports whether an unquoted literal has an unescaped glob character.
+func hasGlob(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '*', '?', '[':
+			return true
+		}
+	}
+	return false
+}
+
+// unescape resolves backslashes. With only == "" (unquoted text) a backslash
+// quotes any character; inside double quotes and here-documents it quotes
+// only the characters in only and is kept otherwise.
+func unescape(s, only string) string {
+	if !strings.ContainsRune(s, '\\') {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			sb.WriteByte(s[i])
+			continue
+		}
+		next := s[i+1]
+		if only != "" && !strings.ContainsRune(only, rune(next)) {
+			sb.WriteByte('\\')
+			continue
+		}
+		i++
+		if next == '\n' {
+			continue // line continuation
+		}
+		sb.WriteByte(next)
+	}
+	return sb.String()
+}
+
+// ansiC decodes the body of a $'…' string as bash does.
+func ansiC(s string) string {
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			sb.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'a':
+			sb.WriteByte('\a')
+		case 'b':
+			sb.WriteByte('\b')
+		case 'e', 'E':
+			sb.WriteByte(0x1b)
+		case 'f':
+			sb.WriteByte('\f')
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 't':
+			sb.WriteByte('\t')
+		case 'v':
+			sb.WriteByte('\v')
+		case '\\', '\'', '"', '?':
+			sb.WriteByte(e)
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				sb.WriteByte(s[i] & 0x1f)
+			}
+		case 'x', 'u', 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			n, j := 0, i+1
+			for ; j < len(s) && j-i-1 < max && isHex(s[j]); j++ {
+				n = n*16 + hexVal(s[j])
+			}
+			if j == i+1 {
+				sb.WriteByte('\\')
+				sb.WriteByte(e)
+				continue
+			}
+			if e == 'x' {
+				sb.WriteByte(byte(n))
+			} else {
+				sb.WriteRune(rune(n))
+			}
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			n, j := 0, i
+			for ; j < len(s) && j-i < 3 && s[j] >= '0' && s[j] <= '7'; j++ {
+				n = n*8 + int(s[j]-'0')
+			}
+			sb.WriteByte(byte(n))
+			i = j - 1
+		default:
+			sb.WriteByte('\\')
+			sb.WriteByte(e)
+		}
+	}
+	// bash stops at a NUL byte.
+	out, _, _ := strings.Cut(sb.String(), "\x00")
+	return out
+}
+
+func isHex(b byte) bool {
+	return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F')
+}
+
+func hexVal(b byte) int {
+	switch {
+	case b >= '0' && b <= '9':
+		return int(b - '0')
+	case b >= 'a' && b <= 'f':
+		return int(b-'a') + 10
+	default:
+		return int(b-'A') + 10
+	}
+}

@@ -1,0 +1,569 @@
+package shellparse
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// optSpec describes a runner's command-line options, so that the first word
+// of the command it runs can be found. An option the spec does not know makes
+// the split unknowable: the runner is then reported with Unknown set rather
+// than guessed at.
+type optSpec struct {
+	flags     string          // short options without a value
+	valued    string          // short options taking a value, attached or next word
+	optional  string          // short options whose value can only be attached (xargs -i[R])
+	query     string          // short options meaning no command runs (command -v)
+	long      map[string]bool // long option name → takes a value (attached with = or next word)
+	optLong   map[string]bool // long options whose value can only be attached with =
+	numeric   bool            // -N is an option (nice -10)
+	operands  int             // words between the options and the command (timeout DURATION)
+	assigns   bool            // NAME=VALUE words before the command (env, sudo)
+	plusFlags bool            // +x options (shells)
+}
+
+type opt struct {
+	name  string // "-u", "--unset"
+	value *Word
+}
+
+type split struct {
+	opts    []opt
+	assigns []Assign
+	rest    []Word // the command and its arguments
+	query   bool   // an option says no command runs
+}
+
+// scan splits args by spec. ok is false when the options cannot be read
+// statically or an option is unknown.
+func (s *optSpec) scan(args []Word) (out split, why string) {
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if !a.Static {
+			if strings.HasPrefix(a.Text, "-") || a.Split {
+				return out, fmt.Sprintf("option %s is not static", a.Text)
+			}
+			break
+		}
+		t := a.Text
+		if t == "--" {
+			i++
+			break
+		}
+		if strings.HasPrefix(t, "--") {
+			name, val, hasVal := strings.Cut(t[2:], "=")
+			takes, known := s.long[name]
+			if !known {
+				if _, ok := s.optLong[name]; !ok {
+					return out, fmt.Sprintf("unknown option %s", t)
+				}
+				takes = false
+			}
+			o := opt{name: "--" + name}
+			if hasVal {
+				o.value = &Word{Text: val, Static: true}
+			} else if takes {
+				if i+1 >= len(args) {
+					return out, fmt.Sprintf("option %s needs a value", t)
+				}
+				i++
+				v := args[i]
+				o.value = &v
+			}
+			out.opts = append(out.opts, o)
+			i++
+			continue
+		}
+		if len(t) > 1 && (t[0] == '-' || (s.plusFlags && t[0] == '+')) {
+			if s.numeric && isNumber(t[1:]) {
+				out.opts = append(out.opts, opt{name: "-n", value: &Word{Text: t[1:], Static: true}})
+				i++
+				continue
+			}
+			consumed := false
+			for j := 1; j < len(t); j++ {
+				ch := t[j]
+				switch {
+				case strings.IndexByte(s.flags, ch) >= 0:
+					out.opts = append(out.opts, opt{name: "-" + string(ch)})
+				case strings.IndexByte(s.query, ch) >= 0:
+					out.opts = append(out.opts, opt{name: "-" + string(ch)})
+					out.query = true
+				case strings.IndexByte(s.optional, ch) >= 0:
+					o := opt{name: "-" + string(ch)}
+					if j+1 < len(t) {
+						o.value = &Word{Text: t[j+1:], Static: true}
+					}
+					out.opts = append(out.opts, o)
+					j = len(t)
+				case strings.IndexByte(s.valued, ch) >= 0:
+					o := opt{name: "-" + string(ch)}
+					if j+1 < len(t) {
+						o.value = &Word{Text: t[j+1:], Static: true}
+					} else {
+						if i+1 >= len(args) {
+							return out, fmt.Sprintf("option -%c needs a value", ch)
+						}
+						v := args[i+1]
+						o.value = &v
+						consumed = true
+					}
+					out.opts = append(out.opts, o)
+					j = len(t)
+				default:
+					return out, fmt.Sprintf("unknown option -%c in %s", ch, t)
+				}
+			}
+			i++
+			if consumed {
+				i++
+			}
+			continue
+		}
+		break
+	}
+	for n := 0; n < s.operands && i < len(args); n++ {
+		if !args[i].Static {
+			return out, fmt.Sprintf("operand %s is not static", args[i].Text)
+		}
+		i++
+	}
+	if s.assigns {
+		for i < len(args) {
+			name, val, ok := assignWord(args[i])
+			if !ok {
+				break
+			}
+			out.assigns = append(out.assigns, Assign{Name: name, Value: val})
+			i++
+		}
+	}
+	out.rest = args[i:]
+	return out, ""
+}
+
+// assignWord recognizes NAME=VALUE as env and sudo take it.
+func assignWord(w Word) (string, Word, bool) {
+	name, val, ok := strings.Cut(w.Text, "=")
+	if !ok || !validName(name) {
+		return "", Word{}, false
+	}
+	if !w.Static {
+		// The name part is literal (it precedes the first expansion
+		// only if the word starts with it); keep the value unknown.
+		return name, Word{Text: val}, true
+	}
+	return name, Word{Text: val, Static: true}, true
+}
+
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9') {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func set(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		v := strings.HasSuffix(n, "=")
+		m[strings.TrimSuffix(n, "=")] = v
+	}
+	return m
+}
+
+// runners are the programs that run another program given on their command
+// line. Each entry's spec finds where that program starts.
+var runners = map[string]*optSpec{
+	"env": {flags: "i0v", valued: "uCSP", assigns: true,
+		long: set("ignore-environment", "null", "unset=", "chdir=", "split-string=", "debug",
+			"list-signal-handling", "argv0="),
+		optLong: set("block-signal", "default-signal", "ignore-signal")},
+	"command": {flags: "p", query: "vV"},
+	"builtin": {},
+	"exec":    {flags: "cl", valued: "a"},
+	"nice":    {valued: "n", numeric: true, long: set("adjustment=")},
+	"nohup":   {},
+	"timeout": {flags: "v", valued: "sk", operands: 1,
+		long: set("signal=", "kill-after=", "preserve-status", "foreground", "verbose")},
+	"time": {flags: "apqv", valued: "fo",
+		long: set("format=", "output=", "append", "portability", "verbose", "quiet")},
+	"stdbuf": {valued: "ioe", long: set("input=", "output=", "error=")},
+	"sudo": {flags: "AbEHiknPSsB", valued: "CDghpRrTtUu", query: "elVvK", assigns: true,
+		long: set("askpass", "background", "bell", "close-from=", "chdir=", "preserve-env",
+			"edit", "group=", "set-home", "host=", "login", "remove-timestamp", "reset-timestamp",
+			"list", "non-interactive", "preserve-groups", "prompt=", "chroot=", "role=", "stdin",
+			"shell", "type=", "command-timeout=", "other-user=", "user=", "version", "validate"),
+		optLong: set("preserve-env")},
+	"doas":    {flags: "Lns", valued: "Cu"},
+	"ionice":  {flags: "t", valued: "cn", query: "pPu", long: set("class=", "classdata=", "ignore", "pid", "pgid", "uid")},
+	"setsid":  {flags: "cfw", long: set("ctty", "fork", "wait")},
+	"busybox": {},
+	"toybox":  {},
+	"xargs": {flags: "0prtxo", valued: "aEdILnPs", optional: "eil",
+		long: set("null", "arg-file=", "delimiter=", "max-args=", "max-procs=", "interactive",
+			"process-slot-var=", "no-run-if-empty", "max-chars=", "show-limits", "verbose", "exit",
+			"open-tty"),
+		optLong: set("eof", "replace", "max-lines")},
+}
+
+// shells run a script given with -c, a script file, or standard input.
+var shells = map[string]bool{
+	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true,
+	"rbash": true,
+}
+
+var shellSpec = &optSpec{
+	// -c is handled by the caller from the parsed flags.
+	flags: "abcCeEfhHiklmnpPrstTuvxB", valued: "oO", plusFlags: true,
+	long: set("norc", "noprofile", "login", "posix", "restricted", "verbose", "version", "help",
+		"debugger", "dump-strings", "dump-po-strings", "noediting", "pretty-print", "rcfile=",
+		"init-file=", "no-rcs", "no-globalrcs", "interactive", "emulate="),
+}
+
+var suSpec = &optSpec{
+	flags: "lmpfP", valued: "csgGw",
+	long: set("login", "preserve-environment", "command=", "session-command=", "shell=",
+		"group=", "supp-group=", "pty", "whitelist-environment=", "fast"),
+}
+
+// exec reports cmd, after unwrapping runners and following nested scripts.
+func (w *walker) exec(cmd *Command, c ctx) {
+	if len(cmd.Args) == 0 || !cmd.Args[0].Static {
+		w.emit(cmd)
+		return
+	}
+	name := path.Base(cmd.Args[0].Text)
+	args := cmd.Args[1:]
+	if spec, ok := runners[name]; ok {
+		w.runner(name, spec, cmd, c)
+		return
+	}
+	switch {
+	case shells[name]:
+		w.shell(name, cmd, c)
+	case name == "eval":
+		if len(args) == 0 {
+			w.emit(cmd)
+			return
+		}
+		w.nested("eval", joinWords(args), cmd, c)
+	case name == "trap":
+		w.trap(cmd, c)
+	case name == "alias":
+		w.emit(cmd)
+		for _, a := range args {
+			if n, v, ok := strings.Cut(a.Text, "="); ok && n != "" {
+				val := Word{Text: v, Static: a.Static}
+				w.nested("alias", val, cmd, c)
+			}
+		}
+	case name == "su" || name == "runuser":
+		w.su(name, cmd, c)
+	case name == "find":
+		w.find(cmd, c)
+	default:
+		w.emit(cmd)
+	}
+}
+
+// inner reports the command a runner runs, as a new Command.
+func (w *walker) inner(kind string, outer *Command, argv []Word, extra []Assign, c ctx) {
+	inner := *outer
+	inner.Args = argv
+	if len(extra) > 0 {
+		inner.Assigns = append(append([]Assign(nil), outer.Assigns...), extra...)
+	}
+	nest := make([]Frame, len(outer.Nesting), len(outer.Nesting)+1)
+	copy(nest, outer.Nesting)
+	inner.Nesting = append(nest, Frame{Kind: kind, Pos: outer.Pos})
+	w.exec(&inner, c)
+}
+
+func (w *walker) unknown(cmd *Command, why string) {
+	cmd.Unknown = why
+	w.emit(cmd)
+}
+
+func (w *walker) runner(name string, spec *optSpec, cmd *Command, c ctx) {
+	sp, why := spec.scan(cmd.Args[1:])
+	if why != "" {
+		w.unknown(cmd, fmt.Sprintf("cannot tell what %s runs: %s", name, why))
+		return
+	}
+	if sp.query {
+		w.emit(cmd) // `command -v rm` runs nothing
+		return
+	}
+	rest := sp.rest
+	extra := sp.assigns
+	switch name {
+	case "env":
+		for _, o := range sp.opts {
+			if o.name == "-S" || o.name == "--split-string" {
+				words, err := splitString(*o.value)
+				if err != nil {
+					w.unknown(cmd, fmt.Sprintf("cannot tell what env runs: -S %s", err))
+					return
+				}
+				rest = append(words, rest...)
+			}
+		}
+	case "time":
+		for _, o := range sp.opts {
+			if o.name == "-o" || o.name == "--output" {
+				cmd.Redirs = append(append([]Redirect(nil), cmd.Redirs...),
+					Redirect{Op: o.name, Target: *o.value, Kind: writeKind(*o.value)})
+			}
+		}
+	case "ionice":
+		// ionice -p PID… changes a running process and runs nothing.
+	case "xargs":
+		rest = w.xargs(sp, rest)
+	}
+	if len(rest) == 0 {
+		w.emit(cmd) // `env`, `nice`, `time` alone: the runner is the command
+		return
+	}
+	w.inner(name, cmd, rest, extra, c)
+}
+
+// xargs returns the command xargs runs: its own argv with the input appended
+// (or substituted for the replace string), which is not static.
+func (w *walker) xargs(sp split, rest []Word) []Word {
+	if len(rest) == 0 {
+		rest = []Word{{Text: "echo", Static: true}}
+	}
+	replace := ""
+	for _, o := range sp.opts {
+		switch o.name {
+		case "-I", "--replace", "-i":
+			replace = "{}"
+			if o.value != nil && o.value.Text != "" {
+				replace = o.value.Text
+			}
+		}
+	}
+	out := append([]Word(nil), rest...)
+	if replace == "" {
+		return append(out, Word{Text: "{xargs input}", Split: true})
+	}
+	for i, a := range out {
+		if i > 0 && strings.Contains(a.Text, replace) {
+			out[i] = Word{Text: a.Text}
+		}
+	}
+	return out
+}
+
+// splitString splits env -S's argument into words as env does.
+func splitString(w Word) ([]Word, error) {
+	if !w.Static {
+		return nil, fmt.Errorf("%s is not static", w.Text)
+	}
+	f, err := parse(w.Text)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Stmts) == 0 {
+		return nil, nil
+	}
+	if len(f.Stmts) != 1 {
+		return nil, fmt.Errorf("%q is not one command", w.Text)
+	}
+	src := source{text: w.Text}
+	var out []Word
+	call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok {
+		return nil, fmt.Errorf("%q is not one command", w.Text)
+	}
+	for _, a := range call.Assigns {
+		out = append(out, Word{Text: src.slice(a), Static: false})
+	}
+	out = append(out, words(call.Args, src)...)
+	return out, nil
+}
+
+// shell follows `sh -c SCRIPT`, a script on a here-document, or reports a
+// shell that reads a script nobody can see.
+func (w *walker) shell(name string, cmd *Command, c ctx) {
+	sp, why := shellSpec.scan(cmd.Args[1:])
+	if why != "" {
+		w.unknown(cmd, fmt.Sprintf("cannot read %s's options: %s", name, why))
+		return
+	}
+	cmdMode, stdin := false, false
+	for _, o := range sp.opts {
+		switch o.name {
+		case "-c":
+			cmdMode = true
+		case "-s":
+			stdin = true
+		}
+	}
+	switch {
+	case cmdMode:
+		if len(sp.rest) == 0 {
+			w.unknown(cmd, fmt.Sprintf("%s -c without a script", name))
+			return
+		}
+		w.nested(name+" -c", sp.rest[0], cmd, c)
+	case len(sp.rest) > 0 && !stdin:
+		script := sp.rest[0]
+		if !script.Static {
+			w.unknown(cmd, fmt.Sprintf("%s runs a script that cannot be read: %s", name, script.Text))
+			return
+		}
+		w.emit(cmd) // a script file: the shell command is what is matched
+	default:
+		for i := len(cmd.Redirs) - 1; i >= 0; i-- {
+			r := cmd.Redirs[i]
+			op := strings.TrimPrefix(r.Op, "0")
+			if op == "<<" || op == "<<-" || op == "<<<" {
+				kind := "here-doc"
+				if op == "<<<" {
+					kind = "here-string"
+				}
+				w.nested(name+" "+kind, r.Target, cmd, c)
+				return
+			}
+			if op == "<" || op == "<&" || op == "<>" {
+				break
+			}
+		}
+		w.unknown(cmd, fmt.Sprintf("%s reads its script from standard input", name))
+	}
+}
+
+func (w *walker) su(name string, cmd *Command, c ctx) {
+	sp, why := suSpec.scan(cmd.Args[1:])
+	if why != "" {
+		w.unknown(cmd, fmt.Sprintf("cannot tell what %s runs: %s", name, why))
+		return
+	}
+	for _, o := range sp.opts {
+		switch o.name {
+		case "-c", "--command", "--session-command":
+			w.nested(name+" -c", *o.value, cmd, c)
+			return
+		}
+	}
+	w.emit(cmd)
+}
+
+func (w *walker) trap(cmd *Command, c ctx) {
+	args := cmd.Args[1:]
+	if len(args) > 0 && args[0].Text == "--" {
+		args = args[1:]
+	}
+	if len(args) < 2 || strings.HasPrefix(args[0].Text, "-") && args[0].Static {
+		w.emit(cmd)
+		return
+	}
+	w.nested("trap", args[0], cmd, c)
+}
+
+// find reports find itself (without its -exec clauses) and each command
+// it would run; {} is the found path, not static.
+func (w *walker) find(cmd *Command, c ctx) {
+	own := *cmd
+	own.Args = nil
+	var execs [][]Word
+	var kinds []string
+	args := cmd.Args
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch a.Text {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			var argv []Word
+			j := i + 1
+			for ; j < len(args); j++ {
+				t := args[j].Text
+				if t == ";" || (t == "+" && j > i+1 && strings.Contains(args[j-1].Text, "{}")) {
+					break
+				}
+				word := args[j]
+				if strings.Contains(word.Text, "{}") {
+					word = Word{Text: word.Text}
+				}
+				argv = append(argv, word)
+			}
+			if len(argv) > 0 {
+				execs = append(execs, argv)
+				kinds = append(kinds, "find "+a.Text)
+			}
+			i = j
+			continue
+		case "-fprint", "-fprint0", "-fls", "-fprintf":
+			if i+1 < len(args) {
+				t := args[i+1]
+				own.Redirs = append(append([]Redirect(nil), own.Redirs...), Redirect{Op: a.Text, Target: t, Kind: writeKind(t)})
+			}
+		}
+		own.Args = append(own.Args, a)
+	}
+	w.emit(&own)
+	for n, argv := range execs {
+		w.inner(kinds[n], cmd, argv, nil, c)
+	}
+}
+
+// nested parses and walks a script run by cmd (bash -c, eval, …).
+func (w *walker) nested(kind string, script Word, cmd *Command, c ctx) {
+	if c.depth+1 > MaxDepth {
+		w.unknown(cmd, fmt.Sprintf("nested deeper than %d scripts", MaxDepth))
+		return
+	}
+	if !script.Static {
+		w.unknown(cmd, fmt.Sprintf("%s script is not static: %s", kind, script.Text))
+		return
+	}
+	f, err := parse(script.Text)
+	if err != nil {
+		w.unknown(cmd, fmt.Sprintf("%s script does not parse: %v", kind, err))
+		return
+	}
+	inner := c
+	inner.depth++
+	inner.redirs = cmd.Redirs
+	nest := make([]Frame, len(cmd.Nesting), len(cmd.Nesting)+1)
+	copy(nest, cmd.Nesting)
+	inner.nesting = append(nest, Frame{Kind: kind, Pos: cmd.Pos})
+	w.file(f, script.Text, inner)
+}
+
+// joinWords joins eval's arguments with spaces, as eval does.
+func joinWords(args []Word) Word {
+	out := Word{Static: true}
+	parts := make([]string, len(args))
+	for i, a := range args {
+		parts[i] = a.Text
+		if !a.Static {
+			out.Static = false
+		}
+	}
+	out.Text = strings.Join(parts, " ")
+	return out
+}
