@@ -1,0 +1,381 @@
+package manifest
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// The regex fragments below match shell text. None of them can reach past a
+// blank into another word except sep, and no word fragment matches a shell
+// operator (; & | < > ( )), an unquoted or double-quoted $ or backquote, a
+// newline or another control character. A grant built from them therefore
+// matches one simple command of literal words, never a chained tail such as
+// "; rm -rf /", a command substitution or a redirection.
+const (
+	sep = `[ \t]+`
+	// unquoted is one character that means itself outside quotes.
+	unquoted = `[^\x00-\x20\x7f;&|<>()$\x60\\"']`
+	escaped  = `\\[^\x00-\x1f\x7f]`
+	sglQuote = `'[^'\x00-\x1f\x7f]*'`
+	dblQuote = `"(?:[^"\\$\x60\x00-\x1f\x7f]|\\[^\x00-\x1f\x7f])*"`
+	piece    = `(?:` + unquoted + `|` + escaped + `|` + sglQuote + `|` + dblQuote + `)`
+	// word is one shell word of literal text.
+	word = piece + `+`
+	// nonOption is a word whose first character after quote removal is not
+	// "-", so no program reads it as an option.
+	nonOption = `(?:(?:''|"")*` +
+		`(?:[^-\x00-\x20\x7f;&|<>()$\x60\\"']` +
+		`|\\[^-\x00-\x1f\x7f]` +
+		`|'[^-'\x00-\x1f\x7f][^'\x00-\x1f\x7f]*'` +
+		`|"(?:[^-"\\$\x60\x00-\x1f\x7f]|\\[^-\x00-\x1f\x7f])(?:[^"\\$\x60\x00-\x1f\x7f]|\\[^\x00-\x1f\x7f])*")` +
+		piece + `*|(?:''|"")+)`
+	// pathPrefix is a directory prefix of a program, as in /usr/bin/git or
+	// ./.jiri_root/bin/jiri.
+	pathPrefix = `(?:[A-Za-z0-9._+@%,:~/-]*/)?`
+	trailer    = `[ \t]*$`
+)
+
+// dangerousEnv are variables that change which program runs or what code
+// it loads. An env prefix setting one of them is not matched, so such a
+// command falls to the agent's default instead of an allow grant. The list
+// is kept short because it is spelled out in every grant; it is best effort,
+// and the shim's own engine is the enforcement.
+var (
+	dangerousEnv = []string{
+		"EDITOR", "ENV", "GOFLAGS", "HOME", "PAGER", "PATH",
+	}
+	dangerousEnvPrefixes = []string{"BASH", "DYLD_", "GIT_", "LD_", "PYTHON", "XDG_"}
+)
+
+// gitConfigKey is a key git -c may set in an allow grant: a key without a
+// section (which git refuses) or one of a few sections and keys that change
+// only how git formats output or records work, never what it runs. Keys
+// such as core.pager, alias.*, diff.external or core.fsmonitor run programs.
+const gitConfigKey = `(?:[\w-]+|(?i:(?:advice|color|column|i18n|log|status|user)\.[\w.-]+` +
+	`|core\.(?:quotepath|autocrlf|filemode|longpaths|abbrev)` +
+	`|diff\.(?:noprefix|mnemonicprefix|renames|algorithm|relative|context|colormoved)` +
+	`|init\.defaultbranch|merge\.conflictstyle|pull\.(?:rebase|ff)|rebase\.(?:autosquash|autostash)` +
+	`|(?:commit|tag)\.gpgsign|gc\.auto|maintenance\.auto|protocol\.version))`
+
+// optionRules lists, per program or "git <subcommand>", the options that make
+// an otherwise harmless command write files or run other programs. Words
+// after a rule's own words may not be one of them (long options by any
+// abbreviation, short ones inside any bundle).
+var optionRules = map[string]optionRule{
+	"sed":        {short: "i", long: []string{"in-place"}},
+	"rg":         {long: []string{"pre"}},
+	"sort":       {short: "o", long: []string{"output", "compress-program"}},
+	"tree":       {short: "o"},
+	"tar":        {short: "IF", long: []string{"to-command", "use-compress-program", "checkpoint-action", "rsh-command", "info-script", "new-volume-script"}},
+	"git grep":   {short: "O", long: []string{"open-files-in-pager"}},
+	"git log":    {long: []string{"output"}},
+	"git show":   {long: []string{"output"}},
+	"git diff":   {long: []string{"output"}},
+	"git rebase": {short: "x", long: []string{"exec"}},
+	// Single-dash long options: find's actions and the go command's flags.
+	"find": {words: []string{"exec", "execdir", "ok", "okdir", "delete", "fprint", "fprint0", "fprintf", "fls"}},
+	"go":   {words: []string{"exec", "toolexec", "vettool"}},
+}
+
+type optionRule struct {
+	short string   // forbidden short option letters
+	long  []string // forbidden long options, without "--"
+	words []string // forbidden options spelled -name or --name
+}
+
+// helpTools get "<tool> help …" and "<tool> … --help" from a line "<tool> help".
+var helpTools = map[string]bool{"git": true, "fx": true, "ffx": true, "jiri": true}
+
+var frag struct {
+	once      sync.Once
+	env       string
+	git, fx   string
+	ffx, jiri string
+	argWords  map[string]string
+}
+
+func fragments() {
+	frag.once.Do(func() {
+		envName := complement("", true, dangerousEnv, dangerousEnvPrefixes, false)
+		frag.env = `(?:` + envName + `=` + piece + `*` + sep + `)*`
+		key := gitConfigKey
+		val := func(flags string) string { return `(?:` + flags + `)(?:=|` + sep + `)` + word }
+		gitFlags := `(?:` + sep + `(?:` + val(`-C|--git-dir|--work-tree|--namespace`) +
+			`|-c` + sep + key + `(?:=` + piece + `*)?` +
+			`|--no-pager|--paginate|-p|-P|--bare|--no-replace-objects|--literal-pathspecs|--glob-pathspecs|--noglob-pathspecs|--icase-pathspecs|--no-optional-locks|--no-advice|--no-lazy-fetch` +
+			`))*`
+		fxFlags := `(?:` + sep + `(?:` + val(`-t|--target|--dir|--enable|--disable|--invoker`) + `|-xx|-x|-i|--))*`
+		ffxFlags := `(?:` + sep + `(?:` + val(`-t|--target|--machine|-c|--config|--env-root|-e|--env|--isolate-dir|--stamp|--timeout|-l|--log-level|-o|--log-output`) +
+			`|--schema|-v|--verbose|--no-environment|--strict|-d|--direct))*`
+		jiriFlags := `(?:` + sep + `(?:` + val(`-j|--j|-color|--color|-progress-window|--progress-window|-root|--root|-time-log-threshold|--time-log-threshold|-timefile|--timefile`) +
+			`|(?:-show-progress|--show-progress)(?:=` + word + `)?|-quiet|-q|--quiet|-time|--time|-vv|-v|--vv|--v))*`
+		start := `^[ \t]*` + frag.env + pathPrefix
+		frag.git = start + `git` + gitFlags
+		frag.fx = start + `fx` + fxFlags
+		frag.ffx = start + `(?:fx` + fxFlags + sep + pathPrefix + `)?ffx` + ffxFlags
+		frag.jiri = start + `jiri` + jiriFlags
+		frag.argWords = map[string]string{}
+		for name, r := range optionRules {
+			frag.argWords[name] = r.word()
+		}
+	})
+}
+
+// word returns the regex for one argument word that is not a forbidden option.
+func (r optionRule) word() string {
+	if len(r.words) > 0 {
+		name := complement(".-", false, r.words, nil, false)
+		return `(?:` + nonOption + `|--?(?:` + name + `(?:=` + piece + `*)?)?)`
+	}
+	// A short option bundle: unquoted letters and value characters, none a
+	// forbidden letter.
+	shortOK := `[^\W` + r.short + `]`
+	shortRest := `(?:[^\W` + r.short + `]|[.,:/+=@%^~-])`
+	long := `(?:` + piece + `*)?` // no forbidden long options: any
+	if len(r.long) > 0 {
+		var prefixes []string
+		for _, l := range r.long {
+			for i := 1; i <= len(l); i++ {
+				prefixes = append(prefixes, l[:i])
+			}
+		}
+		long = `(?:` + complement("-", false, prefixes, nil, false) + `(?:=` + piece + `*)?)?`
+	}
+	return `(?:` + nonOption + `|-` + shortOK + shortRest + `*|--` + long + `)`
+}
+
+var parsers = sync.Pool{New: func() any { return newLineParser() }}
+
+// Grants expands one rule into command(regex:…) grants. A rule shaped
+// name(…) is a grant already and is returned unchanged; a blank or comment
+// line yields none. Each regex is anchored and matches the whole command
+// text: the rule's words (quoted as needed) after optional env assignments, a
+// directory prefix of the program and the program's global flags, followed by
+// any further literal words. The result is deterministic and has no
+// duplicates.
+func Grants(line string) ([]string, error) {
+	s := strings.TrimSpace(line)
+	if s == "" || s[0] == '#' {
+		return nil, nil
+	}
+	if g, ok, err := grantLine(s); ok || err != nil {
+		if err != nil {
+			return nil, fmt.Errorf("rule %q: %w", s, err)
+		}
+		return []string{g}, nil
+	}
+	p := parsers.Get().(*lineParser)
+	words, _, err := p.words(s)
+	parsers.Put(p)
+	if err != nil {
+		return nil, fmt.Errorf("rule %q: %w", s, err)
+	}
+	if len(words) == 0 {
+		return nil, nil
+	}
+	if strings.ContainsAny(line, "\x00\n") {
+		return nil, fmt.Errorf("rule %q: control character", s)
+	}
+	fragments()
+	res := expand(words)
+	out := make([]string, 0, len(res))
+	seen := map[string]bool{}
+	for _, re := range res {
+		g := "command(regex:" + re + ")"
+		if !seen[g] {
+			seen[g] = true
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+func expand(words []string) []string {
+	prog, args := words[0], words[1:]
+	base := path.Base(prog)
+	if prog == "" || base == "." || base == "/" {
+		base = prog
+	}
+	prefix := ""
+	switch base {
+	case "git":
+		prefix = frag.git
+	case "fx":
+		prefix = frag.fx
+	case "ffx":
+		prefix = frag.ffx
+	case "jiri":
+		prefix = frag.jiri
+	default:
+		prefix = `^[ \t]*` + frag.env + pathPrefix + regexp.QuoteMeta(base)
+	}
+	if helpTools[base] && len(args) == 1 && (args[0] == "help" || args[0] == "--help") {
+		return []string{prefix + `(?:` + sep + `help(?:` + sep + word + `)*|(?:` + sep + word + `)*` + sep + `--help(?:` + sep + word + `)*)` + trailer}
+	}
+	if base == "git" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub := args[0]
+		gap := `(?:` + sep + argWord("git "+sub) + `)*`
+		if sub == "clean" && gitCleanForce(args[1:]) {
+			return []string{prefix + sep + "clean" + `(?:` + sep + word + `)*` + sep +
+				`(?:-[A-Za-z]*f[A-Za-z]*|--force(?:=` + piece + `*)?)` + `(?:` + sep + word + `)*` + trailer}
+		}
+		if flags := args[1:]; len(flags) > 0 && allFlags(flags) {
+			var res []string
+			for _, perm := range permutations(flags) {
+				var b strings.Builder
+				b.WriteString(prefix + sep + spell(sub, false))
+				for _, f := range perm {
+					b.WriteString(gap + sep + flagPattern(f))
+				}
+				b.WriteString(gap + trailer)
+				res = append(res, b.String())
+			}
+			return res
+		}
+	}
+	if base == "sed" && sedInPlace(args) {
+		long := `--i(?:n(?:-(?:p(?:l(?:a(?:c(?:e)?)?)?)?)?)?)?`
+		return []string{prefix + `(?:` + sep + word + `)*` + sep +
+			`(?:-[A-Za-z]*i` + piece + `*|` + long + `(?:=` + piece + `*)?)` + `(?:` + sep + word + `)*` + trailer}
+	}
+	var b strings.Builder
+	b.WriteString(prefix)
+	for i, a := range args {
+		b.WriteString(sep + spell(a, i == len(args)-1))
+	}
+	key := base
+	if base == "git" && len(args) > 0 {
+		key = "git " + args[0]
+	}
+	b.WriteString(`(?:` + sep + argWord(key) + `)*` + trailer)
+	return []string{b.String()}
+}
+
+// argWord is the regex for a further argument of the program or git
+// subcommand named key.
+func argWord(key string) string {
+	if w, ok := frag.argWords[key]; ok {
+		return w
+	}
+	return word
+}
+
+// spell returns a regex matching the shell spellings of the literal word w:
+// bare when that needs no quotes, else single- or double-quoted. As the last
+// word of a rule, a trailing "/" also matches "//" and a trailing "~" also
+// matches "~/", so "rm -rf /" covers "rm -rf //" but not "rm -rf /var".
+func spell(w string, last bool) string {
+	bare := w != "" && !strings.ContainsAny(w, " \t\n;&|<>()$`\\\"'") && w[0] != '#' && !hasControl(w)
+	if bare {
+		if last && strings.HasSuffix(w, "/") {
+			return regexp.QuoteMeta(strings.TrimRight(w, "/")) + `/+`
+		}
+		if last && strings.HasSuffix(w, "~") {
+			return regexp.QuoteMeta(w) + `/*`
+		}
+		return regexp.QuoteMeta(w)
+	}
+	var alts []string
+	if !strings.Contains(w, "'") {
+		alts = append(alts, regexp.QuoteMeta("'"+w+"'"))
+	}
+	var dq strings.Builder
+	dq.WriteByte('"')
+	for _, c := range []byte(w) {
+		if strings.IndexByte("\"$`\\", c) >= 0 {
+			dq.WriteByte('\\')
+		}
+		dq.WriteByte(c)
+	}
+	dq.WriteByte('"')
+	alts = append(alts, regexp.QuoteMeta(dq.String()))
+	return `(?:` + strings.Join(alts, "|") + `)`
+}
+
+func hasControl(s string) bool {
+	for _, c := range []byte(s) {
+		if c < 0x20 || c == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// flagPattern matches the flag f where git accepts it: a long flag also with
+// "=value", a one-letter short flag also inside a bundle (-f in -fu).
+func flagPattern(f string) string {
+	switch {
+	case strings.HasPrefix(f, "--") && !strings.Contains(f, "="):
+		return regexp.QuoteMeta(f) + `(?:=` + piece + `*)?`
+	case len(f) == 2 && isLetter(f[1]):
+		return `-[A-Za-z]*` + f[1:] + `[A-Za-z]*`
+	}
+	return spell(f, false)
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func allFlags(args []string) bool {
+	for _, a := range args {
+		if len(a) < 2 || a[0] != '-' || a == "--" {
+			return false
+		}
+	}
+	return true
+}
+
+// permutations returns every order of up to three flags, else the flags as
+// written, so "git push --force --no-verify" matches either order.
+func permutations(flags []string) [][]string {
+	if len(flags) > 3 {
+		return [][]string{flags}
+	}
+	if len(flags) <= 1 {
+		return [][]string{flags}
+	}
+	var res [][]string
+	for i := range flags {
+		rest := make([]string, 0, len(flags)-1)
+		rest = append(rest, flags[:i]...)
+		rest = append(rest, flags[i+1:]...)
+		for _, p := range permutations(rest) {
+			res = append(res, append([]string{flags[i]}, p...))
+		}
+	}
+	return res
+}
+
+func gitCleanForce(args []string) bool {
+	for _, a := range args {
+		if a == "--force" || strings.HasPrefix(a, "--force=") ||
+			len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(a, "f") {
+			return true
+		}
+	}
+	return false
+}
+
+func sedInPlace(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if strings.HasPrefix(a, "--i") {
+			return true
+		}
+		if len(a) > 1 && a[0] == '-' && a[1] != '-' {
+			for _, c := range []byte(a[1:]) {
+				if c == 'i' {
+					return true
+				}
+				if !isLetter(c) || c == 'e' || c == 'f' || c == 'l' {
+					break // the rest is an option's value
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,292 @@
+package manifest
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// matches reports whether any of line's grants matches cmd the way the agent
+// applies them: the regex against the whole command text.
+func matches(t *testing.T, line, cmd string) bool {
+	t.Helper()
+	grants, err := Grants(line)
+	if err != nil {
+		t.Fatalf("Grants(%q): %v", line, err)
+	}
+	if len(grants) == 0 {
+		t.Fatalf("Grants(%q): no grants", line)
+	}
+	for _, g := range grants {
+		re, ok := strings.CutPrefix(g, "command(regex:")
+		if !ok || !strings.HasSuffix(re, ")") {
+			t.Fatalf("Grants(%q): %q is not a regex grant", line, g)
+		}
+		rx, err := regexp.Compile(strings.TrimSuffix(re, ")"))
+		if err != nil {
+			t.Fatalf("Grants(%q): %v", line, err)
+		}
+		if rx.MatchString(cmd) {
+			return true
+		}
+	}
+	return false
+}
+
+var grantTests = []struct {
+	line, cmd string
+	want      bool
+}{
+	// Plain lines, further arguments, word boundaries.
+	{"git status", "git status", true},
+	{"git status", "git status --short", true},
+	{"git status", "  git status  ", true},
+	{"git status", "git statusx", false},
+	{"git status", "git-lfs status", false},
+	{"git status", "git stat", false},
+	{"git status", "gitk status", false},
+	{"git status", "git log", false},
+	{"cat", "cat", true},
+	{"cat", "cat README.md", true},
+	{"cat", "catalog", false},
+	{"cat", "cat catalog", true},
+	{"cat", "scat x", false},
+	{"go test", "go test ./...", true},
+	{"go test", "go test -run TestFoo -count=1 ./manifest/...", true},
+	{"go test", "go testx", false},
+	{"go test", "go vet ./...", false},
+	{"ls", "ls -la /tmp", true},
+	{"ls", "ls\t-la", true},
+
+	// Env prefixes.
+	{"git status", "FOO=1 git status", true},
+	{"git status", `FOO=1 BAR="a b" git status`, true},
+	{"git status", `FOO='a b' BAR= git status`, true},
+	{"git status", `GOOS=linux git status`, true},
+	{"go build", "GOOS=linux GOARCH=arm64 go build ./...", true},
+	{"git status", "PATH=/tmp/evil git status", false},
+	{"git status", "LD_PRELOAD=/tmp/x.so git status", false},
+	{"git status", "GIT_EXTERNAL_DIFF=/tmp/x git status", false},
+	{"git status", "GIT_PAGER=x git status", false},
+	{"git status", "HOME=/tmp/x git status", false},
+	{"go test", "GOFLAGS=-toolexec=/tmp/x go test ./...", false},
+	{"git status", "PATHX=1 git status", true},
+	{"git status", "MYPATH=1 git status", true},
+	{"git status", "FOO=$(rm -rf /) git status", false},
+	{"git status", "FOO=`rm -rf /` git status", false},
+	{"git status", `FOO="$(rm -rf /)" git status`, false},
+
+	// Binary path prefixes.
+	{"git status", "/usr/bin/git status", true},
+	{"git status", "./git status", true},
+	{"git status", "~/bin/git status", true},
+	{"jiri status", "./.jiri_root/bin/jiri status", true},
+	{"jiri status", ".jiri_root/bin/jiri status", true},
+	{"jiri status", "/usr/bin/jirix status", false},
+	{"git status", "$(rm${IFS}-rf${IFS}/)/git status", false},
+	{"git status", "`rm`/git status", false},
+	{"git status", "/usr/bin/git-lfs status", false},
+
+	// git global flags.
+	{"git status", `git -C "/dir with spaces" status`, true},
+	{"git status", `git -C /dir status`, true},
+	{"git status", `git -C '/dir with spaces' --no-pager status`, true},
+	{"git log", "git -c k=v --no-pager log", true},
+	{"git log", "git -c color.ui=always log --oneline", true},
+	{"git log", "git --git-dir=/x/.git --work-tree /x log", true},
+	{"git log", "git -c core.pager=less log", false},
+	{"git log", "git -c core.Pager=less log", false},
+	{"git log", "git -c CORE.PAGER=less log", false},
+	{"git log", "git -c alias.log=!sh log", false},
+	{"git log", "git -c 'core.pager=rm -rf /' log", false},
+	{"git log", "git -c diff.external=/tmp/x log", false},
+	{"git log", "git --exec-path=/tmp/x log", false},
+	{"git log", "git --config-env=core.pager=X log", false},
+	{"git status", "git -C $(rm -rf /) status", false},
+
+	// fx, ffx, jiri global flags.
+	{"fx test", "fx -t [fe80::1%eth0]:8022 test //foo:bar", true},
+	{"fx test", "fx --dir out/x test", true},
+	{"fx test", "fx testx", false},
+	{"ffx target list", "fx -t my-dev ffx --machine json target list", true},
+	{"ffx target list", "ffx --machine json target list", true},
+	{"ffx target list", "ffx -t my-dev target list", true},
+	{"ffx target list", "/opt/ffx target list --format s", true},
+	{"ffx target list", "ffx target add", false},
+	{"jiri status", ".jiri_root/bin/jiri -show-progress=false status", true},
+	{"jiri status", "jiri -j 8 status", true},
+	{"jiri status", "jiri update", false},
+
+	// git flags anywhere when the rule's arguments are all flags.
+	{"git push --force", "git push --force", true},
+	{"git push --force", "git push origin main --force", true},
+	{"git push --force", "git push --force origin main", true},
+	{"git push --force", "git push origin --force main", true},
+	{"git push --force", "git -C /x push origin main --force", true},
+	{"git push --force", "git push origin main", false},
+	{"git push --force", "git push --force-with-lease origin main", false},
+	{"git push --force", "git push origin --forcex", false},
+	{"git push -f", "git push -f origin main", true},
+	{"git push -f", "git push origin main -f", true},
+	{"git push -f", "git push -uf origin main", true},
+	{"git push -f", "git push -u origin main", false},
+	{"git push --force --no-verify", "git push --no-verify origin --force", true},
+	{"git push --force --no-verify", "git push origin --force", false},
+	{"git reset --hard", "git reset --hard HEAD~1", true},
+	{"git reset --hard", "git reset HEAD~1 --hard", true},
+	{"git reset --hard", "git reset --soft HEAD~1", false},
+	{"git checkout", "git checkout -b x", true},
+
+	// git clean force detection.
+	{"git clean -fdx", "git clean -fdx", true},
+	{"git clean -fdx", "git clean -xdf", true},
+	{"git clean -fdx", "git clean --force", true},
+	{"git clean -fdx", "git clean -d -x -f", true},
+	{"git clean -fdx", "git clean -f", true},
+	{"git clean -fdx", "git -C /x clean -ffdx", true},
+	{"git clean -fdx", "git clean -n", false},
+	{"git clean -fdx", "git clean -dx", false},
+	{"git clean -f", "git clean -d -f -x", true},
+
+	// sed in place.
+	{"sed -i", "sed -i s/a/b/ f", true},
+	{"sed -i", "sed -E -i '' 's/a/b/' f", true},
+	{"sed -i", "sed --in-place=.bak s/a/b/ f", true},
+	{"sed -i", "sed --in-place s/a/b/ f", true},
+	{"sed -i", "sed --in s/a/b/ f", true},
+	{"sed -i", "sed -i.bak s/a/b/ f", true},
+	{"sed -i", "sed -Ei s/a/b/ f", true},
+	{"sed -i", "/bin/sed -n -i s/a/b/ f", true},
+	{"sed -i", "sed -n s/a/b/ f", false},
+	{"sed -i", "sed 's/-i/x/' f", false},
+	{"sed --in-place", "sed -i s/a/b/ f", true},
+	// A sed rule without -i never matches an in-place edit.
+	{"sed -n", "sed -n 1,10p f", true},
+	{"sed -n", "sed -n -e 1p f", true},
+	{"sed -n", "sed -n -i 1p f", false},
+	{"sed -n", "sed -n -ni 1p f", false},
+	{"sed -n", "sed -n --in-place 1p f", false},
+	{"sed -n", "sed -n --in-pl 1p f", false},
+	{"sed -n", "sed -n '-i' 1p f", false},
+	{"sed -n", `sed -n "-i" 1p f`, false},
+	{"sed -n", `sed -n ''-i 1p f`, false},
+	{"sed -n", `sed -n \-i 1p f`, false},
+	{"sed -n", "sed -n --quiet 1p f", true},
+
+	// Options that run programs or write files are not further arguments.
+	{"rg", "rg -n foo src", true},
+	{"rg", "rg --pre-glob '*.gz' foo", true},
+	{"rg", "rg --pre=sh foo", false},
+	{"rg", "rg --pre sh foo", false},
+	{"rg", "rg foo --pre sh", false},
+	{"find", "find . -name '*.go' -type f", true},
+	{"find", "find . -exec rm {} ;", false},
+	{"find", `find . -exec rm {} \;`, false},
+	{"find", "find . -delete", false},
+	{"find", "find . --delete", false},
+	{"find", "find . -execdir x {} +", false},
+	{"find", "find . -executable", true},
+	{"go vet", "go vet ./...", true},
+	{"go vet", "go vet -vettool=/tmp/x ./...", false},
+	{"go test", "go test -exec /tmp/x ./...", false},
+	{"go test", "go test --toolexec=/tmp/x ./...", false},
+	{"git grep", "git grep -n foo", true},
+	{"git grep", "git grep -O foo", false},
+	{"git grep", "git grep -Ovim foo", false},
+	{"git grep", "git grep --open-files-in-pager=vim foo", false},
+	{"git grep", "git grep --open foo", false},
+	{"git log", "git log --oneline -n 5", true},
+	{"git log", "git log --output=/tmp/x", false},
+	{"git rebase", "git rebase origin/main", true},
+	{"git rebase", "git rebase -x 'rm -rf /' origin/main", false},
+	{"git rebase", "git rebase --exec=x main", false},
+	{"sort", "sort -u f", true},
+	{"sort", "sort -o f f", false},
+	{"sort", "sort --compress-program=sh f", false},
+
+	// Trailing / and ~ targets.
+	{"rm -rf /", "rm -rf /", true},
+	{"rm -rf /", "rm -rf //", true},
+	{"rm -rf /", "rm -rf / home", true},
+	{"rm -rf /", "/bin/rm -rf /", true},
+	{"rm -rf /", "FOO=1 rm -rf /", true},
+	{"rm -rf /", "rm -rf /var", false},
+	{"rm -rf /", "rm -rf ./", false},
+	{"rm -rf /", "rm -rf", false},
+	{"rm -rf ~", "rm -rf ~", true},
+	{"rm -rf ~", "rm -rf ~/", true},
+	{"rm -rf ~", "rm -rf ~//", true},
+	{"rm -rf ~", "rm -rf ~/src", false},
+	{"rm -rf ~", "rm -rf ~user", false},
+
+	// help variants.
+	{"git help", "git help", true},
+	{"git help", "git help log", true},
+	{"git help", "git log --help", true},
+	{"git help", "git --help", true},
+	{"git help", "git -C /x commit --help", true},
+	{"git help", "git log", false},
+	{"git help", "git helpx", false},
+	{"fx help", "fx help build", true},
+	{"fx help", "fx -t x build --help", true},
+	{"ffx help", "ffx target list --help", true},
+	{"jiri help", "jiri help update", true},
+	{"jiri help", "jiri update --help", true},
+
+	// Quoted words.
+	{"grep '#include'", "grep '#include' x", true},
+	{"grep '#include'", `grep "#include" x`, true},
+	{"grep '#include'", "grep #include x", false},
+	{"grep 'a b'", "grep 'a b' f", true},
+	{"grep 'a b'", "grep a b f", false},
+	{`grep "it's"`, `grep "it's" f`, true},
+	{"grep foo", "grep foo 'a b' f", true},
+
+	// No chained tail, substitution or redirection, ever.
+	{"git status", "git status; rm -rf /", false},
+	{"git status", "git status ;rm -rf /", false},
+	{"git status", "git status && rm -rf /", false},
+	{"git status", "git status || rm -rf /", false},
+	{"git status", "git status & rm -rf /", false},
+	{"git status", "git status | sh", false},
+	{"git status", "git status\nrm -rf /", false},
+	{"git status", "git status\r\nrm -rf /", false},
+	{"git status", "git status `rm -rf /`", false},
+	{"git status", "git status $(rm -rf /)", false},
+	{"git status", `git status "$(rm -rf /)"`, false},
+	{"git status", `git status "` + "`rm -rf /`" + `"`, false},
+	{"git status", "git status > /etc/passwd", false},
+	{"git status", "git status >/etc/passwd", false},
+	{"git status", "git status 2>&1", false},
+	{"git status", "git status < /etc/passwd", false},
+	{"git status", "git status <(rm -rf /)", false},
+	{"git status", "git status ${IFS}", false},
+	{"git status", "git status\\\nrm", false},
+	{"git status", "git status '\nrm -rf /'", false},
+	{"git status", "git status x\x00", false},
+	{"cat", "cat f;rm -rf /", false},
+	{"cat", "cat f|sh", false},
+	{"cat", "cat 'f' ; rm", false},
+	{"cat", `cat "f" ; rm`, false},
+	{"cat", `cat 'a'"b"c\ d`, true},
+	{"git push --force", "git push --force; rm -rf /", false},
+	{"git push --force", "git push --force\nrm -rf /", false},
+	{"sed -i", "sed -i s/a/b/ f; rm -rf /", false},
+	{"git clean -f", "git clean -f && rm -rf /", false},
+	{"git help", "git help; rm -rf /", false},
+	{"rm -rf /", "rm -rf / ; echo", false},
+}
+
+func TestGrants(t *testing.T) {
+	seen := map[[2]string]bool{}
+	for _, tc := range grantTests {
+		key := [2]string{tc.line, tc.cmd}
+		if seen[key] {
+			t.Errorf("duplicate test case %q %q", tc.line, tc.cmd)
+		}
+		seen[key] = true
+		if got := matches(t, tc.line, tc.cmd); got != tc.want {
+			t.Errorf("rule %q, command %q: match=%v, want %v", tc.line, tc.cmd, got, tc.want)
+		}
+	}
+}
