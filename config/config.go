@@ -1,0 +1,176 @@
+// Package config reads and writes the agent's config.json: the permission
+// grants under userSettings.globalPermissionGrants and the shim's own section
+// under the top-level key "agentShim", which the agent ignores.
+//
+// Load is on the hot path of every command the shim decides, so it decodes
+// only what it needs in a single pass. Marshal, used by agents-setup, keeps
+// every key it does not own and the order of keys at every level.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Version is the version of the shim's section that this package writes.
+const Version = 1
+
+// Grants are the agent's permission grants, per list. Each grant is a
+// string such as "command(regex:^git status$)" or "command(git status)".
+type Grants struct {
+	Allow []string `json:"allow"`
+	Ask   []string `json:"ask"`
+	Deny  []string `json:"deny"`
+}
+
+// Source says where a managed rule came from.
+type Source struct {
+	// Overlay is "." for the checkout root's own .agents/config,
+	// "vendor/<x>" for an overlay, "builtin" for the embedded default
+	// manifests and "ad-hoc" for rules given on the command line.
+	Overlay string `json:"overlay"`
+	// File is relative to the checkout root, the list file as given for
+	// --*-list, and "" for -a/-d/-k.
+	File string `json:"file"`
+	// Line is 1-based, 0 for -a/-d/-k.
+	Line int `json:"line"`
+}
+
+// Rule is one manifest line (or ad-hoc rule) with the grants it expanded to.
+type Rule struct {
+	Line     string   `json:"line"`
+	Category string   `json:"category"`
+	Source   Source   `json:"source"`
+	Grants   []string `json:"grants"`
+}
+
+// PathScope lists the paths the file tools may act on outside the project.
+type PathScope struct {
+	Allow []string `json:"allow,omitempty"`
+}
+
+// Tools holds the user's per-tool grants for hook mode.
+type Tools struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// Shim is the shim's section of config.json (the key "agentShim").
+// Version, Profile and Rules are written by agents-setup; Mode, Shell,
+// PathScope and Tools belong to the user.
+type Shim struct {
+	Version   int       `json:"version"`
+	Profile   string    `json:"profile"`
+	Rules     []Rule    `json:"rules"`
+	Mode      string    `json:"mode"`
+	Shell     string    `json:"shell"`
+	PathScope PathScope `json:"pathScope"`
+	Tools     Tools     `json:"tools"`
+}
+
+// File is a loaded config.json.
+type File struct {
+	// Path is the file's path as given to Load or Parse.
+	Path string
+	// Exists reports whether the file existed when it was loaded.
+	Exists bool
+	Grants Grants
+	Shim   Shim
+
+	// raw is the content as read, kept so that Marshal can preserve the
+	// keys and key order this package does not own.
+	raw []byte
+	// orig is Shim as decoded, so that Marshal rewrites only the user's
+	// keys that were changed in memory.
+	orig Shim
+}
+
+// DefaultPath returns the agent's config.json: $GEMINI_CONFIG_DIR/config.json,
+// else $GEMINI_HOME/config/config.json, else $HOME/.gemini/config/config.json.
+func DefaultPath(getenv func(string) string) (string, error) {
+	if dir := getenv("GEMINI_CONFIG_DIR"); dir != "" {
+		return filepath.Join(dir, "config.json"), nil
+	}
+	if dir := getenv("GEMINI_HOME"); dir != "" {
+		return filepath.Join(dir, "config", "config.json"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return "", errors.New("finding config.json: none of GEMINI_CONFIG_DIR, GEMINI_HOME, HOME is set")
+	}
+	return filepath.Join(home, ".gemini", "config", "config.json"), nil
+}
+
+// Load reads and parses the config file at path. A missing file is not an
+// error: it yields a File with Exists false and no grants.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &File{Path: path}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses the content of a config file; path names it in errors.
+// Syntax errors carry the line and column, wrong shapes the JSON path too.
+// An empty file is an error, never an empty policy.
+func Parse(path string, data []byte) (*File, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%s: empty file; expected a JSON object", path)
+	}
+	f := &File{Path: path, Exists: true, raw: data}
+	d := decoder{data: data}
+	if err := d.document(f); err != nil {
+		return nil, decodeError(path, data, err)
+	}
+	if err := checkGrants(path, f.Grants); err != nil {
+		return nil, err
+	}
+	f.orig = f.Shim
+	return f, nil
+}
+
+func checkGrants(path string, g Grants) error {
+	for _, l := range []struct {
+		name   string
+		grants []string
+	}{{"allow", g.Allow}, {"ask", g.Ask}, {"deny", g.Deny}} {
+		for i, s := range l.grants {
+			if strings.TrimSpace(s) == "" {
+				return fmt.Errorf("%s: userSettings.globalPermissionGrants.%s[%d]: empty grant", path, l.name, i)
+			}
+		}
+	}
+	return nil
+}
+
+// decodeError names the file and the position (and for a wrong shape the
+// JSON path) of a decoding error.
+func decodeError(path string, data []byte, err error) error {
+	switch e := err.(type) {
+	case *syntaxError:
+		line, col := position(data, e.offset)
+		return fmt.Errorf("%s:%d:%d: %s", path, line, col, e.msg)
+	case *shapeError:
+		line, col := position(data, e.offset)
+		return fmt.Errorf("%s:%d:%d: %s: %s", path, line, col, e.path, e.msg)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// position converts a byte offset into a 1-based line and column (in bytes).
+func position(data []byte, offset int) (line, col int) {
+	offset = min(offset, len(data))
+	before := data[:offset]
+	line = 1 + bytes.Count(before, []byte("\n"))
+	col = 1 + offset - (bytes.LastIndexByte(before, '\n') + 1)
+	return line, col
+}

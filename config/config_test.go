@@ -1,0 +1,396 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDefaultPath(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"GEMINI_CONFIG_DIR": "/c", "GEMINI_HOME": "/g", "HOME": "/h"}, "/c/config.json"},
+		{map[string]string{"GEMINI_HOME": "/g", "HOME": "/h"}, "/g/config/config.json"},
+		{map[string]string{"HOME": "/h"}, "/h/.gemini/config/config.json"},
+	}
+	for _, tc := range tests {
+		t.Logf("env: %v", tc.env)
+		got, err := DefaultPath(func(k string) string { return tc.env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+	if _, err := DefaultPath(func(string) string { return "" }); err == nil {
+		t.Error("no environment: got no error")
+	}
+}
+
+func TestLoadMissing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Exists || f.Path != path || len(f.Grants.Allow)+len(f.Grants.Ask)+len(f.Grants.Deny) != 0 {
+		t.Errorf("got %+v, want an empty, non-existing file", f)
+	}
+}
+
+func TestParse(t *testing.T) {
+	in := `{
+  "userSettings": {"globalPermissionGrants": {"allow": ["command(regex:^ls$)"], "ask": ["command(git push)"], "deny": []}},
+  "agentShim": {
+    "version": 1,
+    "profile": "local-changes",
+    "rules": [{"line": "ls", "category": "read_only", "source": {"overlay": ".", "file": "p/read_only.txt", "line": 3}, "grants": ["command(regex:^ls$)"]}],
+    "mode": "ask",
+    "shell": "/bin/bash",
+    "pathScope": {"allow": ["/tmp/..."]},
+    "tools": {"allow": ["bash:git *"], "deny": ["write_file:/etc/*"]}
+  }
+}`
+	f, err := Parse("config.json", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &File{
+		Path:   "config.json",
+		Exists: true,
+		Grants: Grants{Allow: []string{"command(regex:^ls$)"}, Ask: []string{"command(git push)"}, Deny: []string{}},
+		Shim: Shim{
+			Version: 1,
+			Profile: "local-changes",
+			Rules: []Rule{{Line: "ls", Category: "read_only",
+				Source: Source{Overlay: ".", File: "p/read_only.txt", Line: 3},
+				Grants: []string{"command(regex:^ls$)"}}},
+			Mode:      "ask",
+			Shell:     "/bin/bash",
+			PathScope: PathScope{Allow: []string{"/tmp/..."}},
+			Tools:     Tools{Allow: []string{"bash:git *"}, Deny: []string{"write_file:/etc/*"}},
+		},
+	}
+	if diff := cmp.Diff(want, f, cmp.AllowUnexported(File{})); diff != "" && !strings.Contains(diff, "raw") {
+		t.Errorf("Parse mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.Grants, f.Grants); diff != "" {
+		t.Errorf("grants (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.Shim, f.Shim); diff != "" {
+		t.Errorf("shim (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+	}{
+		{"", "config.json: empty file; expected a JSON object"},
+		{" \n\t", "config.json: empty file; expected a JSON object"},
+		{"{\n  \"userSettings\": {\n    \"x\": 1,,\n  }\n}", "config.json:3:12: invalid character ',' looking for beginning of object key string"},
+		{"{\"a\": tru}", "config.json:1:10: invalid character '}' in literal true (expecting 'e')"},
+		{"{", "config.json:1:2: unexpected end of JSON input"},
+		{"{} {}", "config.json:1:4: invalid character '{' after top-level value"},
+		{`{"a": "\x"}`, `config.json:1:9: invalid character 'x' in string escape code`},
+		{`{"a": "\u12g4"}`, `config.json:1:12: invalid character 'g' in \u hexadecimal character escape`},
+		{"{\"a\": \"\t\"}", `config.json:1:8: invalid character '\t' in string literal`},
+		{`{"a": 01}`, "config.json:1:8: invalid character '1' after object key:value pair"},
+		{`{"a": -}`, "config.json:1:8: invalid character '}' in numeric literal"},
+		{`{"a": [1 2]}`, "config.json:1:10: invalid character '2' after array element"},
+		{`{"a" 1}`, "config.json:1:6: invalid character '1' after object key"},
+		{`{'a': 1}`, `config.json:1:2: invalid character '\'' looking for beginning of object key string`},
+		{"[]", "config.json:1:1: top level: expected an object, found array"},
+		{`{"userSettings": []}`, "config.json:1:18: userSettings: expected an object, found array"},
+		{`{"userSettings": {"globalPermissionGrants": {"allow": "x"}}}`, "config.json:1:55: userSettings.globalPermissionGrants.allow: expected an array, found string"},
+		{`{"userSettings": {"globalPermissionGrants": {"deny": [1]}}}`, "config.json:1:55: userSettings.globalPermissionGrants.deny[0]: expected a string, found number"},
+		{`{"userSettings": {"globalPermissionGrants": {"deny": [null]}}}`, "config.json:1:55: userSettings.globalPermissionGrants.deny[0]: expected a string, found null"},
+		{`{"userSettings": {"globalPermissionGrants": {"ask": [""]}}}`, "config.json: userSettings.globalPermissionGrants.ask[0]: empty grant"},
+		{`{"agentShim": []}`, "config.json:1:15: agentShim: expected an object, found array"},
+		{`{"agentShim": {"rules": [{"line": "ls"}, {"category": "read_only"}]}}`, `config.json:1:42: agentShim.rules[1]: missing "line"`},
+		{`{"agentShim": {"rules": {}}}`, "config.json:1:25: agentShim.rules: expected an array, found object"},
+		{`{"agentShim": {"rules": [{"line": "ls", "source": {"line": "3"}}]}}`, "config.json:1:60: agentShim.rules[0].source.line: expected an integer, found string"},
+		{`{"agentShim": {"version": "1"}}`, "config.json:1:27: agentShim.version: expected an integer, found string"},
+		{`{"agentShim": {"version": 1.5}}`, "config.json:1:27: agentShim.version: expected an integer, found 1.5"},
+		{`{"agentShim": {"tools": {"allow": [true]}}}`, "config.json:1:36: agentShim.tools.allow[0]: expected a string, found boolean"},
+		{`{"agentShim": {"pathScope": {"allow": {}}}}`, "config.json:1:39: agentShim.pathScope.allow: expected an array, found object"},
+		// A syntax error inside a value of the wrong shape is reported as such.
+		{`{"agentShim": [1,]}`, "config.json:1:18: invalid character ']' looking for beginning of value"},
+		{strings.Repeat("[", 10001), "config.json:1:10002: exceeded max depth"},
+		{`{"a":` + strings.Repeat("[", 10001), "config.json:1:10006: exceeded max depth"},
+	}
+	seen := map[string]bool{}
+	for _, tc := range tests {
+		if seen[tc.in] {
+			t.Fatalf("duplicate input %q", tc.in)
+		}
+		seen[tc.in] = true
+		t.Logf("input: %.80q", tc.in)
+		_, err := Parse("config.json", []byte(tc.in))
+		if err == nil {
+			t.Errorf("got no error, want %q", tc.want)
+			continue
+		}
+		if got := err.Error(); got != tc.want {
+			t.Errorf("got  %q\nwant %q", got, tc.want)
+		}
+	}
+}
+
+func TestLoadReadError(t *testing.T) {
+	_, err := Load(t.TempDir()) // a directory
+	if err == nil {
+		t.Fatal("loading a directory: got no error")
+	}
+}
+
+// TestMarshalKeepsUnknownKeysAndOrder checks that writing back keeps every
+// key this package does not own, at every level, in its order.
+func TestMarshalKeepsUnknownKeysAndOrder(t *testing.T) {
+	in := `{"zeta": {"nested": [1, 2, {"b": 1, "a": 2}]},
+ "agentShim": {"tools": {"deny": ["write_file:/etc/*"]}, "custom": true, "rules": [], "mode": "yolo", "profile": "read-only", "version": 1},
+ "userSettings": {"theme": "dark", "globalPermissionGrants": {"deny": ["command(rm)"], "extra": "<&>", "allow": []}, "after": null},
+ "alpha": "x"}`
+	f, err := Parse("config.json", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "zeta": {
+    "nested": [
+      1,
+      2,
+      {
+        "b": 1,
+        "a": 2
+      }
+    ]
+  },
+  "agentShim": {
+    "tools": {
+      "deny": [
+        "write_file:/etc/*"
+      ]
+    },
+    "custom": true,
+    "rules": [],
+    "mode": "yolo",
+    "profile": "read-only",
+    "version": 1
+  },
+  "userSettings": {
+    "theme": "dark",
+    "globalPermissionGrants": {
+      "deny": [
+        "command(rm)"
+      ],
+      "extra": "<&>",
+      "allow": [],
+      "ask": []
+    },
+    "after": null
+  },
+  "alpha": "x"
+}
+`
+	if diff := cmp.Diff(want, string(out)); diff != "" {
+		t.Errorf("Marshal (-want +got):\n%s", diff)
+	}
+	assertSameJSON(t, in, string(out), "ask")
+
+	// Writing the result back once more is byte-identical.
+	g, err := Parse("config.json", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := g.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(out) {
+		t.Errorf("second Marshal differs:\n%s", again)
+	}
+}
+
+// assertSameJSON checks that a and b decode to the same value, ignoring the
+// grants lists named in added (Marshal writes missing lists as []).
+func assertSameJSON(t *testing.T, a, b string, added ...string) {
+	t.Helper()
+	var va, vb map[string]any
+	if err := json.Unmarshal([]byte(a), &va); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(b), &vb); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range added {
+		gpg := vb["userSettings"].(map[string]any)["globalPermissionGrants"].(map[string]any)
+		delete(gpg, k)
+	}
+	if !reflect.DeepEqual(va, vb) {
+		t.Errorf("not the same JSON:\n%s\n%s", a, b)
+	}
+}
+
+func TestMarshalUpdates(t *testing.T) {
+	in := `{"userSettings": {"globalPermissionGrants": {"allow": ["a"], "ask": [], "deny": []}}, "other": 1}`
+	f, err := Parse("config.json", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Grants.Allow = append(f.Grants.Allow, "command(regex:^a<b$)")
+	f.Grants.Deny = nil
+	f.Shim.Profile = "full-access"
+	f.Shim.Rules = []Rule{{Line: "a<b", Category: "read_only", Source: Source{Overlay: "builtin", File: "read_only.txt", Line: 1}}}
+	out, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "userSettings": {
+    "globalPermissionGrants": {
+      "allow": [
+        "a",
+        "command(regex:^a<b$)"
+      ],
+      "ask": [],
+      "deny": []
+    }
+  },
+  "other": 1,
+  "agentShim": {
+    "version": 1,
+    "profile": "full-access",
+    "rules": [
+      {
+        "line": "a<b",
+        "category": "read_only",
+        "source": {
+          "overlay": "builtin",
+          "file": "read_only.txt",
+          "line": 1
+        },
+        "grants": []
+      }
+    ]
+  }
+}
+`
+	if diff := cmp.Diff(want, string(out)); diff != "" {
+		t.Errorf("Marshal (-want +got):\n%s", diff)
+	}
+
+	// The user's keys are written only when changed in memory.
+	g, err := Parse("config.json", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Shim.Mode = "allow"
+	out, err = g.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"mode": "allow"`) || strings.Contains(string(out), `"shell"`) {
+		t.Errorf("changing mode only:\n%s", out)
+	}
+}
+
+func TestMarshalNewFile(t *testing.T) {
+	f, err := Load(filepath.Join(t.TempDir(), "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"userSettings\": {\n    \"globalPermissionGrants\": {\n      \"allow\": [],\n      \"ask\": [],\n      \"deny\": []\n    }\n  }\n}\n"
+	if diff := cmp.Diff(want, string(out)); diff != "" {
+		t.Errorf("Marshal (-want +got):\n%s", diff)
+	}
+}
+
+func TestMarshalDuplicateKeys(t *testing.T) {
+	// encoding/json takes the last of duplicate keys; so does Marshal, and
+	// it writes the key once, where it first appeared.
+	in := `{"userSettings": {"globalPermissionGrants": {"allow": ["old"], "deny": [], "allow": ["new"]}}}`
+	f, err := Parse("config.json", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"new"}, f.Grants.Allow); diff != "" {
+		t.Fatalf("allow (-want +got):\n%s", diff)
+	}
+	out, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(out), `"allow"`) != 1 || strings.Contains(string(out), "old") {
+		t.Errorf("got:\n%s", out)
+	}
+}
+
+// bigConfig builds a config the size of Fuchsia's policy: 385 grants with
+// their rules section.
+func bigConfig(tb testing.TB) []byte {
+	tb.Helper()
+	f := &File{Path: "config.json"}
+	cats := []string{"read_only", "local_changes", "external_changes", "device_ops", "cache_destruction", "batch_execution", "never_allow"}
+	for i := range 385 {
+		tool := []string{"git", "fx", "ffx", "jiri", "ls", "cat", "rm"}[i%7]
+		line := fmt.Sprintf("%s sub%d --flag%d", tool, i, i%5)
+		grant := fmt.Sprintf(`command(regex:^(\S+=\S*\s+)*(\S*/)?%s(\s+(-C\s+\S+|-c\s+\S+|--no-pager|--git-dir=\S+))*\s+sub%d(\s+\S+)*\s+--flag%d(\s.*)?$)`, tool, i, i%5)
+		switch cat := cats[i%7]; cat {
+		case "never_allow":
+			f.Grants.Deny = append(f.Grants.Deny, grant)
+		case "external_changes", "cache_destruction", "batch_execution":
+			f.Grants.Ask = append(f.Grants.Ask, grant)
+		default:
+			f.Grants.Allow = append(f.Grants.Allow, grant)
+		}
+		f.Shim.Rules = append(f.Shim.Rules, Rule{
+			Line: line, Category: cats[i%7],
+			Source: Source{Overlay: "vendor/x", File: "vendor/x/.agents/config/permissions/" + cats[i%7] + ".txt", Line: i + 1},
+			Grants: []string{grant},
+		})
+	}
+	f.Shim.Profile = "local-changes"
+	data, err := f.Marshal()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}
+
+func BenchmarkLoad(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "config.json")
+	data := bigConfig(b)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := Load(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(f.Shim.Rules) != 385 {
+			b.Fatalf("got %d rules", len(f.Shim.Rules))
+		}
+	}
+}

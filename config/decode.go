@@ -1,0 +1,647 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// decoder is a single-pass JSON decoder for the parts of config.json this
+// package reads. It validates the whole document (unknown keys included)
+// as strictly as encoding/json, reports syntax errors with line and column
+// and shape errors with the JSON path, and is several times faster than
+// encoding/json's reflection, which matters because the shim loads the
+// file for every command it decides.
+//
+// Keys match exactly (encoding/json matches them case-insensitively; the
+// agent does not). Of duplicate keys the last one wins, as in encoding/json.
+type decoder struct {
+	data  []byte
+	pos   int
+	depth int
+	// path is the stack of keys and indexes leading to the current value,
+	// formatted only for an error.
+	path []step
+	// scratch holds an unescaped string before it becomes one.
+	scratch []byte
+	// seen interns strings: a rule's grants repeat the lists' grants.
+	seen map[string]string
+}
+
+// step is a key (or, when key is "", an index) on the path to a value.
+type step struct {
+	key   string
+	index int
+}
+
+// where formats the path to the current value.
+func (d *decoder) where() string {
+	var b strings.Builder
+	for _, s := range d.path {
+		if s.key == "" {
+			fmt.Fprintf(&b, "[%d]", s.index)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s.key)
+	}
+	if b.Len() == 0 {
+		return "top level"
+	}
+	return b.String()
+}
+
+// maxDepth bounds nesting, as encoding/json does.
+const maxDepth = 10000
+
+// syntaxError is a malformed document at a byte offset.
+type syntaxError struct {
+	offset int
+	msg    string
+}
+
+func (e *syntaxError) Error() string { return e.msg }
+
+// shapeError is a well-formed value of the wrong type at a JSON path.
+type shapeError struct {
+	offset int
+	path   string
+	msg    string
+}
+
+func (e *shapeError) Error() string { return e.path + ": " + e.msg }
+
+func (d *decoder) syntax(format string, args ...any) error {
+	return &syntaxError{offset: d.pos, msg: fmt.Sprintf(format, args...)}
+}
+
+// unexpected reports the byte at the current position.
+func (d *decoder) unexpected(context string) error {
+	if d.pos >= len(d.data) {
+		return d.syntax("unexpected end of JSON input")
+	}
+	return d.syntax("invalid character %s %s", quoteChar(d.data[d.pos]), context)
+}
+
+func quoteChar(c byte) string {
+	switch c {
+	case '\'':
+		return `'\''`
+	case '"':
+		return `'"'`
+	}
+	s := strconv.Quote(string(rune(c)))
+	return "'" + s[1:len(s)-1] + "'"
+}
+
+func (d *decoder) ws() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+// peek skips white space and returns the next byte, or 0 at the end.
+func (d *decoder) peek() byte {
+	d.ws()
+	if d.pos >= len(d.data) {
+		return 0
+	}
+	return d.data[d.pos]
+}
+
+// kind names the JSON type of the value starting with c.
+func kind(c byte) string {
+	switch c {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// null consumes a null literal if one is next.
+func (d *decoder) null() (bool, error) {
+	if d.peek() != 'n' {
+		return false, nil
+	}
+	return true, d.literal("null")
+}
+
+func (d *decoder) literal(word string) error {
+	for i := 0; i < len(word); i++ {
+		if d.pos >= len(d.data) {
+			return d.syntax("unexpected end of JSON input")
+		}
+		if d.data[d.pos] != word[i] {
+			return d.unexpected(fmt.Sprintf("in literal %s (expecting %s)", word, quoteChar(word[i])))
+		}
+		d.pos++
+	}
+	return nil
+}
+
+// shape reports that the value at the current position is not what the
+// schema expects.
+func (d *decoder) shape(want string) error {
+	c := d.peek()
+	// A syntax error inside the value wins over the shape error.
+	start := d.pos
+	if err := d.skip(); err != nil {
+		return err
+	}
+	return &shapeError{offset: start, path: d.where(), msg: fmt.Sprintf("expected %s, found %s", want, kind(c))}
+}
+
+// object decodes an object (or null) member by member: member is called
+// with each key, positioned at its value, and must consume the value.
+func (d *decoder) object(member func(key string) error) error {
+	if ok, err := d.null(); ok || err != nil {
+		return err
+	}
+	if d.peek() != '{' {
+		return d.shape("an object")
+	}
+	d.pos++
+	if d.depth++; d.depth > maxDepth {
+		return d.syntax("exceeded max depth")
+	}
+	if d.peek() == '}' {
+		d.pos++
+		d.depth--
+		return nil
+	}
+	for {
+		if d.peek() != '"' {
+			return d.unexpected("looking for beginning of object key string")
+		}
+		key, err := d.str(true)
+		if err != nil {
+			return err
+		}
+		if d.peek() != ':' {
+			return d.unexpected("after object key")
+		}
+		d.pos++
+		d.path = append(d.path, step{key: key})
+		if err := member(key); err != nil {
+			return err
+		}
+		d.path = d.path[:len(d.path)-1]
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			d.depth--
+			return nil
+		default:
+			return d.unexpected("after object key:value pair")
+		}
+	}
+}
+
+// array decodes an array (or null) element by element.
+func (d *decoder) array(elem func() error) error {
+	if ok, err := d.null(); ok || err != nil {
+		return err
+	}
+	if d.peek() != '[' {
+		return d.shape("an array")
+	}
+	d.pos++
+	if d.depth++; d.depth > maxDepth {
+		return d.syntax("exceeded max depth")
+	}
+	if d.peek() == ']' {
+		d.pos++
+		d.depth--
+		return nil
+	}
+	for i := 0; ; i++ {
+		d.path = append(d.path, step{index: i})
+		if err := elem(); err != nil {
+			return err
+		}
+		d.path = d.path[:len(d.path)-1]
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
+			d.depth--
+			return nil
+		default:
+			return d.unexpected("after array element")
+		}
+	}
+}
+
+// strings decodes an array of strings; null yields nil, [] an empty list.
+func (d *decoder) strings() ([]string, error) {
+	if ok, err := d.null(); ok || err != nil {
+		return nil, err
+	}
+	list := []string{}
+	err := d.array(func() error {
+		if d.peek() != '"' {
+			return d.shape("a string")
+		}
+		s, err := d.str(true)
+		list = append(list, s)
+		return err
+	})
+	return list, err
+}
+
+// string decodes a string value (null yields "").
+func (d *decoder) string() (string, error) {
+	switch d.peek() {
+	case '"':
+		return d.str(false)
+	case 'n':
+		return "", d.literal("null")
+	}
+	return "", d.shape("a string")
+}
+
+// int decodes an integer value (null yields 0).
+func (d *decoder) int() (int, error) {
+	c := d.peek()
+	if c == 'n' {
+		return 0, d.literal("null")
+	}
+	if c != '-' && (c < '0' || c > '9') {
+		return 0, d.shape("an integer")
+	}
+	start := d.pos
+	if err := d.number(); err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(string(d.data[start:d.pos]))
+	if err != nil {
+		return 0, &shapeError{offset: start, path: d.where(), msg: "expected an integer, found " + string(d.data[start:d.pos])}
+	}
+	return n, nil
+}
+
+// str decodes the string at the current position (which is '"'),
+// interning it when intern is set.
+func (d *decoder) str(intern bool) (string, error) {
+	d.pos++
+	start := d.pos
+	// Fast path: no escapes, plain ASCII.
+	i := start
+	for i < len(d.data) && plain[d.data[i]] {
+		i++
+	}
+	if i < len(d.data) && d.data[i] == '"' {
+		d.pos = i + 1
+		return d.make(d.data[start:i], intern), nil
+	}
+	b := append(d.scratch[:0], d.data[start:i]...)
+	s, err := d.unescape(b, i, intern)
+	return s, err
+}
+
+// plain marks the bytes that stand for themselves in a JSON string.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// unescape decodes the rest of a string from i, appending to b.
+func (d *decoder) unescape(b []byte, i int, intern bool) (string, error) {
+	s, b, err := d.unescapeLoop(b, i, intern)
+	d.scratch = b[:0]
+	return s, err
+}
+
+func (d *decoder) unescapeLoop(b []byte, i int, intern bool) (string, []byte, error) {
+	for {
+		if i >= len(d.data) {
+			d.pos = i
+			return "", b, d.syntax("unexpected end of JSON input")
+		}
+		c := d.data[i]
+		switch {
+		case c == '"':
+			d.pos = i + 1
+			return d.make(b, intern), b, nil
+		case c < 0x20:
+			d.pos = i
+			return "", b, d.unexpected("in string literal")
+		case c == '\\':
+			i++
+			if i >= len(d.data) {
+				d.pos = i
+				return "", b, d.syntax("unexpected end of JSON input")
+			}
+			switch e := d.data[i]; e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r, bad := d.hex4(i + 1)
+				if bad >= 0 {
+					d.pos = bad
+					return "", b, d.unexpected("in \\u hexadecimal character escape")
+				}
+				i += 4
+				if utf16.IsSurrogate(r) {
+					r2, bad2 := d.hex4(i + 3)
+					if bad2 < 0 && i+2 < len(d.data) && d.data[i+1] == '\\' && d.data[i+2] == 'u' {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							i += 6
+							b = utf8.AppendRune(b, dec)
+							break
+						}
+					}
+					r = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, r)
+			default:
+				d.pos = i
+				return "", b, d.unexpected("in string escape code")
+			}
+			i++
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(d.data[i:])
+			b = utf8.AppendRune(b, r) // invalid UTF-8 becomes U+FFFD, as in encoding/json
+			i += size
+		}
+	}
+}
+
+// make returns b as a string, the same string for the same bytes when
+// intern is set.
+func (d *decoder) make(b []byte, intern bool) string {
+	if !intern {
+		return string(b)
+	}
+	if s, ok := d.seen[string(b)]; ok {
+		return s
+	}
+	if d.seen == nil {
+		d.seen = make(map[string]string, 1024)
+	}
+	s := string(b)
+	d.seen[s] = s
+	return s
+}
+
+// hex4 decodes four hex digits at i; bad is the offset of the first
+// byte that is not one, or -1.
+func (d *decoder) hex4(i int) (r rune, bad int) {
+	for k := range 4 {
+		if i+k >= len(d.data) {
+			return 0, i + k
+		}
+		c := d.data[i+k]
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, i + k
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, -1
+}
+
+// number validates a JSON number at the current position.
+func (d *decoder) number() error {
+	digits := func() bool {
+		start := d.pos
+		for d.pos < len(d.data) && d.data[d.pos] >= '0' && d.data[d.pos] <= '9' {
+			d.pos++
+		}
+		return d.pos > start
+	}
+	if d.pos < len(d.data) && d.data[d.pos] == '-' {
+		d.pos++
+	}
+	switch {
+	case d.pos < len(d.data) && d.data[d.pos] == '0':
+		d.pos++
+	case !digits():
+		return d.unexpected("in numeric literal")
+	}
+	if d.pos < len(d.data) && d.data[d.pos] == '.' {
+		d.pos++
+		if !digits() {
+			return d.unexpected("after decimal point in numeric literal")
+		}
+	}
+	if d.pos < len(d.data) && (d.data[d.pos] == 'e' || d.data[d.pos] == 'E') {
+		d.pos++
+		if d.pos < len(d.data) && (d.data[d.pos] == '+' || d.data[d.pos] == '-') {
+			d.pos++
+		}
+		if !digits() {
+			return d.unexpected("in exponent of numeric literal")
+		}
+	}
+	return nil
+}
+
+// skip validates and skips any value.
+func (d *decoder) skip() error {
+	switch c := d.peek(); {
+	case c == '{':
+		return d.object(func(string) error { return d.skip() })
+	case c == '[':
+		return d.array(d.skip)
+	case c == '"':
+		_, err := d.str(false)
+		return err
+	case c == 't':
+		return d.literal("true")
+	case c == 'f':
+		return d.literal("false")
+	case c == 'n':
+		return d.literal("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number()
+	}
+	return d.unexpected("looking for beginning of value")
+}
+
+// document decodes the whole file into f.
+func (d *decoder) document(f *File) error {
+	if d.peek() != '{' {
+		if err := d.skip(); err != nil {
+			return err
+		}
+		d.pos = 0
+		return d.shape("an object")
+	}
+	err := d.object(func(key string) error {
+		switch key {
+		case "userSettings":
+			return d.userSettings(f)
+		case "agentShim":
+			f.Shim = Shim{}
+			return d.shim(&f.Shim)
+		}
+		return d.skip()
+	})
+	if err != nil {
+		return err
+	}
+	if d.ws(); d.pos < len(d.data) {
+		return d.unexpected("after top-level value")
+	}
+	return nil
+}
+
+func (d *decoder) userSettings(f *File) error {
+	return d.object(func(key string) error {
+		if key != "globalPermissionGrants" {
+			return d.skip()
+		}
+		f.Grants = Grants{}
+		return d.object(func(key string) error {
+			var err error
+			switch key {
+			case "allow":
+				f.Grants.Allow, err = d.strings()
+			case "ask":
+				f.Grants.Ask, err = d.strings()
+			case "deny":
+				f.Grants.Deny, err = d.strings()
+			default:
+				err = d.skip()
+			}
+			return err
+		})
+	})
+}
+
+func (d *decoder) shim(s *Shim) error {
+	return d.object(func(key string) error {
+		var err error
+		switch key {
+		case "version":
+			s.Version, err = d.int()
+		case "profile":
+			s.Profile, err = d.string()
+		case "mode":
+			s.Mode, err = d.string()
+		case "shell":
+			s.Shell, err = d.string()
+		case "rules":
+			s.Rules = nil
+			err = d.array(func() error {
+				var r Rule
+				err := d.rule(&r)
+				s.Rules = append(s.Rules, r)
+				return err
+			})
+		case "pathScope":
+			s.PathScope = PathScope{}
+			err = d.object(func(key string) error {
+				if key != "allow" {
+					return d.skip()
+				}
+				var err error
+				s.PathScope.Allow, err = d.strings()
+				return err
+			})
+		case "tools":
+			s.Tools = Tools{}
+			err = d.object(func(key string) error {
+				var err error
+				switch key {
+				case "allow":
+					s.Tools.Allow, err = d.strings()
+				case "deny":
+					s.Tools.Deny, err = d.strings()
+				default:
+					err = d.skip()
+				}
+				return err
+			})
+		default:
+			err = d.skip()
+		}
+		return err
+	})
+}
+
+func (d *decoder) rule(r *Rule) error {
+	d.ws()
+	start := d.pos
+	hasLine := false
+	err := d.object(func(key string) error {
+		var err error
+		switch key {
+		case "line":
+			hasLine = true
+			r.Line, err = d.string()
+		case "category":
+			r.Category, err = d.string()
+		case "grants":
+			r.Grants, err = d.strings()
+		case "source":
+			r.Source = Source{}
+			err = d.object(func(key string) error {
+				var err error
+				switch key {
+				case "overlay":
+					r.Source.Overlay, err = d.string()
+				case "file":
+					r.Source.File, err = d.string()
+				case "line":
+					r.Source.Line, err = d.int()
+				default:
+					err = d.skip()
+				}
+				return err
+			})
+		default:
+			err = d.skip()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !hasLine || r.Line == "" {
+		return &shapeError{offset: start, path: d.where(), msg: `missing "line"`}
+	}
+	return nil
+}
