@@ -34,7 +34,10 @@ type tok struct {
 	kind  tokKind
 	text  string   // positional text (cleaned by the caller when compared)
 	flags []string // canonical flag names (flagTok)
-	long  []string // long names as written, for prefix matching (flagTok)
+	long  []string // long names as written (flagTok)
+	// abbrev is a long option the program's table does not know, which
+	// getopt and git accept as an abbreviation of a longer one (--forc).
+	abbrev string
 	flag  bool     // wildTok: could be a flag (before --)
 	word  shellparse.Word
 }
@@ -190,7 +193,11 @@ func tokens(key string, args []shellparse.Word) []tok {
 			endOpts = true
 		case strings.HasPrefix(t, "--") || single:
 			name, _, _ := strings.Cut(strings.TrimLeft(t, "-"), "=")
-			out = append(out, tok{kind: flagTok, flags: canon(aliases, name), long: []string{name}, word: a})
+			t := tok{kind: flagTok, flags: canon(aliases, name), long: []string{name}, word: a}
+			if _, known := aliases[name]; !known && len(name) >= 2 {
+				t.abbrev = name
+			}
+			out = append(out, t)
 		default:
 			var flags []string
 			for i := 1; i < len(t); i++ {

@@ -144,9 +144,9 @@ func (p *Policy) DecideScript(s *shellparse.Script) *Result {
 		v := p.DecideCommand(cmd)
 		res.Commands = append(res.Commands, v)
 		if first || v.Decision.rank() > res.Decision.rank() {
-			res.Decision, res.Reason = v.Decision, v.Reason
+			res.Decision, res.Reason = v.Decision, v.Explain()
 			if len(s.Commands) > 1 {
-				res.Reason = strings.Join(v.Argv, " ") + ": " + v.Reason
+				res.Reason = strings.Join(v.Argv, " ") + ": " + res.Reason
 			}
 			first = false
 		}
@@ -237,19 +237,19 @@ func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
 	switch {
 	case maybeDeny != nil:
 		v.Decision, v.Rule = Ask, maybeDeny
-		v.Reason = fmt.Sprintf("may match deny rule %s: a word is not known statically", ruleName(maybeDeny))
+		v.Reason = "may match a deny rule: a word is not known statically"
 	case ask != nil:
 		v.Decision, v.Rule = Ask, ask
-		v.Reason = "ask rule " + ruleName(ask)
+		v.Reason = "matches an ask rule"
 	case maybe != nil && allow == nil:
 		v.Decision, v.Rule = Ask, maybe
-		v.Reason = fmt.Sprintf("may match allow rule %s, but a word is not known statically", ruleName(maybe))
+		v.Reason = "which rule applies depends on a word not known statically"
 	case allow != nil && len(floors) > 0:
 		v.Decision, v.Rule = Ask, allow
-		v.Reason = fmt.Sprintf("allow rule %s matches, but %s", ruleName(allow), floors[0])
+		v.Reason = "matches an allow rule, but " + floors[0]
 	case allow != nil:
 		v.Decision, v.Rule = Allow, allow
-		v.Reason = "allow rule " + ruleName(allow)
+		v.Reason = "matches an allow rule"
 	case len(floors) > 0:
 		v.Decision, v.Reason = Ask, floors[0]
 	default:
@@ -260,8 +260,16 @@ func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
 
 func deny(v Verdict, r *Rule) Verdict {
 	v.Decision, v.Rule = Deny, r
-	v.Reason = "deny rule " + ruleName(r)
+	v.Reason = "matches a deny rule"
 	return v
+}
+
+// Explain is the verdict's reason with the rule that decided, if any.
+func (v Verdict) Explain() string {
+	if v.Rule == nil {
+		return v.Reason
+	}
+	return v.Reason + ": " + ruleName(v.Rule)
 }
 
 func ruleName(r *Rule) string {

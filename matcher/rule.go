@@ -243,7 +243,7 @@ func (r *Rule) match(c *call, cmd *shellparse.Command) strength {
 		}
 	}
 	for _, want := range r.c.flags {
-		s = min(s, flagIn(want, toks))
+		s = min(s, flagIn(want, toks, strict))
 		if s == none {
 			return none
 		}
@@ -251,7 +251,7 @@ func (r *Rule) match(c *call, cmd *shellparse.Command) strength {
 	return s
 }
 
-func flagIn(want string, toks []tok) strength {
+func flagIn(want string, toks []tok, strict bool) strength {
 	wild := false
 	for _, t := range toks {
 		switch t.kind {
@@ -260,11 +260,10 @@ func flagIn(want string, toks []tok) strength {
 				return definite
 			}
 			// An abbreviated long option (--forc, --recur) means the
-			// option it abbreviates, as getopt and git read it.
-			for _, l := range t.long {
-				if len(l) >= 2 && len(l) < len(want) && strings.HasPrefix(want, l) && !contains(t.flags, l) {
-					return definite
-				}
+			// option it abbreviates, as getopt and git read it. Only
+			// deny and ask rules read it so: allow rules stay exact.
+			if !strict && t.abbrev != "" && len(t.abbrev) < len(want) && strings.HasPrefix(want, t.abbrev) {
+				return definite
 			}
 		case wildTok:
 			if t.flag {

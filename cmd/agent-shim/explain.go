@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/matcher"
+	"github.com/agent-shim/agent-shim/shellparse"
+)
+
+func (e *env) explainCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "explain",
+		Usage:     "show every command a line would run, the rule that decides it and why",
+		ArgsUsage: "[--] '<command line>'",
+		Description: "Give the command line as one argument, quoted as you would for sh -c.\n" +
+			"The exit status is 0 whatever the verdict; 1 when config.json is bad; 2 on a usage error.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
+			&cli.StringFlag{Name: "config", Usage: "config.json to read (default: the agent's)", TakesFile: true},
+		},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return &usageError{msg: err.Error()}
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("explain takes the command line as one argument (quote it); got %d", c.NArg())
+			}
+			path, err := e.configPath(c.String("config"))
+			if err != nil {
+				return err
+			}
+			f, err := config.Load(path)
+			if err != nil {
+				return err
+			}
+			p := policyOf(f)
+			if err := p.Check(); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			res := p.Decide(c.Args().First())
+			if c.Bool("json") {
+				return writeJSON(e.stdout, explainJSON(f, res))
+			}
+			writeExplain(e.stdout, f, res)
+			return nil
+		},
+	}
+}
+
+func writeExplain(w io.Writer, f *config.File, res *matcher.Result) {
+	if !f.Exists {
+		fmt.Fprintf(w, "policy: %s does not exist: no rules, every command is default\n", f.Path)
+	} else {
+		fmt.Fprintf(w, "policy: %s\n", f.Path)
+	}
+	if res.Err != nil {
+		fmt.Fprintf(w, "parse error: %v\n", res.Err)
+	}
+	if len(res.Commands) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "POS\tNESTING\tCOMMAND\tVERDICT\tRULE\tREASON")
+		for _, v := range res.Commands {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Command.Pos, nesting(v.Command),
+				oneLine(argvString(v.Argv)), v.Decision, oneLine(ruleString(v.Rule)), oneLine(v.Reason))
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "verdict: %s (%s)\n", res.Decision, oneLine(res.Reason))
+}
+
+func nesting(c *shellparse.Command) string {
+	if len(c.Nesting) == 0 {
+		return "-"
+	}
+	kinds := make([]string, len(c.Nesting))
+	for i, f := range c.Nesting {
+		kinds[i] = f.Kind
+	}
+	return strings.Join(kinds, " › ")
+}
+
+func argvString(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		parts[i] = shellQuote(a)
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	if !strings.ContainsAny(s, " \t\n'\"\\$`;&|<>()*?[]{}#!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func ruleString(r *matcher.Rule) string {
+	if r == nil {
+		return "no rule"
+	}
+	s := r.Decision.String() + " `" + r.Text + "`"
+	var from []string
+	if src := r.Source.String(); src != "" {
+		from = append(from, src)
+	}
+	if r.Source.Overlay != "" && r.Source.Overlay != "." && r.Source.File == "" {
+		from = append(from, "overlay "+r.Source.Overlay)
+	}
+	if r.Source.Category != "" {
+		from = append(from, r.Source.Category)
+	}
+	if len(from) == 0 {
+		from = append(from, "config.json "+r.Decision.String()+" list")
+	}
+	return s + " (" + strings.Join(from, ", ") + ")"
+}
+
+// oneLine keeps a table row on one line.
+func oneLine(s string) string {
+	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
+}
+
+type jsonResult struct {
+	Verdict  string        `json:"verdict"`
+	Reason   string        `json:"reason"`
+	Config   string        `json:"config"`
+	Error    string        `json:"error,omitempty"`
+	Commands []jsonCommand `json:"commands"`
+}
+
+type jsonCommand struct {
+	Pos     string    `json:"pos"`
+	Nesting []string  `json:"nesting"`
+	Source  string    `json:"source"`
+	Argv    []string  `json:"argv"`
+	Static  bool      `json:"static"`
+	Verdict string    `json:"verdict"`
+	Rule    *jsonRule `json:"rule"`
+	Reason  string    `json:"reason"`
+}
+
+type jsonRule struct {
+	Text     string `json:"text"`
+	List     string `json:"list"`
+	Grant    string `json:"grant,omitempty"`
+	Category string `json:"category,omitempty"`
+	Overlay  string `json:"overlay,omitempty"`
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+}
+
+func explainJSON(f *config.File, res *matcher.Result) jsonResult {
+	out := jsonResult{Verdict: res.Decision.String(), Reason: res.Reason, Config: f.Path, Commands: []jsonCommand{}}
+	if res.Err != nil {
+		out.Error = res.Err.Error()
+	}
+	for _, v := range res.Commands {
+		jc := jsonCommand{
+			Pos:     v.Command.Pos.String(),
+			Nesting: []string{},
+			Source:  v.Command.Source,
+			Argv:    v.Argv,
+			Static:  v.Command.Static(),
+			Verdict: v.Decision.String(),
+			Reason:  v.Reason,
+		}
+		if jc.Argv == nil {
+			jc.Argv = []string{}
+		}
+		for _, n := range v.Command.Nesting {
+			jc.Nesting = append(jc.Nesting, n.Kind)
+		}
+		if r := v.Rule; r != nil {
+			jc.Rule = &jsonRule{Text: r.Text, List: r.Decision.String(), Grant: r.Grant,
+				Category: r.Source.Category, Overlay: r.Source.Overlay, File: r.Source.File, Line: r.Source.Line}
+		}
+		out.Commands = append(out.Commands, jc)
+	}
+	return out
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
