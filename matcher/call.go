@@ -38,8 +38,8 @@ type tok struct {
 	// abbrev is a long option the program's table does not know, which
 	// getopt and git accept as an abbreviation of a longer one (--forc).
 	abbrev string
-	flag  bool     // wildTok: could be a flag (before --)
-	word  shellparse.Word
+	flag   bool // wildTok: could be a flag (before --)
+	word   shellparse.Word
 }
 
 func (c *call) floor(format string, args ...any) {
