@@ -1,0 +1,417 @@
+// Package statefile persists what agents-setup needs between runs: a lock
+// beside the config file it manages, atomic writes, state.json (the
+// profile, the managed grants and rules, the history) and the backups that
+// --rollback restores.
+//
+// Each config file has its own state directory, keyed to the file's
+// absolute path, so two checkouts or two configs never share state.
+package statefile
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agent-shim/agent-shim/config"
+	"github.com/gofrs/flock"
+)
+
+// ErrLocked is returned by TryLock when another process holds the lock.
+var ErrLocked = errors.New("locked by another process")
+
+// ErrCorrupt is wrapped by Load when state.json cannot be read as state.
+var ErrCorrupt = errors.New("corrupt state file")
+
+// Version is the version of state.json this package writes.
+const Version = 1
+
+// KeepBackups is how many config backups are kept.
+const KeepBackups = 10
+
+// LockPath returns the sidecar lock file of a config file.
+func LockPath(configPath string) string { return configPath + ".lock" }
+
+// Lock takes the lock of the config file at path, waiting for it until ctx
+// is done. The returned func releases it.
+func Lock(ctx context.Context, path string) (unlock func() error, err error) {
+	fl, err := newFlock(path)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Done() == nil {
+		err = fl.Lock()
+	} else {
+		var ok bool
+		ok, err = fl.TryLockContext(ctx, 5*time.Millisecond)
+		if err == nil && !ok {
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
+		fl.Close()
+		return nil, fmt.Errorf("locking %s: %w", fl.Path(), err)
+	}
+	return fl.Unlock, nil
+}
+
+// TryLock takes the lock of the config file at path if it is free, and
+// fails with ErrLocked otherwise.
+func TryLock(path string) (unlock func() error, err error) {
+	fl, err := newFlock(path)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := fl.TryLock()
+	if err == nil && !ok {
+		err = ErrLocked
+	}
+	if err != nil {
+		fl.Close()
+		return nil, fmt.Errorf("locking %s: %w", fl.Path(), err)
+	}
+	return fl.Unlock, nil
+}
+
+func newFlock(path string) (*flock.Flock, error) {
+	lock := LockPath(path)
+	if err := os.MkdirAll(filepath.Dir(lock), 0o700); err != nil {
+		return nil, fmt.Errorf("locking %s: %w", lock, err)
+	}
+	return flock.New(lock, flock.SetPermissions(0o600)), nil
+}
+
+// WriteAtomic replaces the file at path with data: it writes a temporary
+// file in the same directory, syncs it, renames it over path and syncs the
+// directory, so a crash leaves the old or the new content. No temporary
+// file is left behind on any error. An existing file keeps its mode.
+func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(path); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Dir returns the state directory of the config file at configPath:
+// stateDir when given, else $XDG_STATE_HOME/agents-setup/<key> (with
+// $HOME/.local/state as the default), the key being a readable name and a
+// hash of the config's absolute path.
+func Dir(stateDir, configPath string, getenv func(string) string) (string, error) {
+	if stateDir != "" {
+		return filepath.Abs(stateDir)
+	}
+	abs, err := filepath.Abs(configPath)
+	if err != nil {
+		return "", fmt.Errorf("finding the state directory: %w", err)
+	}
+	base := getenv("XDG_STATE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		home := getenv("HOME")
+		if home == "" {
+			return "", errors.New("finding the state directory: neither XDG_STATE_HOME nor HOME is set")
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "agents-setup", key(abs)), nil
+}
+
+var unreadable = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// key names the state directory of a config path: the last two path
+// elements made readable, then a hash of the whole path.
+func key(abs string) string {
+	sum := sha256.Sum256([]byte(abs))
+	name := filepath.Base(filepath.Dir(abs)) + "-" + filepath.Base(abs)
+	name = strings.Trim(unreadable.ReplaceAllString(name, "_"), "_.-")
+	if len(name) > 40 {
+		name = name[len(name)-40:]
+	}
+	return name + "-" + hex.EncodeToString(sum[:8])
+}
+
+// State is the content of state.json.
+type State struct {
+	Version int `json:"version"`
+	// Config is the absolute path of the config file this state manages.
+	Config string `json:"config"`
+	// Profile is the last applied profile, "" after a reset.
+	Profile string `json:"profile"`
+	// Fingerprint identifies the inputs of the last run (manifests,
+	// profile, ad-hoc rules, config content); a run with the same one has
+	// nothing to do.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Managed are the grants the last run manages, per list.
+	Managed config.Grants `json:"managed"`
+	// Rules are the shim rules the last run wrote.
+	Rules []config.Rule `json:"rules"`
+	// History lists what was done, oldest first.
+	History []Entry `json:"history"`
+	// NextBackup numbers the next backup file.
+	NextBackup int `json:"nextBackup"`
+}
+
+// Entry is one change recorded in the history.
+type Entry struct {
+	Time    time.Time `json:"time"`
+	Action  string    `json:"action"` // apply, reset or rollback
+	Profile string    `json:"profile,omitempty"`
+	// Backup names the backup holding what the config (and the state)
+	// was before this change; "" once the backup was pruned, or for a
+	// rollback, which is not itself undone.
+	Backup string `json:"backup,omitempty"`
+	// Created reports that the change created the config file.
+	Created bool `json:"created,omitempty"`
+}
+
+// Backup is what a config file and its state were before a change.
+type Backup struct {
+	Time time.Time `json:"time"`
+	// Existed is false when the config file did not exist: restoring
+	// the backup deletes it.
+	Existed bool   `json:"existed"`
+	Content string `json:"content,omitempty"`
+	// Profile, Managed and Rules are the state before the change.
+	Profile string        `json:"profile"`
+	Managed config.Grants `json:"managed"`
+	Rules   []config.Rule `json:"rules"`
+}
+
+// Store is the state directory of one config file.
+type Store struct {
+	Dir string
+}
+
+// Path returns the path of state.json.
+func (s Store) Path() string { return filepath.Join(s.Dir, "state.json") }
+
+func (s Store) backupDir() string { return filepath.Join(s.Dir, "backups") }
+
+// Load reads state.json. A missing file yields an empty state; one that
+// cannot be decoded an error wrapping ErrCorrupt.
+func (s Store) Load() (*State, error) {
+	path := s.Path()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &State{Version: Version}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading state %s: %w", path, err)
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("reading state %s: %w: %v", path, ErrCorrupt, err)
+	}
+	if st.Version != Version {
+		return nil, fmt.Errorf("reading state %s: %w: version %d, want %d", path, ErrCorrupt, st.Version, Version)
+	}
+	return &st, nil
+}
+
+// Save writes state.json atomically.
+func (s Store) Save(st *State) error {
+	st.Version = Version
+	st.Managed = nonNil(st.Managed)
+	if st.Rules == nil {
+		st.Rules = []config.Rule{}
+	}
+	if st.History == nil {
+		st.History = []Entry{}
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding state: %w", err)
+	}
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return fmt.Errorf("writing state: %w", err)
+	}
+	return WriteAtomic(s.Path(), append(data, '\n'), 0o600)
+}
+
+func nonNil(g config.Grants) config.Grants {
+	for _, l := range []*[]string{&g.Allow, &g.Ask, &g.Deny} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return g
+}
+
+// SaveBackup writes b as the next backup of st and returns its name.
+func (s Store) SaveBackup(st *State, b *Backup) (string, error) {
+	if err := os.MkdirAll(s.backupDir(), 0o700); err != nil {
+		return "", fmt.Errorf("writing backup: %w", err)
+	}
+	b.Managed = nonNil(b.Managed)
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encoding backup: %w", err)
+	}
+	st.NextBackup++
+	name := fmt.Sprintf("%06d.json", st.NextBackup)
+	if err := WriteAtomic(filepath.Join(s.backupDir(), name), append(data, '\n'), 0o600); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// LoadBackup reads the backup called name.
+func (s Store) LoadBackup(name string) (*Backup, error) {
+	path := filepath.Join(s.backupDir(), filepath.Base(name))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading backup: %w", err)
+	}
+	var b Backup
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("reading backup %s: %w: %v", path, ErrCorrupt, err)
+	}
+	return &b, nil
+}
+
+// Prune keeps the KeepBackups newest backups the history refers to and
+// removes the others (and any stray file), clearing the references to
+// them: those changes can no longer be rolled back.
+func (s Store) Prune(st *State) error {
+	var refs []int
+	for i, e := range st.History {
+		if e.Backup != "" {
+			refs = append(refs, i)
+		}
+	}
+	keep := map[string]bool{}
+	for k, i := range refs {
+		if len(refs)-k > KeepBackups {
+			st.History[i].Backup = ""
+			continue
+		}
+		keep[st.History[i].Backup] = true
+	}
+	entries, err := os.ReadDir(s.backupDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pruning backups: %w", err)
+	}
+	for _, e := range entries {
+		if !keep[e.Name()] {
+			if err := os.Remove(filepath.Join(s.backupDir(), e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("pruning backups: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// Backups lists the backup files on disk, oldest first.
+func (s Store) Backups() ([]string, error) {
+	entries, err := os.ReadDir(s.backupDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing backups: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Undoable returns the indexes in st.History of the changes that can be
+// rolled back, newest first.
+func Undoable(st *State) []int {
+	var idx []int
+	for i := len(st.History) - 1; i >= 0; i-- {
+		if st.History[i].Backup != "" {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// TrimHistory keeps the newest n history entries.
+func TrimHistory(st *State, n int) {
+	if len(st.History) > n {
+		st.History = append([]Entry(nil), st.History[len(st.History)-n:]...)
+	}
+}
+
+// Rollback undoes the n newest changes that can be undone: it removes them
+// from the history and returns the backup taken before the oldest of them,
+// which holds the config (and the state) to restore.
+func (s Store) Rollback(st *State, n int) (*Backup, error) {
+	idx := Undoable(st)
+	if n < 1 {
+		return nil, fmt.Errorf("rolling back %d changes: want at least 1", n)
+	}
+	if n > len(idx) {
+		return nil, fmt.Errorf("rolling back %d changes: only %d can be rolled back", n, len(idx))
+	}
+	oldest := st.History[idx[n-1]]
+	b, err := s.LoadBackup(oldest.Backup)
+	if err != nil {
+		return nil, err
+	}
+	drop := map[int]bool{}
+	for _, i := range idx[:n] {
+		drop[i] = true
+	}
+	var kept []Entry
+	for i, e := range st.History {
+		if !drop[i] {
+			kept = append(kept, e)
+		}
+	}
+	st.History = kept
+	return b, nil
+}

@@ -1,0 +1,252 @@
+package statefile
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-shim/agent-shim/config"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestWriteAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	if err := WriteAtomic(path, []byte("one"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	assertFile(t, path, "one")
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
+		t.Errorf("new file mode %v, want 0640", fi.Mode().Perm())
+	}
+	// Replacing keeps the existing mode.
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteAtomic(path, []byte("two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	assertFile(t, path, "two")
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("replaced file mode %v, want 0600", fi.Mode().Perm())
+	}
+	assertOnly(t, dir, "config.json")
+}
+
+func TestWriteAtomicErrors(t *testing.T) {
+	dir := t.TempDir()
+	// The directory does not exist.
+	if err := WriteAtomic(filepath.Join(dir, "missing", "config.json"), []byte("x"), 0o600); err == nil {
+		t.Error("missing directory: got no error")
+	}
+	// The rename fails: the target is a non-empty directory.
+	target := filepath.Join(dir, "config.json")
+	if err := os.MkdirAll(filepath.Join(target, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteAtomic(target, []byte("x"), 0o600)
+	if err == nil || !strings.Contains(err.Error(), "writing "+target) {
+		t.Errorf("rename over a directory: got %v", err)
+	}
+	assertOnly(t, dir, "config.json")
+}
+
+func TestLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "config.json")
+	unlock, err := Lock(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".lock"); err != nil {
+		t.Errorf("no sidecar lock file: %v", err)
+	}
+	if _, err := TryLock(path); !errors.Is(err, ErrLocked) {
+		t.Errorf("TryLock while held: got %v, want ErrLocked", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if _, err := Lock(ctx, path); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Lock with a deadline while held: got %v", err)
+	}
+	// A waiting Lock gets it once released.
+	got := make(chan error, 1)
+	go func() {
+		unlock2, err := Lock(context.Background(), path)
+		if err == nil {
+			err = unlock2()
+		}
+		got <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	if err := unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	unlock, err = TryLock(path)
+	if err != nil {
+		t.Fatalf("TryLock when free: %v", err)
+	}
+	unlock()
+}
+
+func TestDir(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	got, err := Dir("/explicit/state", "/x/config.json", env(nil))
+	if err != nil || got != "/explicit/state" {
+		t.Errorf("--state-dir: got %q, %v", got, err)
+	}
+	a, err := Dir("", "/home/u/.gemini/config/config.json", env(map[string]string{"XDG_STATE_HOME": "/s", "HOME": "/home/u"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(a, "/s/agents-setup/config-config.json-") {
+		t.Errorf("XDG_STATE_HOME: got %q", a)
+	}
+	b, err := Dir("", "/home/u/other/config/config.json", env(map[string]string{"HOME": "/home/u"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b, "/home/u/.local/state/agents-setup/config-config.json-") {
+		t.Errorf("HOME: got %q", b)
+	}
+	if filepath.Base(a) == filepath.Base(b) {
+		t.Errorf("two configs share a state key: %q", filepath.Base(a))
+	}
+	// Relative XDG_STATE_HOME is ignored, as the XDG spec says.
+	c, _ := Dir("", "/home/u/.gemini/config/config.json", env(map[string]string{"XDG_STATE_HOME": "rel", "HOME": "/home/u"}))
+	if !strings.HasPrefix(c, "/home/u/.local/state/") {
+		t.Errorf("relative XDG_STATE_HOME: got %q", c)
+	}
+	if _, err := Dir("", "/x/config.json", env(nil)); err == nil {
+		t.Error("no HOME: got no error")
+	}
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	s := Store{Dir: filepath.Join(t.TempDir(), "state")}
+	st, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&State{Version: Version}, st); diff != "" {
+		t.Errorf("missing state (-want +got):\n%s", diff)
+	}
+	st.Config = "/x/config.json"
+	st.Profile = "read-only"
+	st.Managed = config.Grants{Allow: []string{"a"}}
+	st.Rules = []config.Rule{{Line: "ls", Category: "read_only", Grants: []string{"a"}}}
+	st.History = []Entry{{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Action: "apply", Profile: "read-only", Backup: "000001.json", Created: true}}
+	if err := s.Save(st); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(st, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadCorrupt(t *testing.T) {
+	for _, in := range []string{"", "{", `{"version": 1, "managed": []}`, `{"version": 99}`, "null"} {
+		t.Logf("input: %q", in)
+		s := Store{Dir: t.TempDir()}
+		if err := os.WriteFile(s.Path(), []byte(in), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Load()
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("got %v, want ErrCorrupt", err)
+			continue
+		}
+		if !strings.Contains(err.Error(), s.Path()) {
+			t.Errorf("error does not name the file: %v", err)
+		}
+	}
+}
+
+func TestBackupsPruneAndRollback(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	st := &State{}
+	// 13 applies, each backing up what was there: the first one created
+	// the file.
+	for i := range 13 {
+		b := &Backup{Existed: i > 0, Content: string(rune('a' + i)), Profile: "p" + string(rune('a'+i))}
+		name, err := s.SaveBackup(st, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.History = append(st.History, Entry{Action: "apply", Backup: name, Created: i == 0})
+		if err := s.Prune(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names, err := s.Backups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != KeepBackups || names[0] != "000004.json" || names[9] != "000013.json" {
+		t.Errorf("backups kept: %v", names)
+	}
+	if n := len(Undoable(st)); n != KeepBackups {
+		t.Errorf("undoable: %d, want %d", n, KeepBackups)
+	}
+	if _, err := s.Rollback(st, 11); err == nil {
+		t.Error("rolling back past the kept backups: got no error")
+	}
+	b, err := s.Rollback(st, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Before the third newest apply (the 11th, index 10) the file held 'k'.
+	if b.Content != "k" || !b.Existed || b.Profile != "pk" {
+		t.Errorf("rollback 3 restores %+v", b)
+	}
+	if len(st.History) != 10 || len(Undoable(st)) != 7 {
+		t.Errorf("history after rollback: %d entries, %d undoable", len(st.History), len(Undoable(st)))
+	}
+	if err := s.Prune(st); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := s.Backups(); len(names) != 7 {
+		t.Errorf("backups after rollback and prune: %v", names)
+	}
+	if _, err := s.Rollback(st, 0); err == nil {
+		t.Error("rollback 0: got no error")
+	}
+}
+
+func assertFile(t *testing.T, path, want string) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("%s: got %q, want %q", path, got, want)
+	}
+}
+
+// assertOnly checks that dir holds exactly the named entries: no
+// temporary file was left behind.
+func assertOnly(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if diff := cmp.Diff(names, got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", dir, diff)
+	}
+}
