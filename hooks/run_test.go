@@ -365,7 +365,7 @@ func checkReconciled(t *testing.T, state, manifest string) {
 	if _, err := os.Stat(LogPath(state)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("errors logged:\n%s", readFile(t, LogPath(state)))
 	}
-	t.Logf("8 hook runs, %d applies", countLines(t, filepath.Join(state, "applies")))
+	t.Logf("%d applies", countLines(t, filepath.Join(state, "applies")))
 }
 
 // TestCheckoutFiresHook checks out a branch that changes the manifest with
@@ -469,4 +469,45 @@ func BenchmarkRunUnchanged(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestRunLateChange makes the change land in the narrowest window: after the
+// lock holder's last look at the fingerprint and before it unlocks. The late
+// run finds the lock busy and leaves; the holder must come back for it.
+func TestRunLateChange(t *testing.T) {
+	ctx := context.Background()
+	state, root := t.TempDir(), t.TempDir()
+	manifest := filepath.Join(root, "manifest.txt")
+	writeFile(t, manifest, "early\n", 0o644)
+	base := fileFingerprint(manifest)
+	calls := 0
+	holder := RunOptions{
+		Args:     []string{"a", "b", "1"},
+		StateDir: state,
+		Fingerprint: func() (string, error) {
+			fp, err := base()
+			calls++
+			if calls == 3 { // the look after the first apply: [fast path, drain, this]
+				if err := writeFileAtomic(manifest, []byte("late\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				late := RunOptions{Args: []string{"0"}, StateDir: state, Fingerprint: base, Apply: func(context.Context) error {
+					t.Error("the late run applied while the holder held the lock")
+					return nil
+				}}
+				if err := Run(ctx, late); err != nil {
+					t.Errorf("late run: %v", err)
+				}
+			}
+			return fp, err
+		},
+		Apply: copyApply(manifest, state, 0),
+	}
+	if err := Run(ctx, holder); err != nil {
+		t.Fatal(err)
+	}
+	if calls < 3 {
+		t.Fatalf("fingerprint called %d times: the late run never happened", calls)
+	}
+	checkReconciled(t, state, manifest)
 }
