@@ -1,0 +1,67 @@
+// Command agents-setup turns the permission manifests of a checkout into the
+// agent's config.json: grants under userSettings.globalPermissionGrants that
+// the agent applies itself, and the shim's rules under "agentShim".
+//
+// # Usage
+//
+//	agents-setup [-p PROFILE] [-a CMD]... [-k CMD]... [-d CMD]...
+//	             [--allow-list FILE]... [--ask-list FILE]... [--deny-list FILE]...
+//	             [--config FILE] [--state-dir DIR] [--root DIR] [--dry-run] [--init]
+//	agents-setup --status | --rollback [N] | --reset [--dry-run]
+//
+// The checkout root is the nearest ancestor holding .jiri_root/, else the top
+// of the enclosing git repository; --root names it directly. Its manifests
+// are .agents/config/permissions/<category>.txt in the root and in each
+// vendor/<x> git repository, in sorted order. A checkout without manifests
+// gets the built-in defaults, which --init writes into it for editing.
+// Outside any checkout the built-in defaults apply, or, when ad-hoc rules are
+// given, only those.
+//
+// The profile (read-only, local-changes, external-changes, full-access)
+// decides which categories are allowed, asked or denied; it defaults to the
+// last one applied, else local-changes. -a, -k and -d add ad-hoc rules to
+// allow, ask and deny, and --allow-list, --ask-list and --deny-list read
+// them from files (one rule per line, # comments). Ad-hoc rules count as
+// managed: a later run without them removes them.
+//
+// Grants added to config.json by hand are kept: a run replaces only the
+// grants the previous run wrote (a three-way reconcile). A grant the
+// manifests place in one list is removed from the other lists, though.
+// Nothing is written when nothing changed; an unchanged re-run returns
+// without expanding the manifests.
+//
+// --dry-run prints the additions and removals per list and writes nothing.
+// --status prints the profile, the managed and custom grants per list, the
+// manifest files and the recent history. --rollback N restores config.json
+// from before the last N changes (removing it if the first of them created
+// it); backups of the 10 last changes are kept. --reset removes the managed
+// grants and rules and keeps the ones added by hand.
+//
+// After a change, the user services listed in the overlays' services.txt are
+// restarted with systemctl --user try-restart (skipped without systemctl).
+//
+// # Exit codes
+//
+//	0  success, including "nothing to do"
+//	1  error: config.json or state.json unreadable (the message names the
+//	   file, with line and column for bad JSON), a manifest line that cannot be
+//	   read (file:line), an I/O or lock failure; nothing is written
+//	2  usage error: unknown flag or profile, conflicting modes, an argument
+//
+// # Files
+//
+//	$GEMINI_CONFIG_DIR/config.json, else $GEMINI_HOME/config/config.json,
+//	else ~/.gemini/config/config.json
+//	    the agent's config (--config overrides)
+//	<config>.lock
+//	    the lock every run holds while it reads and writes
+//	$XDG_STATE_HOME/agents-setup/<name>-<hash of the config path>/state.json
+//	    (default ~/.local/state/...; --state-dir overrides) the profile, the
+//	    managed grants and rules, a fingerprint of the last run's inputs and
+//	    the history
+//	<state dir>/backups/NNNNNN.json
+//	    the config and state before each change, the 10 newest
+//	<root>/.agents/config/permissions/<category>.txt, <root>/vendor/<x>/.agents/config/...
+//	    the manifests; services.txt beside permissions/ names the services
+//	    to restart
+package main

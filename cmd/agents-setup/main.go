@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes; see doc.go.
+const (
+	exitOK    = 0
+	exitError = 1 // bad input (config, state, manifest), I/O, lock
+	exitUsage = 2 // bad flags, unknown profile, conflicting modes
+)
+
+func main() { os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) }
+
+// usageError is a mistake on the command line: exit code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// hintError carries a hint on how to fix the error.
+type hintError struct {
+	err  error
+	hint string
+}
+
+func (e *hintError) Error() string { return e.err.Error() }
+func (e *hintError) Unwrap() error { return e.err }
+
+// run is main without the process: tests call it directly.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var opts options
+	app := newApp(&opts, stdin, stdout, stderr)
+	err := app.RunContext(ctx, fixRollback(args))
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "agents-setup: error: %v\n", err)
+	var hint *hintError
+	if errors.As(err, &hint) {
+		fmt.Fprintf(stderr, "agents-setup: hint: %s\n", hint.hint)
+	}
+	var usage *usageError
+	if errors.As(err, &usage) {
+		fmt.Fprintf(stderr, "agents-setup: hint: see agents-setup --help\n")
+		return exitUsage
+	}
+	return exitError
+}
+
+// fixRollback lets --rollback take an optional count, which the flag
+// package cannot express: "--rollback" alone becomes "--rollback=1" and
+// "--rollback N" becomes "--rollback=N".
+func fixRollback(args []string) []string {
+	out := append([]string(nil), args[:min(1, len(args))]...)
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			out = append(out, args[i:]...)
+			break
+		}
+		if a != "--rollback" && a != "-rollback" {
+			out = append(out, a)
+			continue
+		}
+		n := "1"
+		if i+1 < len(args) {
+			if _, err := strconv.Atoi(args[i+1]); err == nil {
+				n = args[i+1]
+				i++
+			}
+		}
+		out = append(out, "--rollback="+n)
+	}
+	return out
+}
+
+// options are the command line, parsed.
+type options struct {
+	profile                          string
+	allow, ask, deny                 []string
+	allowLists, askLists, denyLists  []string
+	configPath, stateDir, root       string
+	dryRun, init, status, reset      bool
+	rollback                         int
+	stdout, stderr                   io.Writer
+	profileSet, rollbackSet, rootSet bool
+}
+
+const helpText = `Turn the permission manifests of a checkout into the agent's config.json.
+
+Manifests are .agents/config/permissions/<category>.txt files in the checkout
+root and in each vendor/<x> repository (one command line per rule). The
+profile decides which categories are allowed, asked or denied; the grants go
+to userSettings.globalPermissionGrants, and the shim's rules to "agentShim".
+Grants added to config.json by hand are kept. Outside a checkout, the
+built-in default manifests are used (or only the ad-hoc rules, when given).
+
+Ad-hoc rules (-a, -k, -d and the --*-list files) count as managed: a later run
+without them removes them. To keep a rule for good, add it to config.json by
+hand or to a manifest.
+
+Profiles: ` + "read-only, local-changes (default), external-changes, full-access." + `
+The profile defaults to the last one applied.`
+
+func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	o.stdout, o.stderr = stdout, stderr
+	return &cli.App{
+		Name:                      "agents-setup",
+		Usage:                     "write the agent permission policy of a checkout into config.json",
+		UsageText:                 "agents-setup [flags]",
+		Description:               helpText,
+		HideHelpCommand:           true,
+		DisableSliceFlagSeparator: true,
+		UseShortOptionHandling:    false,
+		Reader:                    stdin,
+		Writer:                    stdout,
+		ErrWriter:                 stderr,
+		ExitErrHandler:            func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return &usageError{err.Error()}
+		},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, Usage: "`PROFILE`: " + strings.Join(manifest.Profiles, ", "), Destination: &o.profile},
+			&cli.StringSliceFlag{Name: "allow", Aliases: []string{"a"}, Usage: "allow `CMD` (ad-hoc rule, repeatable)"},
+			&cli.StringSliceFlag{Name: "ask", Aliases: []string{"k"}, Usage: "ask before `CMD` (ad-hoc rule, repeatable)"},
+			&cli.StringSliceFlag{Name: "deny", Aliases: []string{"d"}, Usage: "deny `CMD` (ad-hoc rule, repeatable)"},
+			&cli.StringSliceFlag{Name: "allow-list", Usage: "allow the rules in `FILE` (repeatable)"},
+			&cli.StringSliceFlag{Name: "ask-list", Usage: "ask before the rules in `FILE` (repeatable)"},
+			&cli.StringSliceFlag{Name: "deny-list", Usage: "deny the rules in `FILE` (repeatable)"},
+			&cli.StringFlag{Name: "config", Usage: "the agent's config `FILE` (default $GEMINI_CONFIG_DIR/config.json, $GEMINI_HOME/config/config.json or ~/.gemini/config/config.json)", Destination: &o.configPath},
+			&cli.StringFlag{Name: "state-dir", Usage: "keep state and backups in `DIR` (default $XDG_STATE_HOME/agents-setup/<config>)", Destination: &o.stateDir},
+			&cli.StringFlag{Name: "root", Usage: "the checkout root `DIR` (default: found from the current directory)", Destination: &o.root},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes per list without writing anything", Destination: &o.dryRun},
+			&cli.BoolFlag{Name: "init", Usage: "write the built-in default manifests into the checkout for editing, then apply", Destination: &o.init},
+			&cli.BoolFlag{Name: "status", Usage: "print the profile, grant counts, manifest files and recent history", Destination: &o.status},
+			&cli.IntFlag{Name: "rollback", Usage: "restore config.json from before the last `N` applies (default 1)", Destination: &o.rollback},
+			&cli.BoolFlag{Name: "reset", Usage: "remove the managed grants and rules, keeping the ones added by hand", Destination: &o.reset},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("unexpected argument %q (flags go before arguments; this command takes none)", c.Args().First())
+			}
+			o.allow, o.ask, o.deny = c.StringSlice("allow"), c.StringSlice("ask"), c.StringSlice("deny")
+			o.allowLists, o.askLists, o.denyLists = c.StringSlice("allow-list"), c.StringSlice("ask-list"), c.StringSlice("deny-list")
+			o.profileSet, o.rollbackSet, o.rootSet = c.IsSet("profile"), c.IsSet("rollback"), c.IsSet("root")
+			return o.run(c.Context)
+		},
+	}
+}

@@ -1,0 +1,700 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/reconcile"
+	"github.com/agent-shim/agent-shim/statefile"
+)
+
+// Test seams.
+var (
+	now    = time.Now
+	getenv = os.Getenv
+	getwd  = os.Getwd
+	// restart restarts user services after a change.
+	restart = systemctlRestart
+)
+
+// historyKeep is how many history entries state.json keeps.
+const historyKeep = 50
+
+// listNames are the grant lists, in the order of the flags and the output.
+var listNames = [3]string{"allow", "ask", "deny"}
+
+// lists returns pointers to the three lists of g.
+func lists(g *config.Grants) [3]*[]string { return [3]*[]string{&g.Allow, &g.Ask, &g.Deny} }
+
+// session is one locked run against one config file.
+type session struct {
+	o          *options
+	configPath string
+	store      statefile.Store
+	raw        []byte // the config's content as read; nil when missing
+	file       *config.File
+	fileErr    error // why the config could not be parsed
+	st         *statefile.State
+	stErr      error // why the state could not be read
+}
+
+func (o *options) run(ctx context.Context) error {
+	modes := 0
+	for _, set := range []bool{o.status, o.rollbackSet, o.reset} {
+		if set {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return usagef("--status, --rollback and --reset exclude each other")
+	}
+	adhoc := len(o.allow)+len(o.ask)+len(o.deny)+len(o.allowLists)+len(o.askLists)+len(o.denyLists) > 0
+	if modes == 1 && (o.profileSet || adhoc || o.init) {
+		return usagef("--status, --rollback and --reset take no profile, ad-hoc rules or --init")
+	}
+	if o.status && o.dryRun {
+		return usagef("--status writes nothing; --dry-run does not apply")
+	}
+	if o.rollbackSet && o.rollback < 1 {
+		return usagef("--rollback %d: want a count of at least 1", o.rollback)
+	}
+	if o.profileSet && !slices.Contains(manifest.Profiles, o.profile) {
+		return usagef("unknown profile %q (profiles: %s)", o.profile, strings.Join(manifest.Profiles, ", "))
+	}
+
+	s, unlock, err := o.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	switch {
+	case o.status:
+		return s.status()
+	case o.rollbackSet:
+		return s.rollback(ctx)
+	}
+	return s.apply(ctx)
+}
+
+// open finds the config and state, takes the lock and reads both.
+func (o *options) open(ctx context.Context) (*session, func() error, error) {
+	path := o.configPath
+	if path == "" {
+		var err error
+		if path, err = config.DefaultPath(getenv); err != nil {
+			return nil, nil, err
+		}
+	}
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := statefile.Dir(o.stateDir, path, getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &session{o: o, configPath: path, store: statefile.Store{Dir: dir}}
+	unlock, err := statefile.Lock(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.raw, err = os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		s.raw = nil
+		s.file = &config.File{Path: path}
+	case err != nil:
+		unlock()
+		return nil, nil, fmt.Errorf("reading config: %w", err)
+	default:
+		s.file, s.fileErr = config.Parse(path, s.raw)
+	}
+	s.st, s.stErr = s.store.Load()
+	if s.stErr == nil && s.st.Config != "" && s.st.Config != path {
+		s.stErr = fmt.Errorf("state %s belongs to %s, not %s", s.store.Path(), s.st.Config, path)
+	}
+	if s.stErr != nil {
+		s.stErr = &hintError{s.stErr, fmt.Sprintf("run agents-setup --reset (it removes the rules listed in config.json's agentShim section), or remove %s", s.store.Path())}
+	}
+	return s, unlock, nil
+}
+
+// adhocLines reads the ad-hoc rules: -a/-k/-d and the list files, with the
+// list (0 allow, 1 ask, 2 deny) each goes to.
+func (o *options) adhocLines() ([]manifest.Line, []int, error) {
+	var lines []manifest.Line
+	var to []int
+	for li, cmds := range [3][]string{o.allow, o.ask, o.deny} {
+		for _, c := range cmds {
+			text := strings.TrimSpace(c)
+			if text == "" {
+				return nil, nil, usagef("--%s: empty command", listNames[li])
+			}
+			lines = append(lines, manifest.Line{Text: text, Category: "ad-hoc", Overlay: "ad-hoc"})
+			to = append(to, li)
+		}
+	}
+	for li, files := range [3][]string{o.allowLists, o.askLists, o.denyLists} {
+		for _, name := range files {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				return nil, nil, fmt.Errorf("reading --%s-list: %w", listNames[li], err)
+			}
+			ls, err := manifest.ParseList(name, data, "ad-hoc", "ad-hoc")
+			if err != nil {
+				return nil, nil, err
+			}
+			for range ls {
+				to = append(to, li)
+			}
+			lines = append(lines, ls...)
+		}
+	}
+	return lines, to, nil
+}
+
+// findRoot returns the checkout root, or "" outside any checkout.
+func (o *options) findRoot() (string, error) {
+	if o.rootSet {
+		fi, err := os.Stat(o.root)
+		if err != nil {
+			return "", fmt.Errorf("--root: %w", err)
+		}
+		if !fi.IsDir() {
+			return "", fmt.Errorf("--root %s: not a directory", o.root)
+		}
+		return filepath.Abs(o.root)
+	}
+	wd, err := getwd()
+	if err != nil {
+		return "", err
+	}
+	root, err := manifest.FindRoot(wd)
+	if err != nil {
+		return "", nil // outside any checkout
+	}
+	return root, nil
+}
+
+// profile is the profile to apply: the flag, else the last one applied,
+// else the default.
+func (s *session) profile() string {
+	switch {
+	case s.o.profileSet:
+		return s.o.profile
+	case s.o.reset:
+		return ""
+	case s.stErr == nil && s.st.Profile != "":
+		return s.st.Profile
+	}
+	return manifest.DefaultProfile
+}
+
+// fingerprint identifies the inputs of a run: equal fingerprints mean
+// the same result, so an unchanged re-run can stop early.
+func fingerprint(configPath, profile, manifests string, adhoc []manifest.Line, to []int, content []byte) string {
+	h := sha256.New()
+	field := func(s string) { fmt.Fprintf(h, "%d:%s", len(s), s) }
+	field("agents-setup fingerprint v1")
+	field(configPath)
+	field(profile)
+	field(manifests)
+	for i, l := range adhoc {
+		field(listNames[to[i]])
+		field(l.Text)
+		field(l.File)
+		fmt.Fprintf(h, "%d;", l.Num)
+	}
+	if content == nil {
+		field("absent")
+	} else {
+		sum := sha256.Sum256(content)
+		field(hex.EncodeToString(sum[:]))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// apply writes the target policy (or, with --reset, none) into the config.
+func (s *session) apply(ctx context.Context) error {
+	o := s.o
+	if s.fileErr != nil {
+		return fmt.Errorf("%w (nothing written)", s.fileErr)
+	}
+	prevManaged := config.Grants{}
+	switch {
+	case s.stErr != nil && !o.reset:
+		return s.stErr
+	case s.stErr != nil || !s.stExists():
+		// Without state, the managed grants are the ones config.json's
+		// rules list, so that they are not taken for the user's.
+		prevManaged = managedFromRules(s.file)
+		s.st = &statefile.State{}
+	default:
+		prevManaged = s.st.Managed
+	}
+	profile := s.profile()
+
+	adhoc, to, err := o.adhocLines()
+	if err != nil {
+		return err
+	}
+	root, err := o.findRoot()
+	if err != nil {
+		return err
+	}
+	if o.init {
+		if err := s.init(root); err != nil {
+			return err
+		}
+	}
+	// Outside a checkout, ad-hoc rules alone apply; else the manifests
+	// (or the built-in defaults) do.
+	useTree := !o.reset && (root != "" || len(adhoc) == 0)
+	manifests := "none"
+	if useTree {
+		if manifests, err = manifest.Fingerprint(root); err != nil {
+			return err
+		}
+	}
+	fp := fingerprint(s.configPath, profile, manifests, adhoc, to, s.raw)
+	if !o.dryRun && !o.reset && s.stExists() && s.stErr == nil && fp == s.st.Fingerprint {
+		fmt.Fprintf(o.stdout, "%s is up to date (profile %s)\n", s.configPath, profile)
+		return nil
+	}
+
+	var tree *manifest.Tree
+	if useTree {
+		if tree, err = manifest.Load(root); err != nil {
+			return err
+		}
+	} else {
+		tree = &manifest.Tree{Root: root}
+	}
+	target, rules, err := buildTarget(tree.Lines, adhoc, to, profile)
+	if err != nil {
+		return err
+	}
+	if o.reset {
+		target, rules = config.Grants{}, nil
+	}
+	res := reconcile.Merge(s.file.Grants, prevManaged, target)
+
+	next := *s.file
+	next.Grants = res.Grants
+	next.Shim.Version = config.Version
+	next.Shim.Profile = profile
+	next.Shim.Rules = rules
+	changed := s.raw == nil || res.Changed(s.file.Grants) ||
+		s.file.Shim.Profile != profile || s.file.Shim.Version != config.Version ||
+		!sameRules(s.file.Shim.Rules, rules)
+
+	action := "apply"
+	if o.reset {
+		action = "reset"
+	}
+	if o.dryRun {
+		s.printChanges(res, changed, profile, rules)
+		if changed && len(tree.Services) > 0 {
+			fmt.Fprintf(o.stdout, "would run: systemctl --user try-restart %s\n", strings.Join(tree.Services, " "))
+		}
+		return nil
+	}
+
+	st := s.st
+	st.Config = s.configPath
+	if !changed {
+		st.Profile, st.Managed, st.Rules = profile, res.Managed, rules
+		st.Fingerprint = fp
+		if err := s.store.Save(st); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.stdout, "%s is up to date (profile %s)\n", s.configPath, profileName(profile))
+		return nil
+	}
+
+	data, err := next.Marshal()
+	if err != nil {
+		return err
+	}
+	backup, err := s.store.SaveBackup(st, &statefile.Backup{
+		Time: now().UTC(), Existed: s.raw != nil, Content: string(s.raw),
+		Profile: st.Profile, Managed: prevManaged, Rules: st.Rules,
+	})
+	if err != nil {
+		return err
+	}
+	// Until the config is written, both the old and the new managed
+	// grants count as managed: a crash in between loses no user grant
+	// and leaves nothing managed behind as the user's.
+	interim := *st
+	interim.Managed = union(prevManaged, res.Managed)
+	interim.Fingerprint = ""
+	interim.History = append(slices.Clone(st.History), statefile.Entry{Time: now().UTC(), Action: action, Profile: profile, Backup: backup, Created: s.raw == nil})
+	if err := s.store.Save(&interim); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.configPath), 0o700); err != nil {
+		return fmt.Errorf("writing config: %w", err)
+	}
+	if err := statefile.WriteAtomic(s.configPath, data, 0o600); err != nil {
+		return err
+	}
+	final := interim
+	final.Profile, final.Managed, final.Rules = profile, res.Managed, rules
+	if o.reset {
+		final.Profile = ""
+	}
+	final.Fingerprint = fingerprint(s.configPath, profile, manifests, adhoc, to, data)
+	statefile.TrimHistory(&final, historyKeep)
+	if err := s.store.Prune(&final); err != nil {
+		return err
+	}
+	if err := s.store.Save(&final); err != nil {
+		return err
+	}
+	s.printSummary(action, profile, res, len(rules), tree)
+	if len(tree.Services) > 0 {
+		if err := restart(ctx, tree.Services, o.stdout); err != nil {
+			fmt.Fprintf(o.stderr, "agents-setup: warning: restarting services: %v\n", err)
+		}
+	}
+	return nil
+}
+
+func (s *session) stExists() bool {
+	_, err := os.Stat(s.store.Path())
+	return err == nil
+}
+
+func profileName(p string) string {
+	if p == "" {
+		return "none"
+	}
+	return p
+}
+
+// init writes the default manifests into the checkout.
+func (s *session) init(root string) error {
+	o := s.o
+	if root == "" {
+		return &hintError{errors.New("--init: not inside a checkout (no .jiri_root or git repository)"), "run it from the checkout or give --root DIR"}
+	}
+	if o.dryRun {
+		fmt.Fprintf(o.stdout, "would write the default manifests into %s\n", filepath.Join(root, manifest.ConfigDir, "permissions"))
+		return nil
+	}
+	written, skipped, err := manifest.WriteDefaults(root)
+	for _, f := range written {
+		fmt.Fprintf(o.stdout, "wrote %s\n", f)
+	}
+	for _, f := range skipped {
+		fmt.Fprintf(o.stdout, "kept existing %s\n", f)
+	}
+	return err
+}
+
+// buildTarget expands the manifest lines placed by the profile and the
+// ad-hoc rules into the target grants and the shim's rules. A grant that
+// lands in two lists stays only in the strictest (deny, then ask).
+func buildTarget(lines []manifest.Line, adhoc []manifest.Line, to []int, profile string) (config.Grants, []config.Rule, error) {
+	var target config.Grants
+	rules := []config.Rule{}
+	listOf := map[string]int{}
+	if profile != "" {
+		allow, ask, deny, err := manifest.Lists(profile)
+		if err != nil {
+			return target, nil, usagef("%v", err)
+		}
+		for li, cats := range [3][]string{allow, ask, deny} {
+			for _, c := range cats {
+				listOf[c] = li
+			}
+		}
+	}
+	t := lists(&target)
+	seen := [3]map[string]bool{{}, {}, {}}
+	add := func(l manifest.Line, li int) error {
+		grants, err := manifest.Grants(l.Text)
+		if err != nil {
+			if l.File == "" {
+				return usagef("--%s %q: %v", listNames[li], l.Text, err)
+			}
+			return fmt.Errorf("%s:%d: %w", l.File, l.Num, err)
+		}
+		if len(grants) == 0 {
+			return nil
+		}
+		for _, g := range grants {
+			if !seen[li][g] {
+				seen[li][g] = true
+				*t[li] = append(*t[li], g)
+			}
+		}
+		rules = append(rules, config.Rule{
+			Line: l.Text, Category: l.Category,
+			Source: config.Source{Overlay: l.Overlay, File: l.File, Line: l.Num},
+			Grants: grants,
+		})
+		return nil
+	}
+	for _, l := range lines {
+		li, ok := listOf[l.Category]
+		if !ok {
+			continue // the profile leaves this category to the agent's default
+		}
+		if err := add(l, li); err != nil {
+			return target, nil, err
+		}
+	}
+	for i, l := range adhoc {
+		if err := add(l, to[i]); err != nil {
+			return target, nil, err
+		}
+	}
+	// The strictest list wins.
+	target.Allow = slices.DeleteFunc(target.Allow, func(g string) bool { return seen[1][g] || seen[2][g] })
+	target.Ask = slices.DeleteFunc(target.Ask, func(g string) bool { return seen[2][g] })
+	return target, rules, nil
+}
+
+// managedFromRules returns the grants of config.json that its agentShim
+// rules list: the managed ones, when no state says so.
+func managedFromRules(f *config.File) config.Grants {
+	inRules := map[string]bool{}
+	for _, r := range f.Shim.Rules {
+		for _, g := range r.Grants {
+			inRules[g] = true
+		}
+	}
+	var res config.Grants
+	e, m := lists(&f.Grants), lists(&res)
+	for i := range e {
+		*m[i] = []string{}
+		for _, g := range *e[i] {
+			if inRules[g] {
+				*m[i] = append(*m[i], g)
+			}
+		}
+	}
+	return res
+}
+
+func union(a, b config.Grants) config.Grants {
+	var res config.Grants
+	la, lb, lr := lists(&a), lists(&b), lists(&res)
+	for i := range la {
+		*lr[i] = append(slices.Clone(*la[i]), *lb[i]...)
+		slices.Sort(*lr[i])
+		*lr[i] = slices.Compact(*lr[i])
+	}
+	return res
+}
+
+func sameRules(a, b []config.Rule) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Line != y.Line || x.Category != y.Category || x.Source != y.Source || !slices.Equal(x.Grants, y.Grants) {
+			return false
+		}
+	}
+	return true
+}
+
+// printChanges prints what an apply would change, per list (--dry-run).
+func (s *session) printChanges(res reconcile.Result, changed bool, profile string, rules []config.Rule) {
+	w := s.o.stdout
+	if !changed {
+		fmt.Fprintf(w, "no changes to %s (profile %s)\n", s.configPath, profileName(profile))
+		return
+	}
+	fmt.Fprintf(w, "would write %s (profile %s -> %s, %d rules)\n", s.configPath, profileName(s.file.Shim.Profile), profileName(profile), len(rules))
+	added, removed := lists(&res.Added), lists(&res.Removed)
+	for i, name := range listNames {
+		fmt.Fprintf(w, "%s: +%d -%d\n", name, len(*added[i]), len(*removed[i]))
+		for _, g := range *added[i] {
+			fmt.Fprintf(w, "  + %s\n", g)
+		}
+		for _, g := range *removed[i] {
+			fmt.Fprintf(w, "  - %s\n", g)
+		}
+	}
+}
+
+// printSummary reports a written change.
+func (s *session) printSummary(action, profile string, res reconcile.Result, nrules int, tree *manifest.Tree) {
+	w := s.o.stdout
+	what := "applied profile " + profileName(profile) + " to"
+	if action == "reset" {
+		what = "removed the managed grants from"
+	}
+	fmt.Fprintf(w, "%s %s\n", what, s.configPath)
+	added, removed := lists(&res.Added), lists(&res.Removed)
+	var parts []string
+	for i, name := range listNames {
+		parts = append(parts, fmt.Sprintf("%s +%d -%d", name, len(*added[i]), len(*removed[i])))
+	}
+	src := fmt.Sprintf("%d rules", nrules)
+	if tree.Builtin {
+		src += " from the built-in defaults"
+	} else if len(tree.Files) > 0 {
+		src += fmt.Sprintf(" from %d files", len(tree.Files))
+	}
+	fmt.Fprintf(w, "  %s; %s\n", strings.Join(parts, ", "), src)
+}
+
+// rollback restores the config from before the last N changes.
+func (s *session) rollback(ctx context.Context) error {
+	o := s.o
+	if s.stErr != nil {
+		return s.stErr
+	}
+	st := s.st
+	n := o.rollback
+	undo := statefile.Undoable(st)
+	if n > len(undo) {
+		return fmt.Errorf("--rollback %d: only %d change(s) can be rolled back (backups are kept for the last %d)", n, len(undo), statefile.KeepBackups)
+	}
+	b, err := s.store.Rollback(st, n)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		if !b.Existed {
+			fmt.Fprintf(o.stdout, "would remove %s (the rolled back apply created it)\n", s.configPath)
+		} else {
+			fmt.Fprintf(o.stdout, "would restore %s from %s (profile %s)\n", s.configPath, b.Time.Format(time.RFC3339), profileName(b.Profile))
+		}
+		return nil
+	}
+	if b.Existed {
+		if err := statefile.WriteAtomic(s.configPath, []byte(b.Content), 0o600); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.stdout, "restored %s from %s (profile %s)\n", s.configPath, b.Time.Format(time.RFC3339), profileName(b.Profile))
+	} else {
+		if err := os.Remove(s.configPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing config: %w", err)
+		}
+		fmt.Fprintf(o.stdout, "removed %s (the rolled back apply created it)\n", s.configPath)
+	}
+	st.Config = s.configPath
+	st.Profile, st.Managed, st.Rules = b.Profile, b.Managed, b.Rules
+	st.Fingerprint = ""
+	st.History = append(st.History, statefile.Entry{Time: now().UTC(), Action: "rollback", Profile: b.Profile})
+	statefile.TrimHistory(st, historyKeep)
+	if err := s.store.Prune(st); err != nil {
+		return err
+	}
+	return s.store.Save(st)
+}
+
+// status reports the profile, the grant counts, the manifests and the
+// recent history.
+func (s *session) status() error {
+	o := s.o
+	if s.fileErr != nil {
+		return s.fileErr
+	}
+	if s.stErr != nil {
+		return s.stErr
+	}
+	w := o.stdout
+	st := s.st
+	exists := "exists"
+	if s.raw == nil {
+		exists = "does not exist"
+	}
+	fmt.Fprintf(w, "config:  %s (%s)\n", s.configPath, exists)
+	fmt.Fprintf(w, "state:   %s\n", s.store.Dir)
+	fmt.Fprintf(w, "profile: %s\n", profileName(st.Profile))
+	managed := st.Managed
+	if !s.stExists() {
+		managed = managedFromRules(s.file)
+	}
+	custom := reconcile.Custom(s.file.Grants, managed)
+	e, c := lists(&s.file.Grants), lists(&custom)
+	fmt.Fprintf(w, "grants:  %-6s %8s %8s\n", "", "managed", "custom")
+	for i, name := range listNames {
+		fmt.Fprintf(w, "         %-6s %8d %8d\n", name, len(*e[i])-len(*c[i]), len(*c[i]))
+	}
+	fmt.Fprintf(w, "rules:   %d\n", len(s.file.Shim.Rules))
+	root, err := o.findRoot()
+	if err != nil {
+		return err
+	}
+	if root == "" {
+		fmt.Fprintf(w, "root:    none (outside any checkout: the built-in defaults apply)\n")
+	} else {
+		tree, err := manifest.Load(root)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "root:    %s\n", root)
+		if tree.Builtin {
+			fmt.Fprintf(w, "files:   none (the built-in defaults apply)\n")
+		} else {
+			fmt.Fprintf(w, "files:\n")
+			for _, f := range tree.Files {
+				fmt.Fprintf(w, "  %s\n", f)
+			}
+		}
+		for _, sk := range tree.Skipped {
+			fmt.Fprintf(w, "skipped: %s (not a git repository)\n", sk)
+		}
+	}
+	fmt.Fprintf(w, "history:\n")
+	hist := st.History
+	if len(hist) > 10 {
+		hist = hist[len(hist)-10:]
+	}
+	if len(hist) == 0 {
+		fmt.Fprintf(w, "  none\n")
+	}
+	for _, h := range hist {
+		line := fmt.Sprintf("  %s %s", h.Time.Format(time.RFC3339), h.Action)
+		if h.Profile != "" {
+			line += " " + h.Profile
+		}
+		if h.Created {
+			line += " (created the file)"
+		}
+		if h.Backup != "" {
+			line += " [can roll back]"
+		}
+		fmt.Fprintln(w, line)
+	}
+	return nil
+}
+
+// systemctlRestart restarts user services with systemctl, if there is one.
+func systemctlRestart(ctx context.Context, services []string, stdout io.Writer) error {
+	path, err := exec.LookPath("systemctl")
+	if err != nil {
+		fmt.Fprintf(stdout, "skipped restarting %s: no systemctl\n", strings.Join(services, " "))
+		return nil
+	}
+	args := append([]string{"--user", "try-restart"}, services...)
+	out, err := exec.CommandContext(ctx, path, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("systemctl %s: %v: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	fmt.Fprintf(stdout, "restarted %s\n", strings.Join(services, " "))
+	return nil
+}
