@@ -1,0 +1,695 @@
+// Package gate decides whether an agent's tool calls may run: shell
+// commands, file reads and writes, and any other tool, through one API that
+// Go agents embed and that the hook and shell front ends of agent-shim are
+// thin layers over.
+//
+// A Gate is consulted before each tool call. Shell commands are parsed and
+// decided by a command policy (package matcher); every tool call is also
+// matched against the user's `tool:glob` patterns (ToolPolicy), file paths
+// against a path scope (Scope), and the tool's category against the level
+// of the active profile. What needs a person is asked through a Prompter;
+// the answers can last for the call, the session, or always. A built-in
+// never-allow list (NeverAllow) holds in every mode.
+//
+// The decision, for a shell command:
+//
+//   - a command on the never-allow list, a deny rule or a tool deny
+//     pattern denies the line, in every mode;
+//   - an ask rule, or a floor the matcher puts on a command (a write
+//     redirection outside the scope, a program not known statically, …)
+//     needs a person; write redirections inside the scope are fine when the
+//     level allows writes;
+//   - a command no rule matches needs a person in ModeAsk and runs in
+//     ModeAllow and at LevelFullAccess;
+//   - in ModeYolo everything runs but what a deny rule or the never-allow
+//     list denies, or may deny when a word is not known statically.
+//
+// For a file tool: a tool deny pattern denies; a tool allow pattern allows;
+// a path outside the scope needs a person; inside it, reads run and writes
+// run from LevelLocalChanges up. Subagent tools run at every level (their
+// own calls come through the same gate); other tools run at LevelFullAccess
+// and in ModeAllow, else need a person.
+//
+// Check methods prompt and return nil or an error wrapping ErrDenied or
+// ErrNeedsApproval; Decide methods return the decision without prompting,
+// for front ends that answer "ask" in an agent's own protocol.
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agent-shim/agent-shim/matcher"
+	"github.com/agent-shim/agent-shim/shellparse"
+)
+
+var (
+	// ErrDenied means a rule, a tool pattern, the never-allow list or the
+	// person said no.
+	ErrDenied = errors.New("denied")
+	// ErrNeedsApproval means the call needs a person's approval and the
+	// gate has no prompter to ask.
+	ErrNeedsApproval = errors.New("needs approval")
+)
+
+// Mode is how much runs without asking.
+type Mode int
+
+const (
+	// ModeAsk (the default) asks about everything no rule allows.
+	ModeAsk Mode = iota
+	// ModeAllow runs what no rule matches; ask rules still ask.
+	ModeAllow
+	// ModeYolo runs everything but what deny rules and the never-allow
+	// list deny.
+	ModeYolo
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeAsk:
+		return "ask"
+	case ModeAllow:
+		return "allow"
+	case ModeYolo:
+		return "yolo"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ParseMode parses "ask", "allow" or "yolo"; "" is ModeAsk.
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "", "ask":
+		return ModeAsk, nil
+	case "allow":
+		return ModeAllow, nil
+	case "yolo":
+		return ModeYolo, nil
+	}
+	return ModeAsk, fmt.Errorf("unknown mode %q (modes: ask, allow, yolo)", s)
+}
+
+// Level is what tool categories run without asking, from the profile.
+type Level int
+
+const (
+	// LevelReadOnly auto-approves reads inside the scope and subagents.
+	LevelReadOnly Level = iota
+	// LevelLocalChanges adds writes inside the scope.
+	LevelLocalChanges
+	// LevelExternalChanges is LevelLocalChanges for the file tools; the
+	// profile's command rules differ.
+	LevelExternalChanges
+	// LevelFullAccess adds every other tool, and shell commands no rule
+	// matches.
+	LevelFullAccess
+)
+
+func (l Level) String() string {
+	switch l {
+	case LevelReadOnly:
+		return "read-only"
+	case LevelLocalChanges:
+		return "local-changes"
+	case LevelExternalChanges:
+		return "external-changes"
+	case LevelFullAccess:
+		return "full-access"
+	}
+	return fmt.Sprintf("Level(%d)", int(l))
+}
+
+// LevelOf returns the level of a profile; "" is the default profile,
+// local-changes.
+func LevelOf(profile string) (Level, error) {
+	switch profile {
+	case "read-only":
+		return LevelReadOnly, nil
+	case "", "local-changes":
+		return LevelLocalChanges, nil
+	case "external-changes":
+		return LevelExternalChanges, nil
+	case "full-access":
+		return LevelFullAccess, nil
+	}
+	return LevelReadOnly, fmt.Errorf("unknown profile %q (profiles: read-only, local-changes, external-changes, full-access)", profile)
+}
+
+// Options build a Gate. Every field is optional; the zero value is the
+// safest gate: ask mode, read-only level, no rules (every command needs a
+// person), an empty scope, and nobody to ask (so everything that needs a
+// person is refused with ErrNeedsApproval).
+type Options struct {
+	Mode  Mode
+	Level Level
+	// Policy decides shell commands; nil matches nothing.
+	Policy *matcher.Policy
+	// Tools holds the user's tool:glob patterns; nil matches nothing.
+	Tools *ToolPolicy
+	// Scope is where file tools act freely; nil contains nothing.
+	Scope *Scope
+	// Dir is the directory relative paths (of file tools and of shell
+	// redirections) are taken from; default the scope's first root.
+	Dir string
+	// Prompter asks a person; nil means nobody can be asked.
+	Prompter Prompter
+	// Persist saves an "always" answer as the user's own grant (see
+	// Grant). Nil keeps it for the life of the Gate only.
+	Persist func(tool, pattern string) error
+	// Audit receives every approval as one JSON line; nil drops them.
+	// Each line is written with one Write call.
+	Audit io.Writer
+	// Now is the clock of the approval log; default time.Now.
+	Now func() time.Time
+	// Session names the session in the approval log.
+	Session string
+}
+
+// Gate decides tool calls. It is safe for concurrent use.
+type Gate struct {
+	mode     Mode
+	level    Level
+	policy   *matcher.Policy
+	tools    *ToolPolicy
+	scope    *Scope
+	dir      string
+	prompter Prompter
+	persist  func(tool, pattern string) error
+	audit    io.Writer
+	now      func() time.Time
+	session  string
+
+	mu        sync.Mutex
+	exact     map[string]bool // canonical tool + "\x00" + key, approved for the session
+	toolOK    map[string]bool // canonical tools approved for the session
+	progOK    map[string]bool // shell programs approved for the session
+	approvals []Approval
+}
+
+// New returns a gate built from opts.
+func New(opts Options) *Gate {
+	g := &Gate{
+		mode:     opts.Mode,
+		level:    opts.Level,
+		policy:   opts.Policy,
+		tools:    opts.Tools,
+		scope:    opts.Scope,
+		dir:      opts.Dir,
+		prompter: opts.Prompter,
+		persist:  opts.Persist,
+		audit:    opts.Audit,
+		now:      opts.Now,
+		session:  opts.Session,
+		exact:    map[string]bool{},
+		toolOK:   map[string]bool{},
+		progOK:   map[string]bool{},
+	}
+	if g.policy == nil {
+		g.policy = matcher.New()
+	}
+	if g.tools == nil {
+		g.tools = &ToolPolicy{root: g.dir}
+	}
+	if g.scope == nil {
+		g.scope = NewScope()
+	}
+	if g.dir == "" {
+		g.dir = g.scope.base()
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	return g
+}
+
+// Mode returns the gate's mode.
+func (g *Gate) Mode() Mode { return g.mode }
+
+// Level returns the gate's level.
+func (g *Gate) Level() Level { return g.level }
+
+// Scope returns the gate's path scope. An "always" answer about a path
+// outside it adds the path to it.
+func (g *Gate) Scope() *Scope { return g.scope }
+
+// Tools returns the gate's tool patterns. An "always" answer adds an
+// allow pattern to them.
+func (g *Gate) Tools() *ToolPolicy { return g.tools }
+
+// Approvals returns the approvals made through this gate, oldest first.
+func (g *Gate) Approvals() []Approval {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.approvals)
+}
+
+// Verdict is the outcome of a decision.
+type Verdict int
+
+const (
+	// Allow runs the call.
+	Allow Verdict = iota
+	// Default means nothing decided the call and it needs a person: a
+	// front end may leave it to the agent's own rules.
+	Default
+	// Ask needs a person: a rule, the scope or a floor asks.
+	Ask
+	// Deny refuses the call.
+	Deny
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Allow:
+		return "allow"
+	case Default:
+		return "default"
+	case Ask:
+		return "ask"
+	case Deny:
+		return "deny"
+	}
+	return fmt.Sprintf("Verdict(%d)", int(v))
+}
+
+// Decision is what the gate decided about a call, before prompting.
+type Decision struct {
+	Verdict Verdict
+	// Reason explains the verdict in one line.
+	Reason string
+	// Request is what a person would be asked, when Verdict is Ask or
+	// Default; nil otherwise.
+	Request *Request
+}
+
+// CheckBash decides a shell command line, asking a person when needed.
+func (g *Gate) CheckBash(ctx context.Context, command string) error {
+	return g.settle(ctx, g.DecideBash(command))
+}
+
+// CheckFileRead decides a file tool reading path.
+func (g *Gate) CheckFileRead(ctx context.Context, tool, path string) error {
+	return g.settle(ctx, g.DecideFileRead(tool, path))
+}
+
+// CheckFileWrite decides a file tool writing path.
+func (g *Gate) CheckFileWrite(ctx context.Context, tool, path string) error {
+	return g.settle(ctx, g.DecideFileWrite(tool, path))
+}
+
+// CheckGeneric decides any tool call by the tool's category: a shell
+// tool's key is its command, a file tool's key its path; for other tools
+// the key is what the host wants tool patterns matched against.
+func (g *Gate) CheckGeneric(ctx context.Context, tool, key string) error {
+	return g.settle(ctx, g.DecideGeneric(tool, key))
+}
+
+// settle turns a decision into the Check result, prompting when needed.
+func (g *Gate) settle(ctx context.Context, d Decision) error {
+	switch d.Verdict {
+	case Allow:
+		return nil
+	case Ask, Default:
+	default:
+		return fmt.Errorf("%w: %s", ErrDenied, d.Reason)
+	}
+	if g.prompter == nil {
+		return fmt.Errorf("%w: %s, and nobody can be asked", ErrNeedsApproval, d.Reason)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("asking for approval: %w", err)
+	}
+	a, err := g.prompter.AskApproval(ctx, *d.Request)
+	if err != nil {
+		return fmt.Errorf("asking for approval: %w", err)
+	}
+	if a == AnswerNo {
+		return fmt.Errorf("%w: the person said no (%s)", ErrDenied, d.Reason)
+	}
+	return g.Apply(*d.Request, a)
+}
+
+// Apply records a person's answer to a request: it remembers session and
+// tool answers, persists and applies an "always" answer, and logs every
+// approval. Front ends that ask in their own way call it with the answer.
+// AnswerNo records nothing. An error means the answer could not be kept
+// (persisted or logged): the call should not run.
+func (g *Gate) Apply(req Request, a Answer) error {
+	if a == AnswerNo {
+		return nil
+	}
+	if a < AnswerNo || a > AnswerAlways {
+		return fmt.Errorf("applying answer: unknown answer %v", a)
+	}
+	tool := canonicalTool(req.Tool)
+	if a == AnswerAlways {
+		if g.persist != nil {
+			if err := g.persist(req.Always.Tool, req.Always.Pattern); err != nil {
+				return fmt.Errorf("persisting %s: %w", req.Always, err)
+			}
+		}
+		var err error
+		if req.Always.Tool == "" {
+			err = g.scope.AddAlwaysAllow(req.Always.Pattern)
+		} else {
+			err = g.tools.Allow(req.Always.Tool + ":" + req.Always.Pattern)
+		}
+		if err != nil {
+			return fmt.Errorf("applying %s: %w", req.Always, err)
+		}
+	}
+	ap := Approval{Tool: req.Tool, Key: req.Key, Decision: a.String(), Time: g.now().UTC(), Session: g.session}
+	line, err := json.Marshal(ap)
+	if err != nil {
+		return fmt.Errorf("logging approval: %w", err)
+	}
+	line = append(line, '\n')
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch a {
+	case AnswerSession:
+		g.exact[tool+"\x00"+req.Key] = true
+	case AnswerTool:
+		if len(req.Programs) > 0 {
+			for _, p := range req.Programs {
+				g.progOK[p] = true
+			}
+		} else {
+			g.toolOK[tool] = true
+		}
+	}
+	g.approvals = append(g.approvals, ap)
+	if g.audit != nil {
+		if _, err := g.audit.Write(line); err != nil {
+			return fmt.Errorf("logging approval: %w", err)
+		}
+	}
+	return nil
+}
+
+func (g *Gate) sessionExact(tool, key string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.exact[canonicalTool(tool)+"\x00"+key]
+}
+
+func (g *Gate) sessionTool(tool string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.toolOK[canonicalTool(tool)]
+}
+
+func (g *Gate) sessionProgram(prog string) bool {
+	if prog == "" {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.progOK[prog]
+}
+
+// needs returns the verdict for a call nothing allowed: Ask stays Ask,
+// Default is allowed in ModeAllow and ModeYolo, and Ask too in ModeYolo.
+func (g *Gate) needs(v Verdict) Verdict {
+	switch {
+	case g.mode == ModeYolo:
+		return Allow
+	case g.mode == ModeAllow && v == Default:
+		return Allow
+	}
+	return v
+}
+
+// DecideBash decides a shell command line without prompting.
+func (g *Gate) DecideBash(command string) Decision {
+	return g.decideBash("Bash", command)
+}
+
+// empty has no rules: deciding a command with it yields only the
+// matcher's floors.
+var empty = matcher.New()
+
+// cmdVerdict is the gate's verdict for one command of a line.
+type cmdVerdict struct {
+	v      Verdict
+	reason string
+	argv   []string
+	prog   string
+}
+
+func (g *Gate) decideBash(tool, command string) Decision {
+	req := &Request{Kind: KindShell, Tool: tool, Key: command, Always: Grant{Tool: "bash", Pattern: escapeGlob(command)}}
+	approved := g.sessionExact(tool, command) || g.tools.exactAllow(tool, command)
+	lineDeny := g.tools.Match(tool, command) == ToolDeny
+	s, err := shellparse.Parse(command)
+	switch {
+	case lineDeny:
+		return Decision{Verdict: Deny, Reason: "tool pattern denies `" + command + "`"}
+	case err != nil && approved:
+		return Decision{Verdict: Allow, Reason: "approved"}
+	case err != nil:
+		// Nothing can be checked, not even the never-allow list: a
+		// person must read it, in every mode.
+		req.Reason = fmt.Sprintf("does not parse: %v", err)
+		return Decision{Verdict: Ask, Reason: req.Reason, Request: req}
+	}
+	verdicts := make([]cmdVerdict, 0, len(s.Commands))
+	for _, cmd := range s.Commands {
+		verdicts = append(verdicts, g.decideCommand(tool, cmd, approved))
+	}
+	d := Decision{Verdict: Allow, Reason: "runs nothing"}
+	var progs []string
+	for i, cv := range verdicts {
+		if cv.v != Allow && cv.v != Deny && cv.prog != "" && !slices.Contains(progs, cv.prog) {
+			progs = append(progs, cv.prog)
+		}
+		if i == 0 || cv.v > d.Verdict {
+			d.Verdict, d.Reason = cv.v, cv.reason
+			if len(verdicts) > 1 && len(cv.argv) > 0 {
+				d.Reason = strings.Join(cv.argv, " ") + ": " + cv.reason
+			}
+		}
+	}
+	if d.Verdict == Ask || d.Verdict == Default {
+		slices.Sort(progs)
+		req.Reason, req.Programs = d.Reason, progs
+		d.Request = req
+	}
+	return d
+}
+
+// decideCommand decides one command of a line. approved reports that the
+// person approved this exact line (for the session, or always).
+func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool) cmdVerdict {
+	never, maybeNever := neverReason(cmd)
+	if never != "" && !maybeNever {
+		return cmdVerdict{v: Deny, reason: never, argv: cmd.Argv()}
+	}
+	// Writes inside the scope are the file writes the level allows.
+	stripped := cmd
+	if g.level >= LevelLocalChanges && len(cmd.Redirs) > 0 {
+		c := *cmd
+		c.Redirs = nil
+		for _, r := range cmd.Redirs {
+			if r.Kind == shellparse.Write && r.Target.Static && g.inScope(r.Target.Text) {
+				continue
+			}
+			c.Redirs = append(c.Redirs, r)
+		}
+		stripped = &c
+	}
+	mv := g.policy.DecideCommand(stripped)
+	cv := cmdVerdict{argv: mv.Argv, prog: cmd.Name()}
+	key := strings.Join(cmd.Argv(), " ")
+	tv := g.tools.Match(tool, key)
+	if tv != ToolDeny && len(mv.Argv) > 0 {
+		if norm := strings.Join(mv.Argv, " "); norm != key {
+			tv = max(tv, g.tools.Match(tool, norm))
+		}
+	}
+	maybeDeny := mv.Decision == matcher.Ask && mv.Rule != nil && mv.Rule.Decision == matcher.Deny
+	switch {
+	case mv.Decision == matcher.Deny:
+		cv.v, cv.reason = Deny, mv.Reason
+		return cv
+	case tv == ToolDeny:
+		cv.v, cv.reason = Deny, "tool pattern denies `"+key+"`"
+		return cv
+	case mv.Decision == matcher.Allow:
+		cv.v, cv.reason = Allow, mv.Reason
+		return cv
+	case approved:
+		cv.v, cv.reason = Allow, "approved"
+		return cv
+	case maybeNever || maybeDeny:
+		// A deny may apply: not even yolo runs it unasked.
+		cv.v, cv.reason = Ask, mv.Reason
+		if maybeNever {
+			cv.reason = never
+		}
+		return cv
+	}
+	floor := empty.DecideCommand(stripped).Decision == matcher.Ask
+	switch {
+	case g.sessionProgram(cv.prog) && cmd.Static():
+		cv.v, cv.reason = Allow, "program "+cv.prog+" approved for the session"
+		return cv
+	case tv == ToolAllow && cmd.Static() && !floor:
+		cv.v, cv.reason = Allow, "tool pattern allows `"+key+"`"
+		return cv
+	case mv.Decision == matcher.Ask:
+		cv.v, cv.reason = Ask, mv.Reason
+	default:
+		cv.v, cv.reason = Default, mv.Reason
+		if g.level == LevelFullAccess {
+			cv.v, cv.reason = Allow, "no rule matches; full access"
+			return cv
+		}
+	}
+	if g.mode == ModeYolo && (cmd.Unknown != "" || (len(cmd.Args) > 0 && !cmd.Args[0].Static)) {
+		// What runs cannot be read, so the never-allow list cannot be
+		// checked.
+		cv.v = Ask
+		return cv
+	}
+	if v := g.needs(cv.v); v == Allow {
+		cv.v, cv.reason = Allow, cv.reason+"; "+g.mode.String()+" mode"
+	}
+	return cv
+}
+
+// abs makes a path absolute against the gate's directory; "" when it
+// cannot.
+func (g *Gate) abs(p string) string {
+	if p == "" {
+		return ""
+	}
+	if strings.HasPrefix(p, "~") {
+		return "" // the shell's home, which the gate does not assume
+	}
+	if !filepath.IsAbs(p) {
+		if g.dir == "" {
+			return ""
+		}
+		p = filepath.Join(g.dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+func (g *Gate) inScope(p string) bool {
+	a := g.abs(p)
+	return a != "" && g.scope.Contains(a)
+}
+
+// DecideFileRead decides a file tool reading path without prompting.
+func (g *Gate) DecideFileRead(tool, path string) Decision {
+	return g.decideFile(tool, path, false)
+}
+
+// DecideFileWrite decides a file tool writing path without prompting.
+func (g *Gate) DecideFileWrite(tool, path string) Decision {
+	return g.decideFile(tool, path, true)
+}
+
+func (g *Gate) decideFile(tool, path string, write bool) Decision {
+	abs := g.abs(path)
+	if abs == "" {
+		return Decision{Verdict: Deny, Reason: fmt.Sprintf("%s: path %q cannot be resolved", tool, path)}
+	}
+	real, ok := resolve(abs)
+	if !ok {
+		return Decision{Verdict: Deny, Reason: fmt.Sprintf("%s: path %s cannot be resolved (a link loop?)", tool, abs)}
+	}
+	what := "read"
+	if write {
+		what = "write"
+	}
+	// A deny pattern holds for the path as named and as resolved; an
+	// allow pattern must hold for where the call really lands.
+	tv := g.tools.Match(tool, real)
+	if real != abs && tv != ToolDeny && g.tools.Match(tool, abs) == ToolDeny {
+		tv = ToolDeny
+	}
+	switch {
+	case tv == ToolDeny:
+		return Decision{Verdict: Deny, Reason: fmt.Sprintf("tool pattern denies %s of %s", what, abs)}
+	case tv == ToolAllow:
+		return Decision{Verdict: Allow, Reason: fmt.Sprintf("tool pattern allows %s of %s", what, abs)}
+	case g.sessionExact(tool, abs) || g.tools.exactAllow(tool, abs):
+		return Decision{Verdict: Allow, Reason: "approved"}
+	case g.sessionTool(tool):
+		return Decision{Verdict: Allow, Reason: tool + " approved for the session"}
+	}
+	if !g.scope.Contains(abs) {
+		reason := fmt.Sprintf("%s of %s, outside the scope", what, abs)
+		if real != abs {
+			reason = fmt.Sprintf("%s of %s (%s), outside the scope", what, abs, real)
+		}
+		if g.mode == ModeYolo {
+			return Decision{Verdict: Allow, Reason: reason + "; yolo mode"}
+		}
+		return Decision{Verdict: Ask, Reason: reason, Request: &Request{
+			Kind: KindOutsideScope, Tool: tool, Key: abs, Reason: reason,
+			Always: Grant{Pattern: abs},
+		}}
+	}
+	if !write || g.level >= LevelLocalChanges {
+		return Decision{Verdict: Allow, Reason: fmt.Sprintf("%s inside the scope at level %s", what, g.level)}
+	}
+	reason := fmt.Sprintf("write of %s at level %s", abs, g.level)
+	if g.needs(Default) == Allow {
+		return Decision{Verdict: Allow, Reason: reason + "; " + g.mode.String() + " mode"}
+	}
+	return Decision{Verdict: Default, Reason: reason, Request: &Request{
+		Kind: KindFileWrite, Tool: tool, Key: abs, Reason: reason,
+		Always: Grant{Tool: canonicalTool(tool), Pattern: escapeGlob(abs)},
+	}}
+}
+
+// DecideGeneric decides any tool call without prompting; see CheckGeneric.
+func (g *Gate) DecideGeneric(tool, key string) Decision {
+	if isCommandTool(tool) {
+		return g.decideBash(tool, key)
+	}
+	cat := CategoryOf(tool)
+	switch cat {
+	case CategoryRead:
+		return g.decideFile(tool, key, false)
+	case CategoryWrite:
+		return g.decideFile(tool, key, true)
+	}
+	switch g.tools.Match(tool, key) {
+	case ToolDeny:
+		return Decision{Verdict: Deny, Reason: "tool pattern denies " + tool}
+	case ToolAllow:
+		return Decision{Verdict: Allow, Reason: "tool pattern allows " + tool}
+	}
+	switch {
+	case g.sessionExact(tool, key):
+		return Decision{Verdict: Allow, Reason: "approved"}
+	case g.sessionTool(tool):
+		return Decision{Verdict: Allow, Reason: tool + " approved for the session"}
+	case cat == CategorySubagent:
+		return Decision{Verdict: Allow, Reason: "a subagent inherits this gate"}
+	case g.level == LevelFullAccess:
+		return Decision{Verdict: Allow, Reason: tool + " at level full-access"}
+	}
+	reason := fmt.Sprintf("%s is not auto-approved at level %s", tool, g.level)
+	if g.needs(Default) == Allow {
+		return Decision{Verdict: Allow, Reason: reason + "; " + g.mode.String() + " mode"}
+	}
+	return Decision{Verdict: Default, Reason: reason, Request: &Request{
+		Kind: KindOther, Tool: tool, Key: key, Reason: reason,
+		Always: Grant{Tool: canonicalTool(tool), Pattern: "**"},
+	}}
+}

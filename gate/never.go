@@ -1,0 +1,130 @@
+package gate
+
+import (
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/agent-shim/agent-shim/matcher"
+	"github.com/agent-shim/agent-shim/shellparse"
+)
+
+// blockDevices are globs of device files whose overwriting destroys a disk
+// or the running system. `*` in a rule operand is a glob (matcher compares
+// it with path.Match), so `dd of=/dev/sd*` covers /dev/sda and /dev/sdb1.
+var blockDevices = []string{
+	"/dev/sd*", "/dev/hd*", "/dev/vd*", "/dev/xvd*", "/dev/nvme*", "/dev/mmcblk*",
+	"/dev/disk*", "/dev/rdisk*", "/dev/loop*", "/dev/md*", "/dev/dm-*", "/dev/mapper/*",
+	"/dev/disk/*/*", "/dev/mem", "/dev/kmem", "/dev/port",
+}
+
+// NeverAllow is the built-in never-allow list: commands that destroy a
+// system, a disk, a home directory, published history or uncommitted work.
+// It holds in every mode, yolo included, whatever the policy and the
+// person's earlier answers say. Each line is a matcher rule, so its
+// variants are caught too (`rm -fr //`, `sudo env rm -rf /`,
+// `bash -c 'git push -f'`, `git -C x push origin +main`).
+//
+// Beyond these rules the gate also refuses a shell write redirection to a
+// block device (`> /dev/sda`) and a function that calls itself (the fork
+// bomb `:(){ :|:& };:`), which no command rule can express.
+var NeverAllow = neverAllowLines()
+
+func neverAllowLines() []string {
+	lines := []string{
+		// The root file system and the home directory. `rm -r` needs
+		// no -f to destroy; the flag set of a rule is a minimum, so
+		// `rm -r /` covers -rf, -fr, -Rf, --recursive --force and
+		// --no-preserve-root, and `/` covers `//`, `/tmp/..` and `/*`.
+		"rm -r /",
+		"rm -r ~",
+		"chmod -R /",
+		"chown -R /",
+		"chgrp -R /",
+		"find / -delete",
+		// Published history.
+		"git push --force",
+		"git push --force-with-lease",
+		"git push --mirror",
+		// Uncommitted work.
+		"git reset --hard",
+		"git clean -fd",
+		"git clean -fx",
+		"git clean -fX",
+		// File systems and disks.
+		"mkfs",
+		"mke2fs",
+		"mkswap",
+		"mkdosfs",
+		"mkntfs",
+		"wipefs -a",
+		"wipefs --all",
+		// The running system.
+		"shutdown",
+		"reboot",
+		"halt",
+		"poweroff",
+		"init 0",
+		"init 6",
+		"telinit 0",
+		"telinit 6",
+		"systemctl poweroff",
+		"systemctl reboot",
+		"systemctl halt",
+		"systemctl kexec",
+	}
+	// The matcher indexes rules by program name, which holds no glob:
+	// list mkfs's helpers one by one.
+	for _, fs := range []string{"ext2", "ext3", "ext4", "xfs", "btrfs", "vfat", "fat", "msdos",
+		"exfat", "ntfs", "f2fs", "minix", "bfs", "cramfs", "jfs", "reiserfs", "hfsplus", "udf"} {
+		lines = append(lines, "mkfs."+fs)
+	}
+	for _, dev := range blockDevices {
+		lines = append(lines, "dd of="+dev, "shred "+dev)
+	}
+	return lines
+}
+
+var neverPolicy = sync.OnceValue(func() *matcher.Policy {
+	p := matcher.New()
+	for _, l := range NeverAllow {
+		p.Add(matcher.Deny, l, matcher.Source{Category: "never_allow", Overlay: "builtin"})
+	}
+	return p
+})
+
+// neverReason returns why cmd is on the never-allow list, or "". maybe
+// reports that it may be, for a word that is not known statically.
+func neverReason(cmd *shellparse.Command) (reason string, maybe bool) {
+	v := neverPolicy().DecideCommand(cmd)
+	if v.Rule != nil && v.Rule.Decision == matcher.Deny {
+		if v.Decision == matcher.Deny {
+			return "never allowed: `" + v.Rule.Text + "`", false
+		}
+		return "may be never-allowed `" + v.Rule.Text + "`: a word is not known statically", true
+	}
+	for _, r := range cmd.Redirs {
+		if r.Kind != shellparse.Write {
+			continue
+		}
+		if !r.Target.Static {
+			if strings.HasPrefix(r.Target.Text, "/dev/") {
+				return "may write a device: " + r.Target.Text, true
+			}
+			continue
+		}
+		for _, dev := range blockDevices {
+			if ok, _ := path.Match(dev, path.Clean(r.Target.Text)); ok {
+				return "never allowed: overwrites the device " + r.Target.Text, false
+			}
+		}
+	}
+	if name := cmd.Name(); name != "" {
+		for _, f := range cmd.Nesting {
+			if f.Kind == "function "+name {
+				return "never allowed: function " + name + " calls itself (a fork bomb)", false
+			}
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,271 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Scope is where the file tools may act without asking: its roots (the
+// project, the user's own config roots) and allow patterns. A pattern is an
+// exact path, a tree `dir/...` (dir and everything under it) or a glob
+// (`/tmp/*.log`, `/opt/data/**`). Relative patterns are resolved against the
+// first root. It is safe for concurrent use.
+//
+// Contains judges the path a file operation would really touch: `..` and
+// symbolic links are resolved, so a link that points out of the scope is
+// out of it, and a path that does not exist yet is resolved through its
+// nearest existing parent.
+type Scope struct {
+	mu    sync.RWMutex
+	roots []string
+	pats  []scopePattern
+}
+
+type scopePattern struct {
+	text  string
+	tree  string         // dir of a dir/... pattern
+	exact string         // an exact path
+	re    *regexp.Regexp // a glob
+}
+
+// NewScope returns a scope of the given roots; empty roots are skipped.
+// Relative roots are taken from the working directory.
+func NewScope(roots ...string) *Scope {
+	s := &Scope{}
+	for _, r := range roots {
+		if r == "" {
+			continue
+		}
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			continue
+		}
+		if real, ok := resolve(abs); ok {
+			s.roots = append(s.roots, real)
+		}
+	}
+	return s
+}
+
+// Roots returns the roots, resolved.
+func (s *Scope) Roots() []string {
+	if s == nil {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]string(nil), s.roots...)
+}
+
+// Patterns returns the allow patterns as written.
+func (s *Scope) Patterns() []string {
+	if s == nil {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]string, len(s.pats))
+	for i, p := range s.pats {
+		out[i] = p.text
+	}
+	return out
+}
+
+// Allow adds an allow pattern.
+func (s *Scope) Allow(pattern string) error {
+	p, err := s.compile(pattern)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.pats = append(s.pats, p)
+	s.mu.Unlock()
+	return nil
+}
+
+// AddAlwaysAllow adds the pattern an "always" answer persists: the path
+// stays in the scope for the life of the Scope.
+func (s *Scope) AddAlwaysAllow(pattern string) error { return s.Allow(pattern) }
+
+func (s *Scope) compile(pattern string) (scopePattern, error) {
+	p := scopePattern{text: pattern}
+	if strings.TrimSpace(pattern) == "" {
+		return p, errors.New("empty path pattern")
+	}
+	abs := pattern
+	if !filepath.IsAbs(abs) {
+		root := s.base()
+		if root == "" {
+			return p, fmt.Errorf("path pattern %q: relative, and the scope has no root", pattern)
+		}
+		abs = filepath.Join(root, abs)
+	}
+	if dir, ok := strings.CutSuffix(abs, "/..."); ok || abs == "/..." {
+		if dir == "" {
+			dir = "/"
+		}
+		if strings.ContainsAny(dir, `*?[\`) {
+			return p, fmt.Errorf("path pattern %q: a tree (dir/...) cannot hold glob characters", pattern)
+		}
+		real, ok := resolve(dir)
+		if !ok {
+			return p, fmt.Errorf("path pattern %q: cannot resolve %s", pattern, dir)
+		}
+		if real == "/" {
+			return p, fmt.Errorf("path pattern %q: allows the whole file system", pattern)
+		}
+		p.tree = real
+		return p, nil
+	}
+	if !strings.ContainsAny(abs, `*?[\`) {
+		real, ok := resolve(abs)
+		if !ok {
+			return p, fmt.Errorf("path pattern %q: cannot resolve %s", pattern, abs)
+		}
+		p.exact = real
+		return p, nil
+	}
+	// A glob: resolve the directories before its first metacharacter, so
+	// that it compares with resolved paths (/tmp may be a link).
+	meta := strings.IndexAny(abs, `*?[\`)
+	slash := strings.LastIndexByte(abs[:meta], '/')
+	prefix, rest := abs[:slash], abs[slash:]
+	if prefix == "" {
+		prefix = "/"
+	}
+	if real, ok := resolve(prefix); ok {
+		prefix = real
+	}
+	glob := strings.TrimSuffix(escapeGlob(prefix), "/") + rest
+	if strings.Trim(glob, "/*") == "" {
+		return p, fmt.Errorf("path pattern %q: allows the whole file system", pattern)
+	}
+	re, err := globRegexp(glob)
+	if err != nil {
+		return p, fmt.Errorf("path pattern %q: %w", pattern, err)
+	}
+	p.re = re
+	return p, nil
+}
+
+// base is the first root, which relative paths are taken from.
+func (s *Scope) base() string {
+	if len(s.roots) == 0 {
+		return ""
+	}
+	return s.roots[0]
+}
+
+// Contains reports whether a file operation on path stays in the scope. A
+// relative path is taken from the first root. A nil scope contains nothing.
+func (s *Scope) Contains(path string) bool {
+	if s == nil || path == "" {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if !filepath.IsAbs(path) {
+		if s.base() == "" {
+			return false
+		}
+		path = filepath.Join(s.base(), path)
+	}
+	real, ok := resolve(path)
+	if !ok {
+		return false
+	}
+	for _, r := range s.roots {
+		if within(real, r) {
+			return true
+		}
+	}
+	for _, p := range s.pats {
+		switch {
+		case p.tree != "":
+			if within(real, p.tree) {
+				return true
+			}
+		case p.re != nil:
+			if p.re.MatchString(real) {
+				return true
+			}
+		case real == p.exact:
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether path is dir or below it; both are clean.
+func within(path, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return path == dir || strings.HasPrefix(path, dir) && path[len(dir)] == '/'
+}
+
+// maxLinks bounds the symbolic links followed while resolving one path.
+const maxLinks = 40
+
+// resolve returns the path a file operation on abs would touch: each
+// existing component's symbolic link followed, `..` applied to the real
+// directory it follows, and components that do not exist yet taken as the
+// directories they would be created as. ok is false for a link loop or an
+// unreadable link.
+func resolve(abs string) (string, bool) {
+	parts := strings.Split(abs, "/")
+	cur := "/"
+	links := 0
+	missing := false // a component did not exist: nothing below it does
+	for i := 0; i < len(parts); i++ {
+		part := parts[i]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			// A directory created for a missing component would have
+			// its parent back: look at the real components again.
+			cur = filepath.Dir(cur)
+			missing = false
+			continue
+		}
+		next := filepath.Join(cur, part)
+		if missing {
+			cur = next
+			continue
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+				return "", false
+			}
+			missing = true
+			cur = next
+			continue
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		links++
+		if links > maxLinks {
+			return "", false
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", false
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		parts = append(strings.Split(target, "/"), parts[i+1:]...)
+		i = -1
+	}
+	return cur, true
+}

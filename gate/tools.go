@@ -1,0 +1,412 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// Category is what a tool does, which decides what a level auto-approves.
+type Category int
+
+const (
+	// CategoryShell runs commands: shell tools, and every tool the gate
+	// does not know (web, MCP, …), which may do anything.
+	CategoryShell Category = iota
+	// CategoryRead reads files or lists directories.
+	CategoryRead
+	// CategoryWrite writes or edits files.
+	CategoryWrite
+	// CategorySubagent starts a sub-agent, which goes through the same
+	// gate (it inherits the level).
+	CategorySubagent
+)
+
+func (c Category) String() string {
+	switch c {
+	case CategoryShell:
+		return "shell"
+	case CategoryRead:
+		return "read"
+	case CategoryWrite:
+		return "write"
+	case CategorySubagent:
+		return "subagent"
+	}
+	return fmt.Sprintf("Category(%d)", int(c))
+}
+
+// categories maps lower-cased tool names of Claude Code, Codex, Gemini CLI
+// and other agents to their category. Anything else is CategoryShell.
+var categories = map[string]Category{
+	// read
+	"read": CategoryRead, "grep": CategoryRead, "glob": CategoryRead, "ls": CategoryRead,
+	"read_file": CategoryRead, "read_many_files": CategoryRead, "list_directory": CategoryRead,
+	"search_file_content": CategoryRead, "view": CategoryRead, "list_dir": CategoryRead,
+	"find_files": CategoryRead, "file_search": CategoryRead, "grep_search": CategoryRead,
+	"codebase_search": CategoryRead, "notebookread": CategoryRead, "view_file": CategoryRead,
+	// write
+	"write": CategoryWrite, "edit": CategoryWrite, "multiedit": CategoryWrite,
+	"notebookedit": CategoryWrite, "apply_patch": CategoryWrite, "write_file": CategoryWrite,
+	"replace": CategoryWrite, "edit_file": CategoryWrite, "create_file": CategoryWrite,
+	"str_replace": CategoryWrite, "str_replace_based_edit_tool": CategoryWrite,
+	"delete_file": CategoryWrite,
+	// subagent
+	"task": CategorySubagent, "spawn_agent": CategorySubagent, "agent": CategorySubagent,
+	"subagent": CategorySubagent,
+}
+
+// commandTools are the shell tools whose key is a command line, decided by
+// the command policy. Other CategoryShell tools are decided as a whole.
+var commandTools = map[string]bool{
+	"bash": true, "run_shell_command": true, "shell": true, "exec_command": true,
+	"local_shell": true, "run_terminal_cmd": true, "execute_command": true,
+}
+
+// CategoryOf returns the category of a tool, by its name in any agent
+// (case does not matter). Unknown and MCP tools are CategoryShell.
+func CategoryOf(tool string) Category {
+	if c, ok := categories[strings.ToLower(tool)]; ok {
+		return c
+	}
+	return CategoryShell
+}
+
+// isCommandTool reports whether tool's key is a shell command line.
+func isCommandTool(tool string) bool { return commandTools[strings.ToLower(tool)] }
+
+// canonicalTool names a tool for patterns and session approvals: "bash"
+// for every command tool, otherwise the lower-cased name.
+func canonicalTool(tool string) string {
+	t := strings.ToLower(tool)
+	if commandTools[t] {
+		return "bash"
+	}
+	return t
+}
+
+// ToolVerdict is the result of matching a tool call against a ToolPolicy.
+type ToolVerdict int
+
+const (
+	// ToolUnmatched means no pattern matches.
+	ToolUnmatched ToolVerdict = iota
+	// ToolAllow means an allow pattern matches and no deny pattern does.
+	ToolAllow
+	// ToolDeny means a deny pattern matches.
+	ToolDeny
+)
+
+func (v ToolVerdict) String() string {
+	switch v {
+	case ToolUnmatched:
+		return "unmatched"
+	case ToolAllow:
+		return "allow"
+	case ToolDeny:
+		return "deny"
+	}
+	return fmt.Sprintf("ToolVerdict(%d)", int(v))
+}
+
+// ToolPolicy holds the user's `tool:glob` patterns (agentShim.tools in
+// config.json). A pattern `<tool>:<glob>` applies to that tool only; the
+// tool names "bash", "read_file" and "write_file" also stand for every tool
+// of their kind (Bash, run_shell_command, shell; Read, Grep, view, …;
+// Write, Edit, apply_patch, …), other names match case-insensitively and may
+// hold globs. A bare `<glob>` applies to every tool and matches the key or
+// the tool's name (`mcp__github__*` names every tool of one MCP server).
+//
+// The key is the command for shell tools and the absolute path for file
+// tools; a relative glob is resolved against the project root for file
+// tools. In globs `**` crosses `/`, `*` and `?` do not, `[…]` is a class and
+// `\` quotes the next character. Deny wins. It is safe for concurrent use.
+type ToolPolicy struct {
+	root string
+
+	mu    sync.RWMutex
+	allow []*toolPattern
+	deny  []*toolPattern
+}
+
+type toolPattern struct {
+	text    string
+	tool    string         // lower-cased; "" for a bare glob
+	toolRE  *regexp.Regexp // when tool holds a glob
+	re      *regexp.Regexp // the key glob, as written
+	absRE   *regexp.Regexp // the key glob resolved against the root, for file tools
+	literal bool           // the glob has no metacharacter: it names one key
+	lit     string         // the key, unquoted, when literal
+}
+
+// NewToolPolicy returns a policy of allow and deny patterns; root is the
+// project root that relative globs of file tools are resolved against.
+func NewToolPolicy(root string, allow, deny []string) (*ToolPolicy, error) {
+	p := &ToolPolicy{root: root}
+	var errs []error
+	for i, s := range allow {
+		if err := p.Allow(s); err != nil {
+			errs = append(errs, fmt.Errorf("allow[%d]: %w", i, err))
+		}
+	}
+	for i, s := range deny {
+		if err := p.Deny(s); err != nil {
+			errs = append(errs, fmt.Errorf("deny[%d]: %w", i, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Allow adds an allow pattern. A bare glob made only of stars would allow
+// every call of every tool and is refused.
+func (p *ToolPolicy) Allow(pattern string) error {
+	tp, err := p.parse(pattern)
+	if err != nil {
+		return err
+	}
+	if tp.tool == "" && strings.Trim(pattern, "*") == "" {
+		return fmt.Errorf("pattern %q: allows every tool; name the tool (tool:glob)", pattern)
+	}
+	p.mu.Lock()
+	p.allow = append(p.allow, tp)
+	p.mu.Unlock()
+	return nil
+}
+
+// Deny adds a deny pattern.
+func (p *ToolPolicy) Deny(pattern string) error {
+	tp, err := p.parse(pattern)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.deny = append(p.deny, tp)
+	p.mu.Unlock()
+	return nil
+}
+
+// Patterns returns the allow and deny patterns as written.
+func (p *ToolPolicy) Patterns() (allow, deny []string) {
+	if p == nil {
+		return nil, nil
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, tp := range p.allow {
+		allow = append(allow, tp.text)
+	}
+	for _, tp := range p.deny {
+		deny = append(deny, tp.text)
+	}
+	return allow, deny
+}
+
+// toolName matches the tool part of a pattern: a name, possibly with globs.
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_.*?-]+$`)
+
+func (p *ToolPolicy) parse(pattern string) (*toolPattern, error) {
+	if strings.TrimSpace(pattern) == "" {
+		return nil, errors.New("empty pattern")
+	}
+	tp := &toolPattern{text: pattern}
+	glob := pattern
+	if tool, rest, ok := strings.Cut(pattern, ":"); ok && toolName.MatchString(tool) {
+		tp.tool = strings.ToLower(tool)
+		glob = rest
+		if strings.ContainsAny(tool, "*?") {
+			re, err := globRegexp(tp.tool)
+			if err != nil {
+				return nil, fmt.Errorf("pattern %q: %w", pattern, err)
+			}
+			tp.toolRE = re
+		}
+	}
+	var err error
+	if tp.re, err = globRegexp(glob); err != nil {
+		return nil, fmt.Errorf("pattern %q: %w", pattern, err)
+	}
+	tp.absRE = tp.re
+	if p.root != "" && !strings.HasPrefix(glob, "/") {
+		if tp.absRE, err = globRegexp(escapeGlob(filepath.Clean(p.root)) + "/" + glob); err != nil {
+			return nil, fmt.Errorf("pattern %q: %w", pattern, err)
+		}
+	}
+	tp.lit, tp.literal = unquoteLiteral(glob)
+	return tp, nil
+}
+
+// Match decides a tool call: ToolDeny when a deny pattern matches,
+// ToolAllow when only an allow pattern does, else ToolUnmatched. A nil
+// policy matches nothing.
+func (p *ToolPolicy) Match(tool, key string) ToolVerdict {
+	if p == nil {
+		return ToolUnmatched
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	cat := CategoryOf(tool)
+	file := cat == CategoryRead || cat == CategoryWrite
+	for _, tp := range p.deny {
+		if tp.matches(tool, key, cat, file) {
+			return ToolDeny
+		}
+	}
+	for _, tp := range p.allow {
+		if tp.matches(tool, key, cat, file) {
+			return ToolAllow
+		}
+	}
+	return ToolUnmatched
+}
+
+// exactAllow reports whether an allow pattern without metacharacters names
+// exactly this call: an "always" answer to an exact request.
+func (p *ToolPolicy) exactAllow(tool, key string) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	cat := CategoryOf(tool)
+	for _, tp := range p.allow {
+		if tp.literal && tp.tool != "" && tp.lit == key && tp.toolMatches(tool, cat) {
+			return true
+		}
+	}
+	return false
+}
+
+func (tp *toolPattern) toolMatches(tool string, cat Category) bool {
+	t := strings.ToLower(tool)
+	switch {
+	case tp.toolRE != nil:
+		return tp.toolRE.MatchString(t)
+	case tp.tool == t:
+		return true
+	case tp.tool == "bash":
+		return commandTools[t]
+	case tp.tool == "read_file":
+		return cat == CategoryRead
+	case tp.tool == "write_file":
+		return cat == CategoryWrite
+	}
+	return false
+}
+
+func (tp *toolPattern) matches(tool, key string, cat Category, file bool) bool {
+	re := tp.re
+	if file {
+		re = tp.absRE
+	}
+	if tp.tool == "" {
+		return re.MatchString(key) || tp.re.MatchString(tool)
+	}
+	return tp.toolMatches(tool, cat) && re.MatchString(key)
+}
+
+// globRegexp compiles a glob: `**` matches anything including `/` (and
+// `**/` also nothing), `*` anything but `/`, `?` one character but `/`,
+// `[…]` a class (`[!…]` negated), `\` quotes the next character.
+func globRegexp(glob string) (*regexp.Regexp, error) {
+	var sb strings.Builder
+	sb.WriteString(`^`)
+	for i := 0; i < len(glob); i++ {
+		c := glob[i]
+		switch c {
+		case '*':
+			if i+1 < len(glob) && glob[i+1] == '*' {
+				i++
+				if i+1 < len(glob) && glob[i+1] == '/' {
+					i++
+					sb.WriteString(`(?:.*/)?`)
+				} else {
+					sb.WriteString(`.*`)
+				}
+				for i+1 < len(glob) && glob[i+1] == '*' {
+					i++
+				}
+				continue
+			}
+			sb.WriteString(`[^/]*`)
+		case '?':
+			sb.WriteString(`[^/]`)
+		case '\\':
+			if i+1 == len(glob) {
+				return nil, errors.New("trailing backslash")
+			}
+			i++
+			sb.WriteString(regexp.QuoteMeta(glob[i : i+1]))
+		case '[':
+			end := strings.IndexByte(glob[i+1:], ']')
+			if end == 0 && i+2 < len(glob) { // []…] : ] first is literal
+				end = 1 + strings.IndexByte(glob[i+2:], ']')
+				if end == 0 {
+					end = -1
+				}
+			}
+			if end < 0 {
+				return nil, errors.New("unclosed [ in glob")
+			}
+			class := glob[i+1 : i+1+end]
+			i += 1 + end
+			sb.WriteString(`[`)
+			if strings.HasPrefix(class, "!") || strings.HasPrefix(class, "^") {
+				sb.WriteString(`^/`)
+				class = class[1:]
+			}
+			for _, r := range class {
+				if r == '\\' || r == '[' || r == ']' || r == '^' {
+					sb.WriteByte('\\')
+				}
+				sb.WriteRune(r)
+			}
+			sb.WriteString(`]`)
+		default:
+			sb.WriteString(regexp.QuoteMeta(glob[i : i+1]))
+		}
+	}
+	sb.WriteString(`$`)
+	return regexp.Compile(sb.String())
+}
+
+// escapeGlob quotes the glob metacharacters of s, so that the pattern
+// names s exactly.
+func escapeGlob(s string) string {
+	if !strings.ContainsAny(s, `*?[]\`) {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`*?[]\`, s[i]) >= 0 {
+			sb.WriteByte('\\')
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
+
+// unquoteLiteral returns the text a glob names when it has no unquoted
+// metacharacter.
+func unquoteLiteral(glob string) (string, bool) {
+	var sb strings.Builder
+	for i := 0; i < len(glob); i++ {
+		switch c := glob[i]; c {
+		case '*', '?', '[':
+			return "", false
+		case '\\':
+			if i+1 < len(glob) {
+				i++
+			}
+			sb.WriteByte(glob[i])
+		default:
+			sb.WriteByte(c)
+		}
+	}
+	return sb.String(), true
+}
