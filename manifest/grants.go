@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -65,16 +66,19 @@ const gitConfigKey = `(?:[\w-]+|(?i:(?:advice|color|column|i18n|log|status|user)
 // after a rule's own words may not be one of them (long options by any
 // abbreviation, short ones inside any bundle).
 var optionRules = map[string]optionRule{
-	"sed":        {short: "i", long: []string{"in-place"}},
-	"rg":         {long: []string{"pre"}},
-	"sort":       {short: "o", long: []string{"output", "compress-program"}},
-	"tree":       {short: "o"},
-	"tar":        {short: "IF", long: []string{"to-command", "use-compress-program", "checkpoint-action", "rsh-command", "info-script", "new-volume-script"}},
-	"git grep":   {short: "O", long: []string{"open-files-in-pager"}},
-	"git log":    {long: []string{"output"}},
-	"git show":   {long: []string{"output"}},
-	"git diff":   {long: []string{"output"}},
-	"git rebase": {short: "x", long: []string{"exec"}},
+	"sed":             {short: "i", long: []string{"in-place"}},
+	"rg":              {long: []string{"pre"}},
+	"sort":            {short: "o", long: []string{"output", "compress-program"}},
+	"tree":            {short: "o"},
+	"tar":             {short: "IF", long: []string{"to-command", "use-compress-program", "checkpoint-action", "rsh-command", "info-script", "new-volume-script"}},
+	"git grep":        {short: "O", long: []string{"open-files-in-pager"}},
+	"file":            {short: "C", long: []string{"compile"}},
+	"git log":         {long: []string{"output"}},
+	"git whatchanged": {long: []string{"output"}},
+	"git range-diff":  {long: []string{"output"}},
+	"git show":        {long: []string{"output"}},
+	"git diff":        {long: []string{"output"}},
+	"git rebase":      {short: "x", long: []string{"exec"}},
 	// Single-dash long options: find's actions and the go command's flags.
 	"find": {words: []string{"exec", "execdir", "ok", "okdir", "delete", "fprint", "fprint0", "fprintf", "fls"}},
 	"go":   {words: []string{"exec", "toolexec", "vettool"}},
@@ -92,6 +96,7 @@ var helpTools = map[string]bool{"git": true, "fx": true, "ffx": true, "jiri": tr
 var frag struct {
 	once      sync.Once
 	env       string
+	start     string
 	git, fx   string
 	ffx, jiri string
 	argWords  map[string]string
@@ -113,6 +118,7 @@ func fragments() {
 		jiriFlags := `(?:` + sep + `(?:` + val(`-j|--j|-color|--color|-progress-window|--progress-window|-root|--root|-time-log-threshold|--time-log-threshold|-timefile|--timefile`) +
 			`|(?:-show-progress|--show-progress)(?:=` + word + `)?|-quiet|-q|--quiet|-time|--time|-vv|-v|--vv|--v))*`
 		start := `^[ \t]*` + frag.env + pathPrefix
+		frag.start = start
 		frag.git = start + `git` + gitFlags
 		frag.fx = start + `fx` + fxFlags
 		frag.ffx = start + `(?:fx` + fxFlags + sep + pathPrefix + `)?ffx` + ffxFlags
@@ -181,16 +187,37 @@ func Grants(line string) ([]string, error) {
 	}
 	fragments()
 	res := expand(words)
-	out := make([]string, 0, len(res))
-	seen := map[string]bool{}
-	for _, re := range res {
-		g := "command(regex:" + re + ")"
-		if !seen[g] {
-			seen[g] = true
+	out := res[:0]
+	for i, g := range res {
+		if !slices.Contains(res[:i], g) {
 			out = append(out, g)
 		}
 	}
 	return out, nil
+}
+
+// grant builds one command(regex:…) grant.
+type grant struct{ strings.Builder }
+
+func newGrant(prefix string) *grant {
+	g := &grant{}
+	g.Grow(len("command(regex:") + len(prefix) + 1024)
+	g.WriteString("command(regex:")
+	g.WriteString(prefix)
+	return g
+}
+
+// add appends regex fragments.
+func (g *grant) add(parts ...string) *grant {
+	for _, p := range parts {
+		g.WriteString(p)
+	}
+	return g
+}
+
+func (g *grant) done() string {
+	g.WriteString(trailer + ")")
+	return g.String()
 }
 
 func expand(words []string) []string {
@@ -210,48 +237,44 @@ func expand(words []string) []string {
 	case "jiri":
 		prefix = frag.jiri
 	default:
-		prefix = `^[ \t]*` + frag.env + pathPrefix + regexp.QuoteMeta(base)
+		prefix = frag.start + regexp.QuoteMeta(base)
 	}
 	if helpTools[base] && len(args) == 1 && (args[0] == "help" || args[0] == "--help") {
-		return []string{prefix + `(?:` + sep + `help(?:` + sep + word + `)*|(?:` + sep + word + `)*` + sep + `--help(?:` + sep + word + `)*)` + trailer}
+		return []string{newGrant(prefix).add(`(?:`, sep, `help(?:`, sep, word, `)*|(?:`, sep, word, `)*`, sep, `--help(?:`, sep, word, `)*)`).done()}
 	}
 	if base == "git" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub := args[0]
-		gap := `(?:` + sep + argWord("git "+sub) + `)*`
+		gap := `(?:` + sep + argWord("git "+sub) + `)*` // few git rules take this path
 		if sub == "clean" && gitCleanForce(args[1:]) {
-			return []string{prefix + sep + "clean" + `(?:` + sep + word + `)*` + sep +
-				`(?:-[A-Za-z]*f[A-Za-z]*|--force(?:=` + piece + `*)?)` + `(?:` + sep + word + `)*` + trailer}
+			return []string{newGrant(prefix).add(sep, "clean", `(?:`, sep, word, `)*`, sep,
+				`(?:-[A-Za-z]*f[A-Za-z]*|--force(?:=`, piece, `*)?)(?:`, sep, word, `)*`).done()}
 		}
 		if flags := args[1:]; len(flags) > 0 && allFlags(flags) {
 			var res []string
 			for _, perm := range permutations(flags) {
-				var b strings.Builder
-				b.WriteString(prefix + sep + spell(sub, false))
+				g := newGrant(prefix).add(sep, spell(sub, false))
 				for _, f := range perm {
-					b.WriteString(gap + sep + flagPattern(f))
+					g.add(gap, sep, flagPattern(f))
 				}
-				b.WriteString(gap + trailer)
-				res = append(res, b.String())
+				res = append(res, g.add(gap).done())
 			}
 			return res
 		}
 	}
 	if base == "sed" && sedInPlace(args) {
 		long := `--i(?:n(?:-(?:p(?:l(?:a(?:c(?:e)?)?)?)?)?)?)?`
-		return []string{prefix + `(?:` + sep + word + `)*` + sep +
-			`(?:-[A-Za-z]*i` + piece + `*|` + long + `(?:=` + piece + `*)?)` + `(?:` + sep + word + `)*` + trailer}
+		return []string{newGrant(prefix).add(`(?:`, sep, word, `)*`, sep,
+			`(?:-[A-Za-z]*i`, piece, `*|`, long, `(?:=`, piece, `*)?)(?:`, sep, word, `)*`).done()}
 	}
-	var b strings.Builder
-	b.WriteString(prefix)
+	g := newGrant(prefix)
 	for i, a := range args {
-		b.WriteString(sep + spell(a, i == len(args)-1))
+		g.add(sep, spell(a, i == len(args)-1))
 	}
 	key := base
 	if base == "git" && len(args) > 0 {
 		key = "git " + args[0]
 	}
-	b.WriteString(`(?:` + sep + argWord(key) + `)*` + trailer)
-	return []string{b.String()}
+	return []string{g.add(`(?:`, sep, argWord(key), `)*`).done()}
 }
 
 // argWord is the regex for a further argument of the program or git

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -35,8 +36,11 @@ var passThroughComment = regexp.MustCompile(`[ \t]+#[^)]*$`)
 // command(regex:…) grant) is an error "name:line: problem", and no lines are
 // returned.
 func ParseList(name string, data []byte, category, overlay string) ([]Line, error) {
+	return parseList(newLineParser(), name, data, category, overlay)
+}
+
+func parseList(p *lineParser, name string, data []byte, category, overlay string) ([]Line, error) {
 	var lines []Line
-	p := newLineParser()
 	num := 0
 	for len(data) > 0 {
 		num++
@@ -49,6 +53,10 @@ func ParseList(name string, data []byte, category, overlay string) ([]Line, erro
 		raw = bytes.TrimSuffix(raw, []byte("\r"))
 		text, err := p.clean(raw)
 		if err != nil {
+			var pe *posError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("%s:%d:%d: %s", name, num, pe.col, pe.msg)
+			}
 			return nil, fmt.Errorf("%s:%d: %w", name, num, err)
 		}
 		if text == "" {
@@ -73,7 +81,7 @@ func (p *lineParser) clean(raw []byte) (string, error) {
 		return "", fmt.Errorf("invalid UTF-8")
 	}
 	if i := bytes.IndexByte(raw, 0); i >= 0 {
-		return "", fmt.Errorf("%d: NUL byte", i+1)
+		return "", &posError{i + 1, "NUL byte"}
 	}
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s[0] == '#' {
@@ -94,11 +102,10 @@ func (p *lineParser) clean(raw []byte) (string, error) {
 
 // grantLine recognizes a pass-through grant, dropping a trailing comment.
 func grantLine(s string) (string, bool, error) {
-	if !passThrough.MatchString(s) {
-		return "", false, nil
-	}
 	if loc := passThroughComment.FindStringIndex(s); loc != nil && passThrough.MatchString(s[:loc[0]]) {
 		s = s[:loc[0]]
+	} else if !passThrough.MatchString(s) {
+		return "", false, nil
 	}
 	if re, ok := strings.CutPrefix(s, "command(regex:"); ok {
 		if _, err := regexp.Compile(strings.TrimSuffix(re, ")")); err != nil {
@@ -114,10 +121,13 @@ func grantLine(s string) (string, bool, error) {
 // grants are written for the command as text, and an expansion, operator or
 // redirection has no single text.
 func (p *lineParser) words(s string) ([]string, int, error) {
+	if words, end, ok := plainWords(s); ok {
+		return words, end, nil
+	}
 	f, err := p.sh.Parse(strings.NewReader(s), "")
 	if err != nil {
 		if pe, ok := err.(syntax.ParseError); ok {
-			return nil, 0, fmt.Errorf("%d: %s", pe.Pos.Col(), pe.Text)
+			return nil, 0, &posError{int(pe.Pos.Col()), pe.Text}
 		}
 		return nil, 0, err
 	}
@@ -161,9 +171,59 @@ func (p *lineParser) words(s string) ([]string, int, error) {
 	return words, end, nil
 }
 
-func posErr(pos syntax.Pos, msg string) error {
-	return fmt.Errorf("%d: %s", pos.Col(), msg)
+// plainWords splits s when it holds nothing the shell treats specially
+// (most manifest lines), which gives the same words as the shell parser at a
+// fraction of its cost. ok is false when s needs the parser.
+func plainWords(s string) (words []string, end int, ok bool) {
+	end = len(s)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '#':
+			if i == 0 || s[i-1] == ' ' || s[i-1] == '\t' {
+				end = i
+				i = len(s)
+			}
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == ' ', c == '\t':
+		case strings.IndexByte("-_./:,@%+^*?=~", c) >= 0:
+		default:
+			return nil, 0, false
+		}
+	}
+	words = strings.Fields(s[:end])
+	if len(words) == 0 {
+		return nil, end, true
+	}
+	if strings.IndexByte(words[0], '=') >= 0 || reserved[words[0]] {
+		return nil, 0, false
+	}
+	for _, w := range words {
+		if w[0] == '~' && len(w) > 1 && w[1] != '/' {
+			return nil, 0, false // ~user: let the parser decide
+		}
+	}
+	return words, end, true
 }
+
+// reserved are words the shell parser does not read as a simple command.
+var reserved = map[string]bool{
+	"if": true, "then": true, "else": true, "elif": true, "fi": true, "case": true, "esac": true,
+	"for": true, "select": true, "while": true, "until": true, "do": true, "done": true,
+	"function": true, "time": true, "coproc": true, "in": true, "declare": true, "local": true,
+	"export": true, "readonly": true, "typeset": true, "nameref": true, "let": true,
+}
+
+func posErr(pos syntax.Pos, msg string) error {
+	return &posError{int(pos.Col()), msg}
+}
+
+// posError is a problem at a column of a rule.
+type posError struct {
+	col int
+	msg string
+}
+
+func (e *posError) Error() string { return fmt.Sprintf("%d: %s", e.col, e.msg) }
 
 // literal returns the value of w after quote removal, or an error if w holds
 // anything the shell would expand.

@@ -1,0 +1,415 @@
+package manifest
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+)
+
+//go:embed defaults/permissions/*.txt
+var defaults embed.FS
+
+// ConfigDir is an overlay's configuration directory, relative to the overlay.
+const ConfigDir = ".agents/config"
+
+// BuiltinFile is the prefix of Line.File for the embedded default manifests.
+const BuiltinFile = "<builtin>/permissions/"
+
+// Tree is a checkout's merged policy.
+type Tree struct {
+	Root     string   // the checkout root, absolute; "" for the defaults alone
+	Overlays []string // overlays read, in order: "." and "vendor/<x>"
+	Lines    []Line   // rules by category (in Categories order), then overlay, then line
+	Files    []string // files read, relative to Root, in overlay order
+	Services []string // user services to restart after a change, in order, without duplicates
+	Builtin  bool     // no overlay has a manifest: Lines are the embedded defaults
+	Skipped  []string // vendor/<x> with a config dir that are not git repositories
+}
+
+// FindRoot returns the checkout root for dir: the nearest ancestor (or dir
+// itself) holding a .jiri_root directory, else the top of the enclosing git
+// repository or linked worktree, confirmed with go-git. It fails if dir is
+// in neither.
+func FindRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("finding checkout root: %w", err)
+	}
+	gitTop := ""
+	for d := abs; ; {
+		if fi, err := os.Stat(filepath.Join(d, ".jiri_root")); err == nil && fi.IsDir() {
+			return d, nil
+		}
+		if gitTop == "" {
+			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+				gitTop = d
+			}
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if gitTop == "" {
+		return "", fmt.Errorf("finding checkout root: %s is not inside a jiri checkout (.jiri_root) or a git repository", abs)
+	}
+	ok, err := isRepo(gitTop)
+	if err != nil {
+		return "", fmt.Errorf("finding checkout root: %w", err)
+	}
+	if !ok {
+		return "", fmt.Errorf("finding checkout root: %s has a .git that is not a git repository", gitTop)
+	}
+	return gitTop, nil
+}
+
+// isRepo reports whether dir (holding a .git entry) is a git repository or
+// linked worktree. It opens the repository with go-git, which reads HEAD and
+// the config but no index or worktree status. go-git refuses some valid
+// repositories (unknown extensions, newer formats): those count as
+// repositories, since only the manifests are read from them.
+func isRepo(dir string) (bool, error) {
+	_, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, git.ErrRepositoryNotExists):
+		return false, nil
+	case errors.Is(err, git.ErrUnknownExtension),
+		errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion),
+		errors.Is(err, git.ErrUnsupportedRepositoryFormatVersion):
+		return true, nil
+	}
+	return false, fmt.Errorf("opening git repository %s: %w", dir, err)
+}
+
+// overlay is one configuration directory.
+type overlay struct {
+	name string // "." or "vendor/<x>"
+	dir  string // absolute path of its ConfigDir
+}
+
+// overlays lists the candidate overlays of root: "." and every vendor/<x>
+// with a config dir, in order. Whether a vendor dir is a repository is not
+// checked here.
+func overlays(root string) ([]overlay, error) {
+	var res []overlay
+	if isDir(filepath.Join(root, ConfigDir)) {
+		res = append(res, overlay{".", filepath.Join(root, ConfigDir)})
+	}
+	ents, err := os.ReadDir(filepath.Join(root, "vendor"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading overlays: %w", err)
+	}
+	// os.ReadDir sorts by name.
+	for _, e := range ents {
+		name := "vendor/" + e.Name()
+		dir := filepath.Join(root, "vendor", e.Name(), ConfigDir)
+		if isDir(filepath.Join(root, "vendor", e.Name())) && isDir(dir) {
+			res = append(res, overlay{name, dir})
+		}
+	}
+	return res, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// Load reads the policy of the checkout at root: the root's own
+// .agents/config/ and then each vendor/<x>/.agents/config/ in sorted order.
+// A vendor/<x> that is not a git repository (checked with go-git, no status)
+// is skipped and listed in Tree.Skipped, so a stray directory cannot add
+// rules; a vendor/<x> without a config dir is not opened at all. Same-named
+// manifests are concatenated, root first. When no overlay has a manifest,
+// the embedded defaults are used (Tree.Builtin). A *.txt file in
+// permissions/ that names no category is an error, as is any unreadable
+// line. Load("") returns the defaults alone.
+func Load(root string) (*Tree, error) {
+	t := &Tree{Root: root}
+	byCat := map[string][]Line{}
+	if root != "" {
+		ovs, err := overlays(root)
+		if err != nil {
+			return nil, err
+		}
+		p := newLineParser()
+		for _, ov := range ovs {
+			if ov.name != "." {
+				ok, err := isRepo(filepath.Join(root, filepath.FromSlash(ov.name)))
+				if err != nil {
+					return nil, fmt.Errorf("reading overlay %s: %w", ov.name, err)
+				}
+				if !ok {
+					t.Skipped = append(t.Skipped, ov.name)
+					continue
+				}
+			}
+			t.Overlays = append(t.Overlays, ov.name)
+			if err := t.readOverlay(p, ov, byCat); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(byCat) == 0 {
+		t.Builtin = true
+		for _, c := range Categories {
+			data, err := defaults.ReadFile("defaults/permissions/" + c + ".txt")
+			if err != nil {
+				return nil, fmt.Errorf("reading built-in manifest %s: %w", c, err)
+			}
+			lines, err := ParseList(BuiltinFile+c+".txt", data, c, "builtin")
+			if err != nil {
+				return nil, err
+			}
+			byCat[c] = lines
+		}
+	}
+	for _, c := range Categories {
+		t.Lines = append(t.Lines, byCat[c]...)
+	}
+	return t, nil
+}
+
+// readOverlay adds ov's manifests to byCat (present keys mean a manifest
+// was found, even an empty one) and its services to t.
+func (t *Tree) readOverlay(p *lineParser, ov overlay, byCat map[string][]Line) error {
+	rel := ov.name + "/" + ConfigDir
+	if ov.name == "." {
+		rel = ConfigDir
+	}
+	permDir := filepath.Join(ov.dir, "permissions")
+	ents, err := os.ReadDir(permDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reading overlay %s: %w", ov.name, err)
+	}
+	found := map[string]bool{}
+	for _, e := range ents {
+		name := e.Name()
+		c, ok := strings.CutSuffix(name, ".txt")
+		if !ok || e.IsDir() {
+			continue
+		}
+		if !IsCategory(c) {
+			return fmt.Errorf("%s/permissions/%s: not a category (categories: %s)", rel, name, strings.Join(Categories, ", "))
+		}
+		found[c] = true
+	}
+	for _, c := range Categories {
+		if !found[c] {
+			continue
+		}
+		file := rel + "/permissions/" + c + ".txt"
+		data, err := os.ReadFile(filepath.Join(permDir, c+".txt"))
+		if err != nil {
+			return fmt.Errorf("reading manifest %s: %w", file, err)
+		}
+		t.Files = append(t.Files, file)
+		lines, err := parseList(p, file, data, c, ov.name)
+		if err != nil {
+			return err
+		}
+		byCat[c] = append(byCat[c], lines...)
+	}
+	file := rel + "/services.txt"
+	data, err := os.ReadFile(filepath.Join(ov.dir, "services.txt"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading services %s: %w", file, err)
+	}
+	t.Files = append(t.Files, file)
+	svcs, err := ParseServices(file, data)
+	if err != nil {
+		return err
+	}
+	for _, s := range svcs {
+		if !contains(t.Services, s) {
+			t.Services = append(t.Services, s)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var serviceName = regexp.MustCompile(`^[A-Za-z0-9:_.@\\-]+$`)
+
+// ParseServices reads a services.txt: one systemd user unit name per line,
+// blank lines and # comments skipped. A name with other characters is an
+// error "name:line: problem".
+func ParseServices(name string, data []byte) ([]string, error) {
+	var res []string
+	for i, raw := range strings.Split(string(data), "\n") {
+		s := raw
+		if j := strings.IndexByte(s, '#'); j >= 0 {
+			s = s[:j]
+		}
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if !serviceName.MatchString(s) || s[0] == '-' {
+			return nil, fmt.Errorf("%s:%d: %q is not a service name", name, i+1, s)
+		}
+		res = append(res, s)
+	}
+	return res, nil
+}
+
+// fingerprintVersion changes whenever Load's reading of the same files
+// changes, so that an upgraded binary never takes the unchanged-run path.
+const fingerprintVersion = "manifest fingerprint v1\n"
+
+// Fingerprint returns a digest of everything Load reads at root: the names
+// and contents of the overlays' manifests and services.txt, the repository
+// markers of vendor overlays (the .git entry and HEAD, by stat; no
+// repository is opened) and the embedded defaults. Equal fingerprints mean
+// Load returns the same tree, so agents-setup may skip an unchanged run.
+func Fingerprint(root string) (string, error) {
+	h := sha256.New()
+	h.Write([]byte(fingerprintVersion))
+	writeField := func(parts ...string) {
+		for _, p := range parts {
+			fmt.Fprintf(h, "%d:%s", len(p), p)
+		}
+	}
+	builtin, err := fs.ReadDir(defaults, "defaults/permissions")
+	if err != nil {
+		return "", fmt.Errorf("fingerprinting defaults: %w", err)
+	}
+	for _, e := range builtin {
+		data, _ := defaults.ReadFile("defaults/permissions/" + e.Name())
+		writeField("builtin", e.Name(), string(data))
+	}
+	if root == "" {
+		return hex.EncodeToString(h.Sum(nil)), nil
+	}
+	writeField("root", root)
+	ovs, err := overlays(root)
+	if err != nil {
+		return "", err
+	}
+	for _, ov := range ovs {
+		writeField("overlay", ov.name)
+		if ov.name != "." {
+			marker, err := repoMarker(filepath.Join(root, filepath.FromSlash(ov.name)))
+			if err != nil {
+				return "", err
+			}
+			writeField("git", marker)
+		}
+		permDir := filepath.Join(ov.dir, "permissions")
+		ents, err := os.ReadDir(permDir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("fingerprinting overlay %s: %w", ov.name, err)
+		}
+		for _, e := range ents {
+			if !strings.HasSuffix(e.Name(), ".txt") || e.IsDir() {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(permDir, e.Name()))
+			if err != nil {
+				return "", fmt.Errorf("fingerprinting overlay %s: %w", ov.name, err)
+			}
+			writeField("manifest", e.Name(), string(data))
+		}
+		data, err := os.ReadFile(filepath.Join(ov.dir, "services.txt"))
+		switch {
+		case err == nil:
+			writeField("services", string(data))
+		case !errors.Is(err, fs.ErrNotExist):
+			return "", fmt.Errorf("fingerprinting overlay %s: %w", ov.name, err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// repoMarker describes dir's .git without opening the repository: a .git
+// file's contents (a linked worktree or submodule), or whether a .git
+// directory has a HEAD.
+func repoMarker(dir string) (string, error) {
+	fi, err := os.Lstat(filepath.Join(dir, ".git"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "none", nil
+	case err != nil:
+		return "", fmt.Errorf("fingerprinting %s: %w", dir, err)
+	case fi.Mode().IsRegular():
+		data, err := os.ReadFile(filepath.Join(dir, ".git"))
+		if err != nil {
+			return "", fmt.Errorf("fingerprinting %s: %w", dir, err)
+		}
+		return "file:" + string(data), nil
+	case fi.IsDir():
+		if _, err := os.Stat(filepath.Join(dir, ".git", "HEAD")); err != nil {
+			return "dir", nil
+		}
+		return "dir+HEAD", nil
+	}
+	return "other:" + fi.Mode().String(), nil
+}
+
+// WriteDefaults writes the embedded default manifests into
+// root/.agents/config/permissions/ for editing (agents-setup --init). It never
+// replaces an existing file: written and skipped list the files, relative to
+// root, that were created and that already existed.
+func WriteDefaults(root string) (written, skipped []string, err error) {
+	dir := filepath.Join(root, ConfigDir, "permissions")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("writing default manifests: %w", err)
+	}
+	for _, c := range Categories {
+		rel := ConfigDir + "/permissions/" + c + ".txt"
+		data, err := defaults.ReadFile("defaults/permissions/" + c + ".txt")
+		if err != nil {
+			return written, skipped, fmt.Errorf("reading built-in manifest %s: %w", c, err)
+		}
+		p := filepath.Join(dir, c+".txt")
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			skipped = append(skipped, rel)
+			continue
+		}
+		if err != nil {
+			return written, skipped, fmt.Errorf("writing default manifest %s: %w", rel, err)
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(p)
+			return written, skipped, fmt.Errorf("writing default manifest %s: %w", rel, err)
+		}
+		written = append(written, rel)
+	}
+	return written, skipped, nil
+}
+
+// DefaultManifest returns the embedded default manifest of category.
+func DefaultManifest(category string) ([]byte, error) {
+	if !IsCategory(category) {
+		return nil, fmt.Errorf("unknown category %q", category)
+	}
+	return defaults.ReadFile("defaults/permissions/" + category + ".txt")
+}
