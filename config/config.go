@@ -127,7 +127,7 @@ func Parse(path string, data []byte) (*File, error) {
 		return nil, fmt.Errorf("%s: empty file; expected a JSON object", path)
 	}
 	f := &File{Path: path, Exists: true, raw: data}
-	d := decoder{data: data}
+	d := decoder{data: data, text: string(data)}
 	if err := d.document(f); err != nil {
 		return nil, decodeError(path, data, err)
 	}

@@ -19,6 +19,7 @@ import (
 // agent does not). Of duplicate keys the last one wins, as in encoding/json.
 type decoder struct {
 	data  []byte
+	text  string // data as a string: decoded strings are its substrings
 	pos   int
 	depth int
 	// path is the stack of keys and indexes leading to the current value,
@@ -302,21 +303,71 @@ func (d *decoder) int() (int, error) {
 
 // str decodes the string at the current position (which is '"'),
 // interning it when intern is set.
+//
+// Strings are substrings of d.text where no escape needs decoding, so the
+// common case allocates nothing; interning is keyed on the raw (escaped)
+// text, so a grant repeated in the rules is decoded once.
 func (d *decoder) str(intern bool) (string, error) {
-	d.pos++
-	start := d.pos
-	// Fast path: no escapes, plain ASCII.
+	start := d.pos + 1
+	end := d.closingQuote(start)
+	if end < 0 {
+		// Unterminated: let the decoding loop find the exact problem.
+		b := d.scratch[:0]
+		s, err := d.unescape(b, start)
+		if err == nil {
+			err = d.syntax("unexpected end of JSON input")
+		}
+		return s, err
+	}
+	raw := d.text[start:end]
+	if intern {
+		if s, ok := d.seen[raw]; ok {
+			d.pos = end + 1
+			return s, nil
+		}
+	}
 	i := start
-	for i < len(d.data) && plain[d.data[i]] {
+	for i < end && plain[d.data[i]] {
 		i++
 	}
-	if i < len(d.data) && d.data[i] == '"' {
-		d.pos = i + 1
-		return d.make(d.data[start:i], intern), nil
+	var s string
+	if i == end {
+		s = raw
+		d.pos = end + 1
+	} else {
+		var err error
+		b := append(d.scratch[:0], d.data[start:i]...)
+		if s, err = d.unescape(b, i); err != nil {
+			return "", err
+		}
 	}
-	b := append(d.scratch[:0], d.data[start:i]...)
-	s, err := d.unescape(b, i, intern)
-	return s, err
+	if intern {
+		if d.seen == nil {
+			d.seen = make(map[string]string, 256)
+		}
+		d.seen[raw] = s
+	}
+	return s, nil
+}
+
+// closingQuote returns the offset of the quote that ends the string
+// starting at start, or -1.
+func (d *decoder) closingQuote(start int) int {
+	for i := start; ; {
+		k := strings.IndexByte(d.text[i:], '"')
+		if k < 0 {
+			return -1
+		}
+		j := i + k
+		n := 0
+		for p := j - 1; p >= start && d.data[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j
+		}
+		i = j + 1
+	}
 }
 
 // plain marks the bytes that stand for themselves in a JSON string.
@@ -328,13 +379,13 @@ var plain = func() (t [256]bool) {
 }()
 
 // unescape decodes the rest of a string from i, appending to b.
-func (d *decoder) unescape(b []byte, i int, intern bool) (string, error) {
-	s, b, err := d.unescapeLoop(b, i, intern)
+func (d *decoder) unescape(b []byte, i int) (string, error) {
+	s, b, err := d.unescapeLoop(b, i)
 	d.scratch = b[:0]
 	return s, err
 }
 
-func (d *decoder) unescapeLoop(b []byte, i int, intern bool) (string, []byte, error) {
+func (d *decoder) unescapeLoop(b []byte, i int) (string, []byte, error) {
 	for {
 		if i >= len(d.data) {
 			d.pos = i
@@ -344,7 +395,7 @@ func (d *decoder) unescapeLoop(b []byte, i int, intern bool) (string, []byte, er
 		switch {
 		case c == '"':
 			d.pos = i + 1
-			return d.make(b, intern), b, nil
+			return string(b), b, nil
 		case c < 0x20:
 			d.pos = i
 			return "", b, d.unexpected("in string literal")
@@ -400,23 +451,6 @@ func (d *decoder) unescapeLoop(b []byte, i int, intern bool) (string, []byte, er
 			i += size
 		}
 	}
-}
-
-// make returns b as a string, the same string for the same bytes when
-// intern is set.
-func (d *decoder) make(b []byte, intern bool) string {
-	if !intern {
-		return string(b)
-	}
-	if s, ok := d.seen[string(b)]; ok {
-		return s
-	}
-	if d.seen == nil {
-		d.seen = make(map[string]string, 1024)
-	}
-	s := string(b)
-	d.seen[s] = s
-	return s
 }
 
 // hex4 decodes four hex digits at i; bad is the offset of the first
