@@ -520,20 +520,20 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 	maybeDeny := mv.Decision == matcher.Ask && mv.Rule != nil && mv.Rule.Decision == matcher.Deny
 	switch {
 	case mv.Decision == matcher.Deny:
-		cv.v, cv.reason = Deny, mv.Reason
+		cv.v, cv.reason = Deny, mv.Explain()
 		return cv
 	case tv == ToolDeny:
 		cv.v, cv.reason = Deny, "tool pattern denies `"+key+"`"
 		return cv
 	case mv.Decision == matcher.Allow:
-		cv.v, cv.reason = Allow, mv.Reason
+		cv.v, cv.reason = Allow, mv.Explain()
 		return cv
 	case approved:
 		cv.v, cv.reason = Allow, "approved"
 		return cv
 	case maybeNever || maybeDeny:
 		// A deny may apply: not even yolo runs it unasked.
-		cv.v, cv.reason = Ask, mv.Reason
+		cv.v, cv.reason = Ask, mv.Explain()
 		if maybeNever {
 			cv.reason = never
 		}
@@ -548,9 +548,9 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 		cv.v, cv.reason = Allow, "tool pattern allows `"+key+"`"
 		return cv
 	case mv.Decision == matcher.Ask:
-		cv.v, cv.reason = Ask, mv.Reason
+		cv.v, cv.reason = Ask, mv.Explain()
 	default:
-		cv.v, cv.reason = Default, mv.Reason
+		cv.v, cv.reason = Default, mv.Explain()
 		if g.level == LevelFullAccess {
 			cv.v, cv.reason = Allow, "no rule matches; full access"
 			return cv

@@ -1,0 +1,150 @@
+package gate
+
+import (
+	"testing"
+)
+
+func TestGlob(t *testing.T) {
+	tests := []struct {
+		glob, in string
+		want     bool
+	}{
+		{"git *", "git status", true},
+		{"git *", "git add dir/file", false}, // * does not cross /
+		{"git **", "git add dir/file", true},
+		{"/etc/*", "/etc/passwd", true},
+		{"/etc/*", "/etc/ssh/sshd_config", false},
+		{"/etc/**", "/etc/ssh/sshd_config", true},
+		{"/etc/**", "/etc", false},
+		{"a/**/b", "a/b", true},
+		{"a/**/b", "a/x/y/b", true},
+		{"a/**/b", "ab", false},
+		{"file?.go", "file1.go", true},
+		{"file?.go", "file/.go", false},
+		{"[ab]*.txt", "a1.txt", true},
+		{"[!ab]*.txt", "c1.txt", true},
+		{"[!ab]*.txt", "a1.txt", false},
+		{`\*`, "*", true},
+		{`\*`, "x", false},
+		{"a.b", "axb", false}, // regexp metacharacters are literal
+		{"(x)+", "(x)+", true},
+		{"mcp__github__*", "mcp__github__create_issue", true},
+		{"", "", true},
+		{"", "x", false},
+	}
+	seen := map[[2]string]bool{}
+	for _, tc := range tests {
+		if seen[[2]string{tc.glob, tc.in}] {
+			t.Fatalf("duplicate input %q %q", tc.glob, tc.in)
+		}
+		seen[[2]string{tc.glob, tc.in}] = true
+		re, err := globRegexp(tc.glob)
+		if err != nil {
+			t.Fatalf("globRegexp(%q): %v", tc.glob, err)
+		}
+		if got := re.MatchString(tc.in); got != tc.want {
+			t.Errorf("glob %q, input %q: got %v, want %v", tc.glob, tc.in, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"[abc", `abc\`} {
+		if _, err := globRegexp(bad); err == nil {
+			t.Errorf("globRegexp(%q): no error", bad)
+		}
+	}
+}
+
+func TestToolPolicyMatch(t *testing.T) {
+	p, err := NewToolPolicy("/proj",
+		[]string{"bash:git *", "read_file:internal/tui/**", "mcp__github__*", "Write:/tmp/out/*", "web*:https://go.dev/**"},
+		[]string{"write_file:/etc/*", "bash:git push*", "mcp__github__delete_*", "read_file:**/.env"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		tool, key string
+		want      ToolVerdict
+	}{
+		{"Bash", "git status", ToolAllow},
+		{"run_shell_command", "git log", ToolAllow}, // bash: covers every shell tool
+		{"shell", "git diff", ToolAllow},
+		{"Bash", "git push origin main", ToolDeny}, // deny wins
+		{"Bash", "npm test", ToolUnmatched},
+		{"Read", "/proj/internal/tui/view.go", ToolAllow}, // read_file: covers Read, relative to the root
+		{"read_file", "/proj/internal/tui/a/b.go", ToolAllow},
+		{"Read", "/proj/internal/other.go", ToolUnmatched},
+		{"Read", "/proj/internal/tui/.env", ToolDeny},
+		{"Read", "internal/tui/view.go", ToolUnmatched}, // keys are absolute
+		{"Write", "/etc/passwd", ToolDeny}, // write_file: covers Write
+		{"Edit", "/etc/hosts", ToolDeny},
+		{"Write", "/tmp/out/x", ToolAllow},
+		{"write", "/tmp/out/x", ToolAllow}, // tool names ignore case
+		{"Edit", "/tmp/out/x", ToolUnmatched}, // Write: is that tool only
+		{"mcp__github__create_issue", `{"title":"x"}`, ToolAllow}, // bare glob names the tool
+		{"mcp__github__delete_repo", `{}`, ToolDeny},
+		{"mcp__gitlab__create_issue", `{}`, ToolUnmatched},
+		{"WebFetch", "https://go.dev/doc/x", ToolAllow}, // the tool part may be a glob
+		{"WebFetch", "https://evil.example/go.dev/", ToolUnmatched},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %s %q", tc.tool, tc.key)
+		if got := p.Match(tc.tool, tc.key); got != tc.want {
+			t.Errorf("Match(%q, %q) = %v, want %v", tc.tool, tc.key, got, tc.want)
+		}
+	}
+	var nilPolicy *ToolPolicy
+	if got := nilPolicy.Match("Bash", "ls"); got != ToolUnmatched {
+		t.Errorf("nil policy: %v", got)
+	}
+}
+
+func TestToolPolicyRefuses(t *testing.T) {
+	for _, tc := range []struct{ allow, deny []string }{
+		{allow: []string{"*"}},
+		{allow: []string{"**"}},
+		{allow: []string{""}},
+		{deny: []string{"bash:[x"}},
+	} {
+		if _, err := NewToolPolicy("/p", tc.allow, tc.deny); err == nil {
+			t.Errorf("NewToolPolicy(%q, %q): no error", tc.allow, tc.deny)
+		}
+	}
+	// A bare * may deny everything, which is safe.
+	if _, err := NewToolPolicy("/p", nil, []string{"*"}); err != nil {
+		t.Errorf("deny *: %v", err)
+	}
+}
+
+func TestExactAllow(t *testing.T) {
+	p := &ToolPolicy{root: "/p"}
+	line := "rm build/*.o"
+	if err := p.Allow("bash:" + escapeGlob(line)); err != nil {
+		t.Fatal(err)
+	}
+	if !p.exactAllow("Bash", line) {
+		t.Errorf("exactAllow(%q) = false", line)
+	}
+	if p.exactAllow("Bash", "rm build/x.o") {
+		t.Errorf("an exact pattern matched another line")
+	}
+	if p.Match("Bash", "rm build/x.o") != ToolUnmatched {
+		t.Errorf("an escaped * matched as a glob")
+	}
+}
+
+func TestCategoryOf(t *testing.T) {
+	for tool, want := range map[string]Category{
+		"Read": CategoryRead, "Grep": CategoryRead, "Glob": CategoryRead, "LS": CategoryRead,
+		"read_file": CategoryRead, "list_directory": CategoryRead, "glob": CategoryRead,
+		"search_file_content": CategoryRead, "view": CategoryRead,
+		"Write": CategoryWrite, "Edit": CategoryWrite, "MultiEdit": CategoryWrite,
+		"NotebookEdit": CategoryWrite, "apply_patch": CategoryWrite, "write_file": CategoryWrite,
+		"replace": CategoryWrite, "edit_file": CategoryWrite,
+		"Task": CategorySubagent, "spawn_agent": CategorySubagent,
+		"Bash": CategoryShell, "run_shell_command": CategoryShell, "shell": CategoryShell,
+		"WebFetch": CategoryShell, "mcp__github__create_issue": CategoryShell, "": CategoryShell,
+	} {
+		if got := CategoryOf(tool); got != want {
+			t.Errorf("CategoryOf(%q) = %v, want %v", tool, got, want)
+		}
+	}
+}
