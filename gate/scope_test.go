@@ -61,7 +61,7 @@ func TestScopeContains(t *testing.T) {
 		{proj + "/src/../src/main.go", true},
 		{proj + "/../outside/secret/key", false}, // .. out of the root
 		{proj + "/src/../../outside", false},
-		{proj + "2/file", false}, // a sibling sharing the prefix
+		{proj + "2/file", false},  // a sibling sharing the prefix
 		{proj + "/escape", false}, // symlink out of the scope
 		{proj + "/escape/secret/key", false},
 		{proj + "/src/up/secret/key", false}, // relative symlink out
@@ -70,7 +70,7 @@ func TestScopeContains(t *testing.T) {
 		{proj + "/loop/x", false},            // cannot be resolved
 		{proj + "/new/../escape/secret/key", false},
 		{proj + "/new/../src/main.go", true},
-		{proj + "/src/main.go/x", true}, // a file used as a directory: the write fails inside
+		{proj + "/src/main.go/x", true},   // a file used as a directory: the write fails inside
 		{out + "/back/src/main.go", true}, // lands inside the project
 		{out + "/secret/key", false},
 		{base + "/data", true}, // a tree contains its root

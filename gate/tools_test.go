@@ -74,11 +74,11 @@ func TestToolPolicyMatch(t *testing.T) {
 		{"Read", "/proj/internal/other.go", ToolUnmatched},
 		{"Read", "/proj/internal/tui/.env", ToolDeny},
 		{"Read", "internal/tui/view.go", ToolUnmatched}, // keys are absolute
-		{"Write", "/etc/passwd", ToolDeny}, // write_file: covers Write
+		{"Write", "/etc/passwd", ToolDeny},              // write_file: covers Write
 		{"Edit", "/etc/hosts", ToolDeny},
 		{"Write", "/tmp/out/x", ToolAllow},
-		{"write", "/tmp/out/x", ToolAllow}, // tool names ignore case
-		{"Edit", "/tmp/out/x", ToolUnmatched}, // Write: is that tool only
+		{"write", "/tmp/out/x", ToolAllow},                        // tool names ignore case
+		{"Edit", "/tmp/out/x", ToolUnmatched},                     // Write: is that tool only
 		{"mcp__github__create_issue", `{"title":"x"}`, ToolAllow}, // bare glob names the tool
 		{"mcp__github__delete_repo", `{}`, ToolDeny},
 		{"mcp__gitlab__create_issue", `{}`, ToolUnmatched},
