@@ -272,7 +272,7 @@ func (s *session) apply(ctx context.Context) error {
 	}
 	fp := fingerprint(s.configPath, profile, manifests, adhoc, to, s.raw)
 	if !o.dryRun && !o.reset && s.stExists() && s.stErr == nil && fp == s.st.Fingerprint {
-		fmt.Fprintf(o.stdout, "%s is up to date (profile %s)\n", s.configPath, profile)
+		fmt.Fprintf(o.stdout, "%s is up to date (profile %s)\n", display(s.configPath), profile)
 		return nil
 	}
 
@@ -322,7 +322,7 @@ func (s *session) apply(ctx context.Context) error {
 		if err := s.store.Save(st); err != nil {
 			return err
 		}
-		fmt.Fprintf(o.stdout, "%s is up to date (profile %s)\n", s.configPath, profileName(profile))
+		fmt.Fprintf(o.stdout, "%s is up to date (profile %s)\n", display(s.configPath), profileName(profile))
 		return nil
 	}
 
@@ -380,6 +380,26 @@ func (s *session) stExists() bool {
 	return err == nil
 }
 
+// display shortens a path for messages: with ~ for the home directory,
+// else relative to the current directory when inside it.
+func display(p string) string {
+	inside := func(dir string) (string, bool) {
+		rel, err := filepath.Rel(dir, p)
+		return rel, err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	}
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		if rel, ok := inside(home); ok {
+			return "~/" + rel
+		}
+	}
+	if wd, err := getwd(); err == nil {
+		if rel, ok := inside(wd); ok {
+			return rel
+		}
+	}
+	return p
+}
+
 func profileName(p string) string {
 	if p == "" {
 		return "none"
@@ -394,7 +414,7 @@ func (s *session) init(root string) error {
 		return &hintError{errors.New("--init: not inside a checkout (no .jiri_root or git repository)"), "run it from the checkout or give --root DIR"}
 	}
 	if o.dryRun {
-		fmt.Fprintf(o.stdout, "would write the default manifests into %s\n", filepath.Join(root, manifest.ConfigDir, "permissions"))
+		fmt.Fprintf(o.stdout, "would write the default manifests into %s\n", display(filepath.Join(root, manifest.ConfigDir, "permissions")))
 		return nil
 	}
 	written, skipped, err := manifest.WriteDefaults(root)
@@ -521,10 +541,10 @@ func sameRules(a, b []config.Rule) bool {
 func (s *session) printChanges(res reconcile.Result, changed bool, profile string, rules []config.Rule) {
 	w := s.o.stdout
 	if !changed {
-		fmt.Fprintf(w, "no changes to %s (profile %s)\n", s.configPath, profileName(profile))
+		fmt.Fprintf(w, "no changes to %s (profile %s)\n", display(s.configPath), profileName(profile))
 		return
 	}
-	fmt.Fprintf(w, "would write %s (profile %s -> %s, %d rules)\n", s.configPath, profileName(s.file.Shim.Profile), profileName(profile), len(rules))
+	fmt.Fprintf(w, "would write %s (profile %s -> %s, %d rules)\n", display(s.configPath), profileName(s.file.Shim.Profile), profileName(profile), len(rules))
 	added, removed := lists(&res.Added), lists(&res.Removed)
 	for i, name := range listNames {
 		fmt.Fprintf(w, "%s: +%d -%d\n", name, len(*added[i]), len(*removed[i]))
@@ -544,7 +564,7 @@ func (s *session) printSummary(action, profile string, res reconcile.Result, nru
 	if action == "reset" {
 		what = "removed the managed grants from"
 	}
-	fmt.Fprintf(w, "%s %s\n", what, s.configPath)
+	fmt.Fprintf(w, "%s %s\n", what, display(s.configPath))
 	added, removed := lists(&res.Added), lists(&res.Removed)
 	var parts []string
 	for i, name := range listNames {
@@ -577,9 +597,9 @@ func (s *session) rollback(ctx context.Context) error {
 	}
 	if o.dryRun {
 		if !b.Existed {
-			fmt.Fprintf(o.stdout, "would remove %s (the rolled back apply created it)\n", s.configPath)
+			fmt.Fprintf(o.stdout, "would remove %s (the rolled back apply created it)\n", display(s.configPath))
 		} else {
-			fmt.Fprintf(o.stdout, "would restore %s from %s (profile %s)\n", s.configPath, b.Time.Format(time.RFC3339), profileName(b.Profile))
+			fmt.Fprintf(o.stdout, "would restore %s from %s (profile %s)\n", display(s.configPath), b.Time.Format(time.RFC3339), profileName(b.Profile))
 		}
 		return nil
 	}
@@ -587,12 +607,12 @@ func (s *session) rollback(ctx context.Context) error {
 		if err := statefile.WriteAtomic(s.configPath, []byte(b.Content), 0o600); err != nil {
 			return err
 		}
-		fmt.Fprintf(o.stdout, "restored %s from %s (profile %s)\n", s.configPath, b.Time.Format(time.RFC3339), profileName(b.Profile))
+		fmt.Fprintf(o.stdout, "restored %s from %s (profile %s)\n", display(s.configPath), b.Time.Format(time.RFC3339), profileName(b.Profile))
 	} else {
 		if err := os.Remove(s.configPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("removing config: %w", err)
 		}
-		fmt.Fprintf(o.stdout, "removed %s (the rolled back apply created it)\n", s.configPath)
+		fmt.Fprintf(o.stdout, "removed %s (the rolled back apply created it)\n", display(s.configPath))
 	}
 	st.Config = s.configPath
 	st.Profile, st.Managed, st.Rules = b.Profile, b.Managed, b.Rules
@@ -621,8 +641,8 @@ func (s *session) status() error {
 	if s.raw == nil {
 		exists = "does not exist"
 	}
-	fmt.Fprintf(w, "config:  %s (%s)\n", s.configPath, exists)
-	fmt.Fprintf(w, "state:   %s\n", s.store.Dir)
+	fmt.Fprintf(w, "config:  %s (%s)\n", display(s.configPath), exists)
+	fmt.Fprintf(w, "state:   %s\n", display(s.store.Dir))
 	fmt.Fprintf(w, "profile: %s\n", profileName(st.Profile))
 	managed := st.Managed
 	if !s.stExists() {
@@ -646,7 +666,7 @@ func (s *session) status() error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "root:    %s\n", root)
+		fmt.Fprintf(w, "root:    %s\n", display(root))
 		if tree.Builtin {
 			fmt.Fprintf(w, "files:   none (the built-in defaults apply)\n")
 		} else {

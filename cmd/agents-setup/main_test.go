@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-shim/agent-shim/config"
+	"github.com/go-git/go-git/v5"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("u", false, "update the golden sections of the testscript scripts")
+
+// testTime is the clock of every test run, so that output is stable.
+var testTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"agents-setup": func() {
+			now = func() time.Time { return testTime }
+			restart = fakeRestart
+			main()
+		},
+	})
+}
+
+// fakeRestart stands in for systemctl: no test restarts a real service.
+func fakeRestart(_ context.Context, services []string, stdout io.Writer) error {
+	fmt.Fprintf(stdout, "test: systemctl --user try-restart %s\n", strings.Join(services, " "))
+	return nil
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		UpdateScripts:       *update,
+		Setup: func(env *testscript.Env) error {
+			work := env.WorkDir
+			env.Setenv("HOME", filepath.Join(work, "home"))
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(work, "home", ".config"))
+			env.Setenv("XDG_STATE_HOME", filepath.Join(work, "home", ".local", "state"))
+			env.Setenv("XDG_CACHE_HOME", filepath.Join(work, "home", ".cache"))
+			env.Setenv("XDG_DATA_HOME", filepath.Join(work, "home", ".local", "share"))
+			env.Setenv("CONFIG", filepath.Join(work, "home", ".gemini", "config", "config.json"))
+			return os.MkdirAll(filepath.Join(work, "home"), 0o700)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits":   cmdExits,
+			"mkjiri":  cmdMkjiri,
+			"gitinit": cmdGitinit,
+			"summary": cmdSummary,
+			"backups": cmdBackups,
+		},
+	})
+}
+
+// cmdExits runs a command and asserts its exact exit code:
+//
+//	exits N agents-setup [args...]
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: %v", err)
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		got = exit.ExitCode()
+	case err != nil:
+		ts.Fatalf("exits: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
+	}
+}
+
+// cmdGitinit makes each directory a git repository with go-git.
+func cmdGitinit(ts *testscript.TestScript, neg bool, args []string) {
+	for _, dir := range args {
+		if _, err := git.PlainInit(ts.MkAbs(dir), false); err != nil {
+			ts.Fatalf("gitinit: %v", err)
+		}
+	}
+}
+
+// mkjiri makes a fake jiri checkout at DIR: .jiri_root/, the root's own
+// manifests, two vendor overlays that are git repositories, a stray vendor
+// directory that is not, and src/deep to run from.
+func cmdMkjiri(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: mkjiri DIR")
+	}
+	root := ts.MkAbs(args[0])
+	files := map[string]string{
+		".jiri_root/.keep": "",
+		"src/deep/.keep":   "",
+		".agents/config/permissions/read_only.txt":        "# inspection\ngit status\nls\ncat  # inline comment\n",
+		".agents/config/permissions/local_changes.txt":    "git commit\n",
+		".agents/config/permissions/external_changes.txt": "git push\n",
+		".agents/config/permissions/never_allow.txt":      "git push --force\nrm -rf /\n",
+		"vendor/a/.agents/config/permissions/read_only.txt":         "go version\n",
+		"vendor/a/.agents/config/permissions/never_allow.txt":       "git reset --hard\n",
+		"vendor/a/.agents/config/services.txt":                      "# restarted after a change\nagent-helper.service\n",
+		"vendor/b/.agents/config/permissions/device_ops.txt":        "ffx target list\n",
+		"vendor/b/.agents/config/permissions/cache_destruction.txt": "go clean -cache\n",
+		"vendor/stray/.agents/config/permissions/read_only.txt":     "rm -rf /tmp\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			ts.Fatalf("mkjiri: %v", err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			ts.Fatalf("mkjiri: %v", err)
+		}
+	}
+	for _, repo := range []string{".", "vendor/a", "vendor/b"} {
+		if _, err := git.PlainInit(filepath.Join(root, repo), false); err != nil {
+			ts.Fatalf("mkjiri: %v", err)
+		}
+	}
+}
+
+// cmdSummary prints a config file in short: the profile, the grant counts
+// per list, the grants that are not regular expressions (the hand-added
+// ones in the tests) and the rules by source.
+//
+//	summary FILE
+func cmdSummary(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: summary FILE")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	var any map[string]any
+	if err := json.Unmarshal(data, &any); err != nil {
+		ts.Fatalf("summary: %s is not valid JSON: %v", args[0], err)
+	}
+	f, err := config.Parse(args[0], data)
+	ts.Check(err)
+	w := ts.Stdout()
+	fmt.Fprintf(w, "profile %q\n", f.Shim.Profile)
+	for _, l := range []struct {
+		name   string
+		grants []string
+	}{{"allow", f.Grants.Allow}, {"ask", f.Grants.Ask}, {"deny", f.Grants.Deny}} {
+		fmt.Fprintf(w, "%s %d\n", l.name, len(l.grants))
+		for _, g := range l.grants {
+			if !strings.HasPrefix(g, "command(regex:") {
+				fmt.Fprintf(w, "  %s\n", g)
+			}
+		}
+	}
+	fmt.Fprintf(w, "rules %d\n", len(f.Shim.Rules))
+	for _, r := range f.Shim.Rules {
+		if r.Source.Overlay == "builtin" {
+			continue
+		}
+		fmt.Fprintf(w, "  %s %s:%d %s %q\n", r.Source.Overlay, r.Source.File, r.Source.Line, r.Category, r.Line)
+	}
+	var keys []string
+	for k := range any {
+		keys = append(keys, k)
+	}
+	fmt.Fprintf(w, "keys %d\n", len(keys))
+}
+
+// cmdBackups prints the number of backup files in the state directory
+// and fails if any temporary file is left beside the config or the state.
+//
+//	backups CONFIG
+func cmdBackups(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: backups CONFIG")
+	}
+	home := ts.Getenv("HOME")
+	states, _ := filepath.Glob(filepath.Join(home, ".local", "state", "agents-setup", "*"))
+	n := 0
+	for _, s := range states {
+		b, _ := filepath.Glob(filepath.Join(s, "backups", "*.json"))
+		n += len(b)
+		assertNoTemp(ts, s)
+	}
+	assertNoTemp(ts, filepath.Dir(ts.MkAbs(args[0])))
+	fmt.Fprintf(ts.Stdout(), "%d backups\n", n)
+}
+
+func assertNoTemp(ts *testscript.TestScript, dir string) {
+	tmp, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
+	if len(tmp) > 0 {
+		ts.Fatalf("temporary files left: %v", tmp)
+	}
+}
