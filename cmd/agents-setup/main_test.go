@@ -109,12 +109,12 @@ func cmdMkjiri(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	root := ts.MkAbs(args[0])
 	files := map[string]string{
-		".jiri_root/.keep": "",
-		"src/deep/.keep":   "",
-		".agents/config/permissions/read_only.txt":        "# inspection\ngit status\nls\ncat  # inline comment\n",
-		".agents/config/permissions/local_changes.txt":    "git commit\n",
-		".agents/config/permissions/external_changes.txt": "git push\n",
-		".agents/config/permissions/never_allow.txt":      "git push --force\nrm -rf /\n",
+		".jiri_root/.keep":                                          "",
+		"src/deep/.keep":                                            "",
+		".agents/config/permissions/read_only.txt":                  "# inspection\ngit status\nls\ncat  # inline comment\n",
+		".agents/config/permissions/local_changes.txt":              "git commit\n",
+		".agents/config/permissions/external_changes.txt":           "git push\n",
+		".agents/config/permissions/never_allow.txt":                "git push --force\nrm -rf /\n",
 		"vendor/a/.agents/config/permissions/read_only.txt":         "go version\n",
 		"vendor/a/.agents/config/permissions/never_allow.txt":       "git reset --hard\n",
 		"vendor/a/.agents/config/services.txt":                      "# restarted after a change\nagent-helper.service\n",
