@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -772,5 +773,80 @@ func TestScriptIsValidShell(t *testing.T) {
 	}
 	if isOurs([]byte("#!/bin/sh\n# not agents-setup managed hook\n")) {
 		t.Error("isOurs matched a line that does not start with the marker")
+	}
+}
+
+// TestInstallSharedHooks lists repositories that share hooks: a main
+// repository and its linked worktree, and two repositories under one global
+// core.hooksPath. Each hook is planned once: a second plan would move our own
+// script aside as the "original".
+func TestInstallSharedHooks(t *testing.T) {
+	setupEnv(t)
+	ctx := context.Background()
+	main := newRepo(t)
+	gitT(t, main, "commit", "--allow-empty", "-q", "-m", "first")
+	wt := filepath.Join(t.TempDir(), "wt")
+	gitT(t, main, "worktree", "add", "-q", wt)
+	user := "#!/bin/sh\necho user\n"
+	writeFile(t, filepath.Join(main, ".git", "hooks", "post-checkout"), user, 0o755)
+
+	// A global core.hooksPath shared by two more repositories.
+	shared := t.TempDir()
+	writeFile(t, filepath.Join(shared, "post-merge"), user, 0o700)
+	f, err := os.OpenFile(os.Getenv("GIT_CONFIG_GLOBAL"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "[core]\n\thooksPath = %s\n", shared)
+	f.Close()
+	a, b := newRepo(t), newRepo(t)
+	// main and wt override it back to their own.
+	gitT(t, main, "config", "core.hooksPath", filepath.Join(main, ".git", "hooks"))
+
+	for _, v := range []version{{2, 39, 5}, {2, 54, 0}} {
+		fakeGit(t, v)
+		opts := Options{Repos: []string{main, wt, a, b}, Command: testCommand, Force: true}
+		before := map[string]map[string]string{main: snapshot(t, filepath.Join(main, ".git", "hooks")), shared: snapshot(t, shared)}
+		beforeConfig := readFile(t, filepath.Join(main, ".git", "config"))
+		for range 2 {
+			if _, err := Install(ctx, opts); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reports, err := Status(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range reports {
+			if s := r.State(); s != Installed && s != Chained {
+				t.Errorf("git %v: status %s = %v %+v", v, r.Repo, s, r.Hooks)
+			}
+		}
+		if v == configHooksSince {
+			if got := gitT(t, wt, "config", "--get-all", "hook.agents-setup.event"); got != "post-checkout\npost-merge" {
+				t.Errorf("events through the worktree = %q", got)
+			}
+		} else {
+			for _, p := range []string{filepath.Join(main, ".git", "hooks", "post-checkout"), filepath.Join(shared, "post-merge")} {
+				if got := readFile(t, p+OrigSuffix); got != user {
+					t.Errorf("git %v: %s = %q, want the user's hook", v, p+OrigSuffix, got)
+				}
+			}
+		}
+		if _, err := Uninstall(ctx, opts); err != nil {
+			t.Fatal(err)
+		}
+		for dir, snap := range before {
+			d := dir
+			if dir == main {
+				d = filepath.Join(main, ".git", "hooks")
+			}
+			if diff := cmp.Diff(snap, snapshot(t, d)); diff != "" {
+				t.Errorf("git %v: uninstall left %s (-before +after):\n%s", v, d, diff)
+			}
+		}
+		if got := readFile(t, filepath.Join(main, ".git", "config")); got != beforeConfig {
+			t.Errorf("git %v: uninstall left .git/config:\n%s\nwas:\n%s", v, got, beforeConfig)
+		}
 	}
 }

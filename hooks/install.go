@@ -105,6 +105,24 @@ func inspectAll(ctx context.Context, opts Options) ([]repo, error) {
 	return repos, nil
 }
 
+// planned remembers the hooks directories and repository configurations
+// already planned. Linked worktrees share their main repository's
+// configuration and hooks directory, and one core.hooksPath may serve many
+// repositories: planning the same file twice would move our own script aside
+// as the "original".
+type planned struct{ scripts, configs map[string]bool }
+
+// add records r and says whether its hooks directory and its configuration
+// (kept in the common directory, which ownHooks is named after) are new.
+func (p *planned) add(r repo) (script, config bool) {
+	if p.scripts == nil {
+		p.scripts, p.configs = map[string]bool{}, map[string]bool{}
+	}
+	script, config = !p.scripts[r.hooksDir], !p.configs[r.ownHooks]
+	p.scripts[r.hooksDir], p.configs[r.ownHooks] = true, true
+	return script, config
+}
+
 // step is one planned change: Install and Uninstall first plan every
 // repository, so that a refusal anywhere writes nothing anywhere.
 type step struct {
@@ -126,18 +144,46 @@ func Install(ctx context.Context, opts Options) ([]Change, error) {
 	}
 	command := CommandLine(opts.Command)
 	var steps []step
+	var seen planned
 	for _, r := range repos {
+		if r.method == Script && r.foreign() && !opts.Force {
+			return nil, fmt.Errorf("installing hooks in %s: %w: %s (the repository's own is %s); use --force to install there anyway",
+				r.dir, ErrForeignHooksPath, r.hooksDir, r.ownHooks)
+		}
+		doScript, doConfig := seen.add(r)
 		var s []step
 		var err error
-		if r.method == Config {
+		switch {
+		case r.method == Config && doConfig:
 			s, err = planConfigInstall(ctx, r, command)
-		} else {
-			s, err = planScriptInstall(ctx, r, command, opts.Force)
+		case r.method == Script && doScript:
+			s, err = planScriptInstall(r, command)
 		}
 		if err != nil {
 			return nil, err
 		}
 		steps = append(steps, s...)
+		// Remove what the other method left: both would run once git
+		// supports config-based hooks.
+		switch {
+		case r.method == Config && doScript:
+			s, err = planScriptUninstall(r)
+			for i := range s {
+				s[i].change.Action += " (git " + configHooksSince.String() + " runs hook." + Name + " from the configuration)"
+			}
+		case r.method == Script && doConfig:
+			s, err = planConfigUninstall(ctx, r)
+		default:
+			s = nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range s {
+			if st.do != nil {
+				steps = append(steps, st)
+			}
+		}
 	}
 	changes, err := runSteps(steps)
 	if err != nil {
@@ -162,17 +208,23 @@ func Uninstall(ctx context.Context, opts Options) ([]Change, error) {
 		return nil, err
 	}
 	var steps []step
+	var seen planned
 	for _, r := range repos {
-		s, err := planConfigUninstall(ctx, r)
-		if err != nil {
-			return nil, err
+		doScript, doConfig := seen.add(r)
+		if doConfig {
+			s, err := planConfigUninstall(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			steps = append(steps, s...)
 		}
-		steps = append(steps, s...)
-		s, err = planScriptUninstall(r)
-		if err != nil {
-			return nil, err
+		if doScript {
+			s, err := planScriptUninstall(r)
+			if err != nil {
+				return nil, err
+			}
+			steps = append(steps, s...)
 		}
-		steps = append(steps, s...)
 	}
 	changes, err := runSteps(steps)
 	if err != nil {
@@ -201,11 +253,7 @@ func runSteps(steps []step) ([]Change, error) {
 	return changes, nil
 }
 
-func planScriptInstall(ctx context.Context, r repo, command string, force bool) ([]step, error) {
-	if r.foreign() && !force {
-		return nil, fmt.Errorf("installing hooks in %s: %w: %s (the repository's own is %s); use --force to install there anyway",
-			r.dir, ErrForeignHooksPath, r.hooksDir, r.ownHooks)
-	}
+func planScriptInstall(r repo, command string) ([]step, error) {
 	var steps []step
 	for _, event := range Events {
 		path := filepath.Join(r.hooksDir, event)
@@ -253,13 +301,7 @@ func planScriptInstall(ctx context.Context, r repo, command string, force bool) 
 			}})
 		}
 	}
-	// hook.agents-setup left from an install by newer git does nothing
-	// here, but would run beside the script once git is upgraded.
-	s, err := planConfigUninstall(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	return append(steps, s...), nil
+	return steps, nil
 }
 
 func planScriptUninstall(r repo) ([]step, error) {
@@ -345,17 +387,6 @@ func planConfigInstall(ctx context.Context, r repo, command string) ([]step, err
 			}
 			return nil
 		}})
-	}
-	// A script left from an install by older git would run a second time.
-	s, err := planScriptUninstall(r)
-	if err != nil {
-		return nil, err
-	}
-	for _, st := range s {
-		if st.do != nil {
-			st.change.Action += " (git " + configHooksSince.String() + " runs hook." + Name + " from the configuration)"
-			steps = append(steps, st)
-		}
 	}
 	return steps, nil
 }
