@@ -99,7 +99,7 @@ type Recommendation struct {
 	Grant string `json:"grant"`
 	// Reason says why, in one line.
 	Reason string `json:"reason"`
-	// Evidence are the approved commands, distinct, sorted.
+	// Evidence are the approved command lines, distinct, sorted.
 	Evidence []string `json:"evidence"`
 }
 
@@ -168,7 +168,7 @@ func Recommend(approvals []Approval) []Recommendation {
 				gr.words = commonPrefix(gr.words, words)
 			}
 			gr.count++
-			gr.evidence[strings.Join(words, " ")] = true
+			gr.evidence[a.Key] = true
 		}
 	}
 	var out []Recommendation
@@ -188,7 +188,7 @@ func Recommend(approvals []Approval) []Recommendation {
 		out = append(out, Recommendation{
 			Pattern:  pat,
 			Grant:    "command(" + pat + ")",
-			Reason:   fmt.Sprintf("approved %d times (%d distinct commands) starting with `%s`", gr.count, len(ev), pat),
+			Reason:   fmt.Sprintf("approved %d times in %d distinct command lines starting with `%s`", gr.count, len(ev), pat),
 			Evidence: ev,
 		})
 	}

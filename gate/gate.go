@@ -151,7 +151,9 @@ func LevelOf(profile string) (Level, error) {
 type Options struct {
 	Mode  Mode
 	Level Level
-	// Policy decides shell commands; nil matches nothing.
+	// Policy decides shell commands; nil matches nothing. New copies
+	// its rules (compiled only when a decision needs them) beside the
+	// never-allow list; rules added later are not seen.
 	Policy *matcher.Policy
 	// Tools holds the user's tool:glob patterns; nil matches nothing.
 	Tools *ToolPolicy
@@ -187,6 +189,7 @@ type Gate struct {
 	audit    io.Writer
 	now      func() time.Time
 	session  string
+	never    map[*matcher.Rule]bool // the rules of NeverAllow in policy
 
 	mu        sync.Mutex
 	exact     map[string]bool // canonical tool + "\x00" + key, approved for the session
@@ -213,9 +216,7 @@ func New(opts Options) *Gate {
 		toolOK:   map[string]bool{},
 		progOK:   map[string]bool{},
 	}
-	if g.policy == nil {
-		g.policy = matcher.New()
-	}
+	g.policy, g.never = withNever(opts.Policy)
 	if g.tools == nil {
 		g.tools = &ToolPolicy{root: g.dir}
 	}
@@ -448,9 +449,12 @@ type cmdVerdict struct {
 }
 
 func (g *Gate) decideBash(tool, command string) Decision {
-	req := &Request{Kind: KindShell, Tool: tool, Key: command, Always: Grant{Tool: "bash", Pattern: escapeGlob(command)}}
+	request := func(reason string, progs []string) *Request {
+		return &Request{Kind: KindShell, Tool: tool, Key: command, Reason: reason, Programs: progs,
+			Always: Grant{Tool: "bash", Pattern: escapeGlob(command)}}
+	}
 	approved := g.sessionExact(tool, command) || g.tools.exactAllow(tool, command)
-	lineDeny := g.tools.Match(tool, command) == ToolDeny
+	lineDeny := !g.tools.empty() && g.tools.Match(tool, command) == ToolDeny
 	s, err := shellparse.Parse(command)
 	switch {
 	case lineDeny:
@@ -460,8 +464,8 @@ func (g *Gate) decideBash(tool, command string) Decision {
 	case err != nil:
 		// Nothing can be checked, not even the never-allow list: a
 		// person must read it, in every mode.
-		req.Reason = fmt.Sprintf("does not parse: %v", err)
-		return Decision{Verdict: Ask, Reason: req.Reason, Request: req}
+		reason := fmt.Sprintf("does not parse: %v", err)
+		return Decision{Verdict: Ask, Reason: reason, Request: request(reason, nil)}
 	}
 	verdicts := make([]cmdVerdict, 0, len(s.Commands))
 	for _, cmd := range s.Commands {
@@ -482,8 +486,7 @@ func (g *Gate) decideBash(tool, command string) Decision {
 	}
 	if d.Verdict == Ask || d.Verdict == Default {
 		slices.Sort(progs)
-		req.Reason, req.Programs = d.Reason, progs
-		d.Request = req
+		d.Request = request(d.Reason, progs)
 	}
 	return d
 }
@@ -491,8 +494,7 @@ func (g *Gate) decideBash(tool, command string) Decision {
 // decideCommand decides one command of a line. approved reports that the
 // person approved this exact line (for the session, or always).
 func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool) cmdVerdict {
-	never, maybeNever := neverReason(cmd)
-	if never != "" && !maybeNever {
+	if never := neverShape(cmd); never != "" {
 		return cmdVerdict{v: Deny, reason: never, argv: cmd.Argv()}
 	}
 	// Writes inside the scope are the file writes the level allows.
@@ -510,11 +512,25 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 	}
 	mv := g.policy.DecideCommand(stripped)
 	cv := cmdVerdict{argv: mv.Argv, prog: cmd.Name()}
-	key := strings.Join(cmd.Argv(), " ")
-	tv := g.tools.Match(tool, key)
-	if tv != ToolDeny && len(mv.Argv) > 0 {
-		if norm := strings.Join(mv.Argv, " "); norm != key {
-			tv = max(tv, g.tools.Match(tool, norm))
+	if mv.Rule != nil && mv.Rule.Decision == matcher.Deny && g.never[mv.Rule] {
+		// Deny, or Ask for a word not known statically: a deny may
+		// apply, and not even yolo runs it unasked.
+		cv.v, cv.reason = Deny, "never allowed: `"+mv.Rule.Text+"`"
+		if mv.Decision != matcher.Deny {
+			cv.v, cv.reason = Ask, "may be never allowed (`"+mv.Rule.Text+"`): a word is not known statically"
+		}
+		if !approved || cv.v == Deny {
+			return cv
+		}
+	}
+	tv, key := ToolUnmatched, ""
+	if !g.tools.empty() {
+		key = strings.Join(cmd.Argv(), " ")
+		tv = g.tools.Match(tool, key)
+		if tv != ToolDeny && len(mv.Argv) > 0 {
+			if norm := strings.Join(mv.Argv, " "); norm != key {
+				tv = max(tv, g.tools.Match(tool, norm))
+			}
 		}
 	}
 	maybeDeny := mv.Decision == matcher.Ask && mv.Rule != nil && mv.Rule.Decision == matcher.Deny
@@ -531,20 +547,18 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 	case approved:
 		cv.v, cv.reason = Allow, "approved"
 		return cv
-	case maybeNever || maybeDeny:
+	case maybeDeny:
 		// A deny may apply: not even yolo runs it unasked.
 		cv.v, cv.reason = Ask, mv.Explain()
-		if maybeNever {
-			cv.reason = never
-		}
 		return cv
 	}
-	floor := empty.DecideCommand(stripped).Decision == matcher.Ask
 	switch {
 	case g.sessionProgram(cv.prog) && cmd.Static():
 		cv.v, cv.reason = Allow, "program "+cv.prog+" approved for the session"
 		return cv
-	case tv == ToolAllow && cmd.Static() && !floor:
+	case tv == ToolAllow && cmd.Static() && empty.DecideCommand(stripped).Decision != matcher.Ask:
+		// An allow pattern lifts the verdict of no rule or an ask
+		// rule, never a floor.
 		cv.v, cv.reason = Allow, "tool pattern allows `"+key+"`"
 		return cv
 	case mv.Decision == matcher.Ask:
@@ -556,7 +570,7 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 			return cv
 		}
 	}
-	if g.mode == ModeYolo && (cmd.Unknown != "" || (len(cmd.Args) > 0 && !cmd.Args[0].Static)) {
+	if g.mode == ModeYolo && unreadable(cmd) {
 		// What runs cannot be read, so the never-allow list cannot be
 		// checked.
 		cv.v = Ask
@@ -566,6 +580,28 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 		cv.v, cv.reason = Allow, cv.reason+"; "+g.mode.String()+" mode"
 	}
 	return cv
+}
+
+// unreadable reports whether what cmd runs or overwrites cannot be known
+// well enough to rule out the never-allow list: a program or nested script
+// not known statically, or a device written through a redirection whose
+// target is not.
+func unreadable(cmd *shellparse.Command) bool {
+	if cmd.Unknown != "" || (len(cmd.Args) > 0 && !cmd.Args[0].Static) {
+		return true
+	}
+	for _, r := range cmd.Redirs {
+		if r.Kind != shellparse.Write || r.Target.Static {
+			continue
+		}
+		// A target starting with an expansion may be anything; one
+		// starting with a literal is a path under it.
+		t := strings.TrimLeft(r.Target.Text, `"'`)
+		if t == "" || strings.ContainsRune("$`~{", rune(t[0])) || strings.HasPrefix(t, "/dev") {
+			return true
+		}
+	}
+	return false
 }
 
 // abs makes a path absolute against the gate's directory; "" when it

@@ -107,7 +107,9 @@ func TestCheckBash(t *testing.T) {
 		{"echo hi >> ../elsewhere.txt", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
 		{"echo hi > escape/x", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
 		{"echo hi > ~/x", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
-		{"echo hi > $OUT", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
+		{"echo hi > $OUT", LevelLocalChanges, [3]string{"needs", "needs", "needs"}},
+		{"echo hi > /dev/$DISK", LevelLocalChanges, [3]string{"needs", "needs", "needs"}},
+		{"echo hi > out-$N.txt", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
 		{"git status 2>/dev/null >&2", LevelLocalChanges, [3]string{"allow", "allow", "allow"}},
 		// Floors: what cannot be read is asked; yolo runs it unless the
 		// never-allow list cannot be checked.

@@ -2,8 +2,6 @@ package gate
 
 import (
 	"path"
-	"strings"
-	"sync"
 
 	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/shellparse"
@@ -85,46 +83,42 @@ func neverAllowLines() []string {
 	return lines
 }
 
-var neverPolicy = sync.OnceValue(func() *matcher.Policy {
-	p := matcher.New()
+// withNever returns a policy of p's rules and the never-allow rules, and
+// the set of the latter, so that one match per command decides both.
+func withNever(p *matcher.Policy) (*matcher.Policy, map[*matcher.Rule]bool) {
+	out := matcher.New()
+	if p != nil {
+		for _, r := range p.Rules() {
+			out.Add(r.Decision, r.Text, r.Source)
+		}
+	}
+	never := make(map[*matcher.Rule]bool, len(NeverAllow))
 	for _, l := range NeverAllow {
-		p.Add(matcher.Deny, l, matcher.Source{Category: "never_allow", Overlay: "builtin"})
+		never[out.Add(matcher.Deny, l, matcher.Source{Category: "never_allow", Overlay: "builtin"})] = true
 	}
-	return p
-})
+	return out, never
+}
 
-// neverReason returns why cmd is on the never-allow list, or "". maybe
-// reports that it may be, for a word that is not known statically.
-func neverReason(cmd *shellparse.Command) (reason string, maybe bool) {
-	v := neverPolicy().DecideCommand(cmd)
-	if v.Rule != nil && v.Rule.Decision == matcher.Deny {
-		if v.Decision == matcher.Deny {
-			return "never allowed: `" + v.Rule.Text + "`", false
-		}
-		return "may be never-allowed `" + v.Rule.Text + "`: a word is not known statically", true
-	}
+// neverShape returns why cmd is never allowed for what no command rule
+// can express: a write redirection to a block device, a function that
+// calls itself. "" when neither.
+func neverShape(cmd *shellparse.Command) string {
 	for _, r := range cmd.Redirs {
-		if r.Kind != shellparse.Write {
-			continue
-		}
-		if !r.Target.Static {
-			if strings.HasPrefix(r.Target.Text, "/dev/") {
-				return "may write a device: " + r.Target.Text, true
-			}
+		if r.Kind != shellparse.Write || !r.Target.Static {
 			continue
 		}
 		for _, dev := range blockDevices {
 			if ok, _ := path.Match(dev, path.Clean(r.Target.Text)); ok {
-				return "never allowed: overwrites the device " + r.Target.Text, false
+				return "never allowed: overwrites the device " + r.Target.Text
 			}
 		}
 	}
 	if name := cmd.Name(); name != "" {
 		for _, f := range cmd.Nesting {
 			if f.Kind == "function "+name {
-				return "never allowed: function " + name + " calls itself (a fork bomb)", false
+				return "never allowed: function " + name + " calls itself (a fork bomb)"
 			}
 		}
 	}
-	return "", false
+	return ""
 }

@@ -265,6 +265,16 @@ func (p *ToolPolicy) Match(tool, key string) ToolVerdict {
 	return ToolUnmatched
 }
 
+// empty reports whether the policy has no pattern.
+func (p *ToolPolicy) empty() bool {
+	if p == nil {
+		return true
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.allow) == 0 && len(p.deny) == 0
+}
+
 // exactAllow reports whether an allow pattern without metacharacters names
 // exactly this call: an "always" answer to an exact request.
 func (p *ToolPolicy) exactAllow(tool, key string) bool {

@@ -1,0 +1,119 @@
+package gate_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/matcher"
+)
+
+// A Go agent builds one gate and consults it before every tool call.
+func Example() {
+	policy := matcher.New()
+	policy.Add(matcher.Allow, "git status", matcher.Source{})
+	policy.Add(matcher.Allow, "go test", matcher.Source{})
+	policy.Add(matcher.Ask, "git push", matcher.Source{})
+
+	g := gate.New(gate.Options{
+		Policy: policy,
+		Level:  gate.LevelLocalChanges,
+		Scope:  gate.NewScope("/nonexistent/project"),
+		// No Prompter: whatever needs a person is refused.
+	})
+	ctx := context.Background()
+	for _, cmd := range []string{"git status && go test ./...", "git push origin main", "sudo rm -fr //"} {
+		err := g.CheckBash(ctx, cmd)
+		switch {
+		case err == nil:
+			fmt.Printf("run %q\n", cmd)
+		case errors.Is(err, gate.ErrNeedsApproval):
+			fmt.Printf("hold %q: %v\n", cmd, err)
+		case errors.Is(err, gate.ErrDenied):
+			fmt.Printf("refuse %q: %v\n", cmd, err)
+		}
+	}
+	fmt.Println(g.CheckFileWrite(ctx, "Write", "/nonexistent/project/main.go"))
+	fmt.Println(g.CheckFileRead(ctx, "Read", "/etc/shadow"))
+	// Output:
+	// run "git status && go test ./..."
+	// hold "git push origin main": needs approval: matches an ask rule: `git push`, and nobody can be asked
+	// refuse "sudo rm -fr //": denied: never allowed: `rm -r /`
+	// <nil>
+	// needs approval: read of /etc/shadow, outside the scope, and nobody can be asked
+}
+
+// A person answers on a terminal; "s" approves the exact request for the
+// session, and the approval is logged as one JSON line.
+func ExampleNewTerminalPrompter() {
+	var log bytes.Buffer
+	g := gate.New(gate.Options{
+		Prompter: gate.NewTerminalPrompter(strings.NewReader("s\n"), os.Stdout),
+		Audit:    &log,
+		Now:      func() time.Time { return time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC) },
+		Session:  "demo",
+	})
+	ctx := context.Background()
+	fmt.Println(g.CheckBash(ctx, "npm run build"))
+	fmt.Println(g.CheckBash(ctx, "npm run build")) // not asked again
+	fmt.Print(log.String())
+	// Output:
+	// agent-shim: Bash wants to run shell command: npm run build
+	// agent-shim: no rule matches
+	//   y  yes, once
+	//   s  this exact request, for the session
+	//   t  every npm command, for the session
+	//   a  always (saves bash:npm run build)
+	//   n  no
+	// allow? [y/s/t/a/N] <nil>
+	// <nil>
+	// {"tool":"Bash","key":"npm run build","decision":"session","time":"2025-06-01T12:00:00Z","session":"demo"}
+}
+
+// A hook front end decides without prompting and answers in the agent's
+// protocol; when the person later approves, it applies the answer.
+func ExampleGate_DecideBash() {
+	policy := matcher.New()
+	policy.Add(matcher.Ask, "git push", matcher.Source{})
+	g := gate.New(gate.Options{Policy: policy})
+
+	d := g.DecideBash("git push origin main")
+	fmt.Println(d.Verdict, "-", d.Reason)
+	fmt.Println("always would save:", d.Request.Always)
+
+	if err := g.Apply(*d.Request, gate.AnswerSession); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(g.DecideBash("git push origin main").Verdict)
+	// Output:
+	// ask - matches an ask rule: `git push`
+	// always would save: bash:git push origin main
+	// allow
+}
+
+// Recommend turns the approval log into suggested grants.
+func ExampleRecommend() {
+	log := `{"tool":"Bash","key":"npm run build","decision":"once","time":"2025-06-01T12:00:00Z","session":"a"}
+{"tool":"Bash","key":"npm run test","decision":"once","time":"2025-06-01T12:01:00Z","session":"a"}
+{"tool":"Bash","key":"npm run build","decision":"session","time":"2025-06-02T09:00:00Z","session":"b"}
+{"tool":"Bash","key":"python3 x.py","decision":"once","time":"2025-06-02T09:00:00Z","session":"b"}
+{"tool":"Bash","key":"python3 y.py","decision":"once","time":"2025-06-02T09:00:00Z","session":"b"}
+`
+	approvals, err := gate.ReadApprovals(strings.NewReader(log))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range gate.Recommend(approvals) {
+		fmt.Println(r.Grant, "-", r.Reason)
+		fmt.Println("  evidence:", strings.Join(r.Evidence, "; "))
+	}
+	// Output:
+	// command(npm run) - approved 3 times in 2 distinct command lines starting with `npm run`
+	//   evidence: npm run build; npm run test
+}
