@@ -19,7 +19,7 @@ type RunOptions struct {
 	// Args are git's hook arguments: three for post-checkout (the previous
 	// HEAD, the new HEAD, and 1 for a branch checkout or 0 for a file
 	// checkout), one for post-merge (1 for a squash merge). No arguments
-	// reconciles as if a hook had fired.
+	// reconciles as if a hook had fired. A leading "--" is dropped.
 	Args []string
 
 	// StateDir holds the run lock, the dirty marker, the fingerprint of the
@@ -85,6 +85,9 @@ func Run(ctx context.Context, opts RunOptions) error {
 // parseArgs names the event from git's arguments, and says whether to skip
 // it: a post-checkout of files rather than a branch.
 func parseArgs(args []string) (event string, skip bool, err error) {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:] // left by a command line parser that kept it
+	}
 	switch len(args) {
 	case 0:
 		return "run", false, nil
