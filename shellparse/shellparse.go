@@ -524,7 +524,7 @@ func quotedDelim(w *syntax.Word) bool {
 // quoted, else with \$, \`, \\ and \newline resolved and any expansion
 // making it not static.
 func hdocWord(body *syntax.Word, quoted bool, src source) Word {
-	var sb strings.Builder
+	var sb, text strings.Builder
 	static := true
 	for _, p := range body.Parts {
 		switch x := p.(type) {
@@ -534,12 +534,14 @@ func hdocWord(body *syntax.Word, quoted bool, src source) Word {
 			} else {
 				sb.WriteString(unescape(x.Value, "$`\\\n"))
 			}
+			text.WriteString(x.Value)
 		default:
 			static = false
+			text.WriteString(src.slice(p))
 		}
 	}
 	if !static {
-		return Word{Text: src.slice(body), Static: false}
+		return Word{Text: text.String(), Static: false}
 	}
 	return Word{Text: sb.String(), Static: true}
 }

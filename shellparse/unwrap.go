@@ -446,7 +446,11 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 				if op == "<<<" {
 					kind = "here-string"
 				}
-				w.nested(name+" "+kind, r.Target, cmd, c)
+				// The shell reads the document as its script, not
+				// as the input of the commands in it.
+				fed := *cmd
+				fed.Redirs = append(append([]Redirect(nil), cmd.Redirs[:i]...), cmd.Redirs[i+1:]...)
+				w.nested(name+" "+kind, r.Target, &fed, c)
 				return
 			}
 			if op == "<" || op == "<&" || op == "<>" {
