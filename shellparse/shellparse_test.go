@@ -183,7 +183,7 @@ var parseTests = []struct {
 	{"bash script.sh", []string{"bash script.sh"}},
 	{"bash <<< 'rm -rf /'", []string{"bash here-string › rm -rf /"}},
 	{"sh <<EOF\ngit push -f\nEOF", []string{"sh here-doc › git push -f"}},
-	{"sh <<EOF\n$X\nEOF", []string{"sh !sh here-doc script is not static: $X\n"}},
+	{"sh <<EOF\n$X\nEOF", []string{"sh !sh here-doc script is not static: $X"}},
 	{"eval 'git push' -f", []string{"eval › git push -f"}},
 	{`eval "$X"`, []string{`eval ?"$X" !eval script is not static: "$X"`}},
 	{"su -c 'rm -rf /' root", []string{"su -c › rm -rf /"}},
