@@ -63,7 +63,7 @@ func ExampleNewTerminalPrompter() {
 	fmt.Println(g.CheckBash(ctx, "npm run build")) // not asked again
 	fmt.Print(log.String())
 	// Output:
-	// agent-shim: Bash wants to run shell command: npm run build
+	// agent-shim: Bash, shell command: npm run build
 	// agent-shim: no rule matches
 	//   y  yes, once
 	//   s  this exact request, for the session

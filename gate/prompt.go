@@ -159,7 +159,7 @@ func (p *TerminalPrompter) AskApproval(ctx context.Context, req Request) (Answer
 	if len(req.Programs) > 0 {
 		t = "every " + strings.Join(req.Programs, ", ") + " command"
 	}
-	fmt.Fprintf(p.out, "agent-shim: %s wants to run %s: %s\n", req.Tool, req.Kind, req.Key)
+	fmt.Fprintf(p.out, "agent-shim: %s, %s: %s\n", req.Tool, req.Kind, req.Key)
 	if req.Reason != "" {
 		fmt.Fprintf(p.out, "agent-shim: %s\n", req.Reason)
 	}

@@ -1,0 +1,140 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const testConfig = `{
+  "userSettings": {"globalPermissionGrants": {
+    "allow": ["command(regex:^git status$)", "command(ls)"],
+    "ask": ["command(regex:^git push( .*)?$)"],
+    "deny": ["command(curl)"]
+  }},
+  "agentShim": {
+    "version": 1,
+    "profile": "read-only",
+    "rules": [
+      {"line": "git push", "category": "external_changes",
+       "source": {"overlay": ".", "file": ".agents/config/permissions/external_changes.txt", "line": 3},
+       "grants": ["command(regex:^git push( .*)?$)"]}
+    ],
+    "mode": "allow",
+    "shell": "/bin/bash",
+    "pathScope": {"allow": ["/opt/data/...", "docs/*.md"]},
+    "tools": {"allow": ["bash:make *", "read_file:/etc/hostname"], "deny": ["write_file:secrets/**"]}
+  }
+}`
+
+func writeConfig(t *testing.T, content string) (path, proj string) {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj = filepath.Join(dir, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(dir, "config.json")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, proj
+}
+
+func TestLoad(t *testing.T) {
+	path, proj := writeConfig(t, testConfig)
+	user := filepath.Join(filepath.Dir(proj), "home", ".gemini")
+	var audit bytes.Buffer
+	g, err := Load(path, proj, user, Options{
+		Prompter: &scripted{answer: func(Request) Answer { return AnswerOnce }},
+		Audit:    &audit, Now: func() time.Time { return fixed }, Session: "x",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Mode() != ModeAllow || g.Level() != LevelReadOnly {
+		t.Errorf("mode %v, level %v; want allow, read-only", g.Mode(), g.Level())
+	}
+	if got := g.Scope().Patterns(); strings.Join(got, ",") != "/opt/data/...,docs/*.md" {
+		t.Errorf("scope patterns %q", got)
+	}
+	ctx := context.Background()
+	checks := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"allow grant", g.CheckBash(ctx, "git status"), "allow"},
+		{"managed ask rule, matched by its line", g.CheckBash(ctx, "git -C x push origin main"), "allow"}, // asked, answered once
+		{"deny grant", g.CheckBash(ctx, "curl -s x"), "deny"},
+		{"tool allow", g.CheckBash(ctx, "make all"), "allow"},
+		{"never-allow", g.CheckBash(ctx, "git push -f"), "deny"},
+		{"user root in scope", g.CheckFileRead(ctx, "Read", user+"/config/config.json"), "allow"},
+		{"scope tree", g.CheckFileRead(ctx, "Read", "/opt/data/a/b"), "allow"},
+		{"scope glob, relative to the project", g.CheckFileRead(ctx, "Read", proj+"/docs/x.md"), "allow"},
+		{"tool deny, relative to the project", g.CheckFileWrite(ctx, "Write", proj+"/secrets/k"), "deny"},
+		{"write at read-only, allow mode", g.CheckFileWrite(ctx, "Write", proj+"/x.go"), "allow"},
+		{"tool allow outside the scope", g.CheckFileRead(ctx, "Read", "/etc/hostname"), "allow"},
+	}
+	for _, c := range checks {
+		if got := outcome(t, c.err); got != c.want {
+			t.Errorf("%s: got %s (%v), want %s", c.name, got, c.err, c.want)
+		}
+	}
+	if len(g.Approvals()) != 1 || g.Approvals()[0].Key != "git -C x push origin main" {
+		t.Errorf("approvals: %+v", g.Approvals())
+	}
+	if audit.Len() == 0 {
+		t.Errorf("the Audit option was not used")
+	}
+}
+
+func TestLoadMissing(t *testing.T) {
+	dir := t.TempDir()
+	g, err := Load(filepath.Join(dir, "none.json"), dir, "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Mode() != ModeAsk || g.Level() != LevelLocalChanges {
+		t.Errorf("mode %v, level %v; want ask, local-changes", g.Mode(), g.Level())
+	}
+	if err := g.CheckBash(context.Background(), "ls"); !errors.Is(err, ErrNeedsApproval) {
+		t.Errorf("ls with no config: %v", err)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		shim string
+		want string
+	}{
+		{`{"mode": "sometimes"}`, `agentShim.mode: unknown mode "sometimes"`},
+		{`{"profile": "god-mode"}`, `agentShim.profile: unknown profile "god-mode"`},
+		{`{"pathScope": {"allow": ["/..."]}}`, `agentShim.pathScope.allow[0]: path pattern "/...": allows the whole file system`},
+		{`{"tools": {"allow": ["*"]}}`, `agentShim.tools.allow[0]: pattern "*": allows every tool`},
+		{`{"tools": {"deny": ["bash:[x"]}}`, `agentShim.tools.deny[0]: pattern "bash:[x": unclosed [`},
+	}
+	for _, tc := range tests {
+		path, proj := writeConfig(t, `{"agentShim": `+tc.shim+`}`)
+		_, err := Load(path, proj, "", Options{})
+		if err == nil {
+			t.Errorf("%s: no error", tc.shim)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\n got %v\nwant %s: …%s…", tc.shim, err, path, tc.want)
+		}
+	}
+	path, proj := writeConfig(t, `{"agentShim": `)
+	if _, err := Load(path, proj, "", Options{}); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("broken JSON: %v", err)
+	}
+}
