@@ -26,6 +26,8 @@ package hooks
 import (
 	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"strings"
 )
 
@@ -198,4 +200,36 @@ func isOurs(content []byte) bool {
 		}
 	}
 	return false
+}
+
+// HookCommand is the hook command for the agents-setup binary at exe:
+// `exe hooks run [runFlags] --`, after which git's hook arguments follow.
+// runFlags carry what the hook must not guess from its working directory,
+// such as --root, --config and --state-dir.
+func HookCommand(exe string, runFlags ...string) []string {
+	argv := append([]string{exe, "hooks", "run"}, runFlags...)
+	return append(argv, "--")
+}
+
+// WriteReports writes one line per repository and event, naming
+// repositories relative to root ("." for root itself):
+//
+//	vendor/foo: post-checkout: removed (script; deleted (a jiri update?); run agents-setup hooks install)
+func WriteReports(w io.Writer, root string, reports []Report) error {
+	for _, r := range reports {
+		name := r.Repo
+		if rel, err := filepath.Rel(root, r.Repo); err == nil && !strings.HasPrefix(rel, "..") {
+			name = rel
+		}
+		for _, h := range r.Hooks {
+			detail := r.Method.String()
+			if h.Detail != "" {
+				detail += "; " + h.Detail
+			}
+			if _, err := fmt.Fprintf(w, "%s: %s: %s (%s)\n", name, h.Event, h.State, detail); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

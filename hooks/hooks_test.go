@@ -850,3 +850,37 @@ func TestInstallSharedHooks(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteReports(t *testing.T) {
+	reports := []Report{
+		{Repo: "/src/fuchsia", Method: Script, Hooks: []HookReport{
+			{Event: "post-checkout", State: Chained, Detail: "runs /src/fuchsia/.git/hooks/post-checkout.agents-setup-orig first"},
+			{Event: "post-merge", State: Installed},
+		}},
+		{Repo: "/src/fuchsia/vendor/foo", Method: Config, Hooks: []HookReport{
+			{Event: "post-checkout", State: Removed, Detail: "hook.agents-setup was removed from the configuration; run agents-setup hooks install"},
+		}},
+		{Repo: "/elsewhere/x", Method: Script, Hooks: []HookReport{{Event: "post-merge", State: Missing}}},
+	}
+	var b strings.Builder
+	if err := WriteReports(&b, "/src/fuchsia", reports); err != nil {
+		t.Fatal(err)
+	}
+	want := `.: post-checkout: installed, foreign hook chained (script; runs /src/fuchsia/.git/hooks/post-checkout.agents-setup-orig first)
+.: post-merge: installed (script)
+vendor/foo: post-checkout: removed (config; hook.agents-setup was removed from the configuration; run agents-setup hooks install)
+/elsewhere/x: post-merge: missing (script)
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("WriteReports (-want +got):\n%s", diff)
+	}
+	if got := reports[0].State(); got != Chained {
+		t.Errorf("State() = %v, want chained", got)
+	}
+	if got := (Report{Hooks: []HookReport{{State: Stale}, {State: Removed}, {State: Missing}}}).State(); got != Removed {
+		t.Errorf("State() = %v, want removed", got)
+	}
+	if diff := cmp.Diff([]string{"/bin/agents-setup", "hooks", "run", "--root", "/src", "--"}, HookCommand("/bin/agents-setup", "--root", "/src")); diff != "" {
+		t.Errorf("HookCommand (-want +got):\n%s", diff)
+	}
+}
