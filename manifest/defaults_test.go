@@ -169,3 +169,29 @@ func TestGrantsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultDenyGrants: the never_allow defaults, expanded for the deny
+// list, still match with any chained tail and behind sudo.
+func TestDefaultDenyGrants(t *testing.T) {
+	tree, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range tree.Lines {
+		if l.Category != "never_allow" {
+			continue
+		}
+		n++
+		for _, cmd := range []string{l.Text, "sudo " + l.Text, "FOO=1 " + l.Text + " x"} {
+			for _, tail := range append([]string{""}, chainedTails...) {
+				if !denyMatches(t, l.Text, cmd+tail) {
+					t.Errorf("%s:%d: deny rule %q misses %q", l.File, l.Num, l.Text, cmd+tail)
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d never_allow defaults", n)
+	}
+}

@@ -20,6 +20,14 @@
 // prefixes, binary path prefixes, git/fx/ffx/jiri global flags, git flags
 // anywhere, git clean force detection, sed -i variants, trailing / and ~
 // targets and help variants. Unlike the original, no grant contains a pattern
-// that can reach past a shell operator, a quote-less expansion or a
-// redirection, so a grant never matches "git status; rm -rf /".
+// that can reach past a shell operator, an expansion or a redirection, so a
+// grant never matches "git status; rm -rf /"; env prefixes that change what
+// runs (PATH=, LD_*, GIT_*, ...), git -c keys that run programs and options
+// that make a harmless program write files or run others (sed -i, rg --pre,
+// find -exec, git rebase -x, ...) are not matched either. Such commands fall
+// to the agent's default, and agent-shim decides them.
+//
+// DenyGrants expands a line for the deny list instead: its grants match
+// more (anything after the command, runners such as sudo or env in front,
+// any env assignment), so the agent denies more, never less.
 package manifest

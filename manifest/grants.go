@@ -93,41 +93,105 @@ type optionRule struct {
 // helpTools get "<tool> help …" and "<tool> … --help" from a line "<tool> help".
 var helpTools = map[string]bool{"git": true, "fx": true, "ffx": true, "jiri": true}
 
-var frag struct {
-	once      sync.Once
-	env       string
-	start     string
-	git, fx   string
-	ffx, jiri string
-	argWords  map[string]string
+// style holds the regex fragments of one kind of grant: allow-safe grants
+// (Grants) or broad deny grants (DenyGrants).
+type style struct {
+	deny               bool
+	sep, piece, word   string
+	start              string // from ^ to the program's name
+	git, fx, ffx, jiri string // from ^ to after the tool's global flags
+	argWords           map[string]string
 }
 
+var (
+	styles          sync.Once
+	allowSt, denySt style
+)
+
 func fragments() {
-	frag.once.Do(func() {
-		envName := complement("", true, dangerousEnv, dangerousEnvPrefixes, false)
-		frag.env = `(?:` + envName + `=` + piece + `*` + sep + `)*`
-		key := gitConfigKey
-		val := func(flags string) string { return `(?:` + flags + `)(?:=|` + sep + `)` + word }
-		gitFlags := `(?:` + sep + `(?:` + val(`-C|--git-dir|--work-tree|--namespace`) +
-			`|-c` + sep + key + `(?:=` + piece + `*)?` +
-			`|--no-pager|--paginate|-p|-P|--bare|--no-replace-objects|--literal-pathspecs|--glob-pathspecs|--noglob-pathspecs|--icase-pathspecs|--no-optional-locks|--no-advice|--no-lazy-fetch` +
-			`))*`
-		fxFlags := `(?:` + sep + `(?:` + val(`-t|--target|--dir|--enable|--disable|--invoker`) + `|-xx|-x|-i|--))*`
-		ffxFlags := `(?:` + sep + `(?:` + val(`-t|--target|--machine|-c|--config|--env-root|-e|--env|--isolate-dir|--stamp|--timeout|-l|--log-level|-o|--log-output`) +
-			`|--schema|-v|--verbose|--no-environment|--strict|-d|--direct))*`
-		jiriFlags := `(?:` + sep + `(?:` + val(`-j|--j|-color|--color|-progress-window|--progress-window|-root|--root|-time-log-threshold|--time-log-threshold|-timefile|--timefile`) +
-			`|(?:-show-progress|--show-progress)(?:=` + word + `)?|-quiet|-q|--quiet|-time|--time|-vv|-v|--vv|--v))*`
-		start := `^[ \t]*` + frag.env + pathPrefix
-		frag.start = start
-		frag.git = start + `git` + gitFlags
-		frag.fx = start + `fx` + fxFlags
-		frag.ffx = start + `(?:fx` + fxFlags + sep + pathPrefix + `)?ffx` + ffxFlags
-		frag.jiri = start + `jiri` + jiriFlags
-		frag.argWords = map[string]string{}
-		for name, r := range optionRules {
-			frag.argWords[name] = r.word()
-		}
+	styles.Do(func() {
+		allowSt = newStyle(false)
+		denySt = newStyle(true)
 	})
+}
+
+func newStyle(deny bool) style {
+	st := style{deny: deny, sep: sep, piece: piece, word: word}
+	var key, extraGitFlags, path string
+	if deny {
+		// Anything the shell could read as one word, quotes spanning lines.
+		st.sep = `\s+`
+		st.piece = `(?:[^\s"']|"(?:[^"\\]|\\[\s\S])*"|'[^']*')`
+		st.word = st.piece + `+`
+		env := `[A-Za-z_][A-Za-z0-9_]*=` + st.piece + `*` + st.sep
+		key = `\S+`
+		extraGitFlags = `|(?:--exec-path|--config-env|--attr-source|--super-prefix|--list-cmds)(?:=` + st.word + `)?|-\S+`
+		path = `(?:\S*/)?`
+		// Runners in front of the program and a quoted or escaped name.
+		runner := path + `(?:sudo|doas|command|builtin|exec|nohup|time|nice|env|stdbuf|setsid|ionice|timeout)(?:` + st.sep + `(?:-\S+|[0-9][0-9.]*[smhd]?))*` + st.sep
+		st.start = `^\s*(?:` + env + `|` + runner + `)*` + path + `(?:\\|'|")?`
+	} else {
+		envName := complement("", true, dangerousEnv, dangerousEnvPrefixes, false)
+		env := `(?:` + envName + `=` + piece + `*` + sep + `)*`
+		key = gitConfigKey
+		path = pathPrefix
+		st.start = `^[ \t]*` + env + path
+	}
+	name := func(n string) string {
+		if deny {
+			return n + `(?:'|")?`
+		}
+		return n
+	}
+	val := func(flags string) string { return `(?:` + flags + `)(?:=|` + st.sep + `)` + st.word }
+	gitFlags := `(?:` + st.sep + `(?:` + val(`-C|--git-dir|--work-tree|--namespace`) +
+		`|-c` + st.sep + key + `(?:=` + st.piece + `*)?` +
+		`|--no-pager|--paginate|-p|-P|--bare|--no-replace-objects|--literal-pathspecs|--glob-pathspecs|--noglob-pathspecs|--icase-pathspecs|--no-optional-locks|--no-advice|--no-lazy-fetch` +
+		extraGitFlags + `))*`
+	fxFlags := `(?:` + st.sep + `(?:` + val(`-t|--target|--dir|--enable|--disable|--invoker`) + `|-xx|-x|-i|--))*`
+	ffxFlags := `(?:` + st.sep + `(?:` + val(`-t|--target|--machine|-c|--config|--env-root|-e|--env|--isolate-dir|--stamp|--timeout|-l|--log-level|-o|--log-output`) +
+		`|--schema|-v|--verbose|--no-environment|--strict|-d|--direct))*`
+	jiriFlags := `(?:` + st.sep + `(?:` + val(`-j|--j|-color|--color|-progress-window|--progress-window|-root|--root|-time-log-threshold|--time-log-threshold|-timefile|--timefile`) +
+		`|(?:-show-progress|--show-progress)(?:=` + st.word + `)?|-quiet|-q|--quiet|-time|--time|-vv|-v|--vv|--v))*`
+	st.git = st.start + name(`git`) + gitFlags
+	st.fx = st.start + name(`fx`) + fxFlags
+	st.ffx = st.start + `(?:fx` + fxFlags + st.sep + path + `)?` + name(`ffx`) + ffxFlags
+	st.jiri = st.start + name(`jiri`) + jiriFlags
+	st.argWords = map[string]string{}
+	if !deny {
+		for name, r := range optionRules {
+			st.argWords[name] = r.word()
+		}
+	}
+	return st
+}
+
+// rest matches what may follow a rule's own words, to the end of the
+// command: for allow grants further literal words (not a forbidden option of
+// the program or git subcommand key), for deny grants anything after a
+// character that ends a word.
+func (st *style) rest(key string) string {
+	if st.deny {
+		return `(?:[\s;&|<>()\x60#$"'\\][\s\S]*)?$`
+	}
+	return `(?:` + sep + st.argWord(key) + `)*` + trailer
+}
+
+// gap matches words between a rule's words where flags may come anywhere.
+func (st *style) gap(key string) string {
+	if st.deny {
+		return `(?:` + st.sep + st.word + `)*`
+	}
+	return `(?:` + sep + st.argWord(key) + `)*`
+}
+
+// argWord is the regex for a further argument of the program or git
+// subcommand named key.
+func (st *style) argWord(key string) string {
+	if w, ok := st.argWords[key]; ok {
+		return w
+	}
+	return st.word
 }
 
 // word returns the regex for one argument word that is not a forbidden option.
@@ -163,6 +227,19 @@ var parsers = sync.Pool{New: func() any { return newLineParser() }}
 // any further literal words. The result is deterministic and has no
 // duplicates.
 func Grants(line string) ([]string, error) {
+	return grants(line, false)
+}
+
+// DenyGrants expands one rule like Grants, but for the deny list: the
+// grants also match the rule's command with anything after it ("git push
+// --force; echo done"), behind runners such as sudo, env or command, with any
+// env assignment, any git -c key, a quoted program name or quoted words, so
+// the agent denies more, never less. Never put these grants in an allow list.
+func DenyGrants(line string) ([]string, error) {
+	return grants(line, true)
+}
+
+func grants(line string, deny bool) ([]string, error) {
 	s := strings.TrimSpace(line)
 	if s == "" || s[0] == '#' {
 		return nil, nil
@@ -185,8 +262,15 @@ func Grants(line string) ([]string, error) {
 	if strings.ContainsAny(line, "\x00\n") {
 		return nil, fmt.Errorf("rule %q: control character", s)
 	}
+	if words[0] == "" {
+		return nil, fmt.Errorf("rule %q: empty command name", s)
+	}
 	fragments()
-	res := expand(words)
+	st := &allowSt
+	if deny {
+		st = &denySt
+	}
+	res := st.expand(words)
 	out := res[:0]
 	for i, g := range res {
 		if !slices.Contains(res[:i], g) {
@@ -216,47 +300,52 @@ func (g *grant) add(parts ...string) *grant {
 }
 
 func (g *grant) done() string {
-	g.WriteString(trailer + ")")
+	g.WriteString(")")
 	return g.String()
 }
 
-func expand(words []string) []string {
+func (st *style) expand(words []string) []string {
 	prog, args := words[0], words[1:]
 	base := path.Base(prog)
-	if prog == "" || base == "." || base == "/" {
+	if base == "." || base == "/" {
 		base = prog
 	}
 	prefix := ""
 	switch base {
 	case "git":
-		prefix = frag.git
+		prefix = st.git
 	case "fx":
-		prefix = frag.fx
+		prefix = st.fx
 	case "ffx":
-		prefix = frag.ffx
+		prefix = st.ffx
 	case "jiri":
-		prefix = frag.jiri
+		prefix = st.jiri
 	default:
-		prefix = frag.start + regexp.QuoteMeta(base)
+		prefix = st.start + regexp.QuoteMeta(base)
+		if st.deny {
+			prefix += `(?:'|")?`
+		}
 	}
+	sep, word, piece := st.sep, st.word, st.piece
 	if helpTools[base] && len(args) == 1 && (args[0] == "help" || args[0] == "--help") {
-		return []string{newGrant(prefix).add(`(?:`, sep, `help(?:`, sep, word, `)*|(?:`, sep, word, `)*`, sep, `--help(?:`, sep, word, `)*)`).done()}
+		return []string{newGrant(prefix).add(`(?:`, sep, `help(?:`, sep, word, `)*|(?:`, sep, word, `)*`, sep, `--help(?:`, sep, word, `)*)`, st.rest("")).done()}
 	}
 	if base == "git" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub := args[0]
-		gap := `(?:` + sep + argWord("git "+sub) + `)*` // few git rules take this path
+		key := "git " + sub
 		if sub == "clean" && gitCleanForce(args[1:]) {
-			return []string{newGrant(prefix).add(sep, "clean", `(?:`, sep, word, `)*`, sep,
-				`(?:-[A-Za-z]*f[A-Za-z]*|--force(?:=`, piece, `*)?)(?:`, sep, word, `)*`).done()}
+			return []string{newGrant(prefix).add(sep, st.spell("clean", false), `(?:`, sep, word, `)*`, sep,
+				`(?:-[A-Za-z]*f[A-Za-z]*|--force(?:=`, piece, `*)?)`, st.rest("")).done()}
 		}
 		if flags := args[1:]; len(flags) > 0 && allFlags(flags) {
 			var res []string
+			gap := st.gap(key)
 			for _, perm := range permutations(flags) {
-				g := newGrant(prefix).add(sep, spell(sub, false))
+				g := newGrant(prefix).add(sep, st.spell(sub, false))
 				for _, f := range perm {
-					g.add(gap, sep, flagPattern(f))
+					g.add(gap, sep, st.flagPattern(f))
 				}
-				res = append(res, g.add(gap).done())
+				res = append(res, g.add(st.rest(key)).done())
 			}
 			return res
 		}
@@ -264,35 +353,34 @@ func expand(words []string) []string {
 	if base == "sed" && sedInPlace(args) {
 		long := `--i(?:n(?:-(?:p(?:l(?:a(?:c(?:e)?)?)?)?)?)?)?`
 		return []string{newGrant(prefix).add(`(?:`, sep, word, `)*`, sep,
-			`(?:-[A-Za-z]*i`, piece, `*|`, long, `(?:=`, piece, `*)?)(?:`, sep, word, `)*`).done()}
+			`(?:-[A-Za-z]*i`, piece, `*|`, long, `(?:=`, piece, `*)?)`, st.rest("")).done()}
 	}
 	g := newGrant(prefix)
 	for i, a := range args {
-		g.add(sep, spell(a, i == len(args)-1))
+		g.add(sep, st.spell(a, i == len(args)-1))
 	}
 	key := base
 	if base == "git" && len(args) > 0 {
 		key = "git " + args[0]
 	}
-	return []string{g.add(`(?:`, sep, argWord(key), `)*`).done()}
-}
-
-// argWord is the regex for a further argument of the program or git
-// subcommand named key.
-func argWord(key string) string {
-	if w, ok := frag.argWords[key]; ok {
-		return w
-	}
-	return word
+	return []string{g.add(st.rest(key)).done()}
 }
 
 // spell returns a regex matching the shell spellings of the literal word w:
 // bare when that needs no quotes, else single- or double-quoted. As the last
 // word of a rule, a trailing "/" also matches "//" and a trailing "~" also
 // matches "~/", so "rm -rf /" covers "rm -rf //" but not "rm -rf /var".
-func spell(w string, last bool) string {
+func (st *style) spell(w string, last bool) string {
 	bare := w != "" && !strings.ContainsAny(w, " \t\n;&|<>()$`\\\"'") && w[0] != '#' && !hasControl(w)
 	if bare {
+		if st.deny && !(last && strings.HasSuffix(w, "/")) {
+			// Quoting a word does not change it: 'push' is push.
+			q := regexp.QuoteMeta(w)
+			if last && strings.HasSuffix(w, "~") {
+				return `(?:` + q + `/*|'` + q + `'|"` + q + `")`
+			}
+			return `(?:` + q + `|'` + q + `'|"` + q + `")`
+		}
 		if last && strings.HasSuffix(w, "/") {
 			return regexp.QuoteMeta(strings.TrimRight(w, "/")) + `/+`
 		}
@@ -329,14 +417,14 @@ func hasControl(s string) bool {
 
 // flagPattern matches the flag f where git accepts it: a long flag also with
 // "=value", a one-letter short flag also inside a bundle (-f in -fu).
-func flagPattern(f string) string {
+func (st *style) flagPattern(f string) string {
 	switch {
 	case strings.HasPrefix(f, "--") && !strings.Contains(f, "="):
-		return regexp.QuoteMeta(f) + `(?:=` + piece + `*)?`
+		return regexp.QuoteMeta(f) + `(?:=` + st.piece + `*)?`
 	case len(f) == 2 && isLetter(f[1]):
 		return `-[A-Za-z]*` + f[1:] + `[A-Za-z]*`
 	}
-	return spell(f, false)
+	return st.spell(f, false)
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

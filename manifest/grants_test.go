@@ -290,3 +290,155 @@ func TestGrants(t *testing.T) {
 		}
 	}
 }
+
+// denyMatches is matches for DenyGrants.
+func denyMatches(t *testing.T, line, cmd string) bool {
+	t.Helper()
+	grants, err := DenyGrants(line)
+	if err != nil || len(grants) == 0 {
+		t.Fatalf("DenyGrants(%q) = %v, %v", line, grants, err)
+	}
+	for _, g := range grants {
+		rx := regexp.MustCompile(strings.TrimSuffix(strings.TrimPrefix(g, "command(regex:"), ")"))
+		if rx.MatchString(cmd) {
+			return true
+		}
+	}
+	return false
+}
+
+var denyTests = []struct {
+	line, cmd string
+	want      bool
+}{
+	{"git push --force", "git push --force", true},
+	{"git push --force", "git push origin main --force", true},
+	{"git push --force", "git push --force; echo done", true},
+	{"git push --force", "git push --force&&echo done", true},
+	{"git push --force", "git push origin --force\necho done", true},
+	{"git push --force", "git push --force | tee log", true},
+	{"git push --force", "git push --force 2>&1", true},
+	{"git push --force", "sudo git push --force", true},
+	{"git push --force", "env FOO=1 git push --force", true},
+	{"git push --force", "command git push --force", true},
+	{"git push --force", "nohup nice -n 5 git push --force", true},
+	{"git push --force", "timeout 5m git push --force", true},
+	{"git push --force", `\git push --force`, true},
+	{"git push --force", "'git' push --force", true},
+	{"git push --force", `git "push" --force`, true},
+	{"git push --force", "PATH=/x LD_PRELOAD=y git push --force", true},
+	{"git push --force", "FOO=$(id) git push --force", true},
+	{"git push --force", "git -c core.pager=x push --force", true},
+	{"git push --force", "git --exec-path=/x push --force", true},
+	{"git push --force", `git -C "a b" --no-pager push --force`, true},
+	{"git push --force", "/tmp/x/git push --force", true},
+	{"git push --force", "git push origin main", false},
+	{"git push --force", "git push --force-with-lease", false},
+	{"git push --force", "git pushx --force", false},
+	{"git push --force", "echo git push --force", false},
+	{"git push --force", "gitx push --force", false},
+	{"git push -f", "git push -uf origin main; true", true},
+	{"git reset --hard", "git reset --hard HEAD~3 && git status", true},
+	{"git reset --hard", "git reset --soft HEAD~3", false},
+	{"git clean -f", "git clean -fdx; ls", true},
+	{"git clean -f", "git clean -d -x -f", true},
+	{"git clean -f", "git clean -n", false},
+	{"sed -i", "sed -i s/a/b/ f && echo", true},
+	{"sed -i", "sed -n p f", false},
+	{"rm -rf /", "rm -rf /", true},
+	{"rm -rf /", "rm -rf //", true},
+	{"rm -rf /", "rm -rf / home", true},
+	{"rm -rf /", "rm -rf /;", true},
+	{"rm -rf /", "rm -rf / && echo gone", true},
+	{"rm -rf /", "sudo rm -rf /", true},
+	{"rm -rf /", "sudo /bin/rm -rf /", true},
+	{"rm -rf /", `rm -rf /""`, true},
+	{"rm -rf /", "rm 'rm' x", false},
+	{"rm -rf /", "rm -rf /var", false},
+	{"rm -rf /", "rm -rf ./", false},
+	{"rm -rf /", "rmdir -rf /", false},
+	{"rm -rf ~", "rm -rf ~", true},
+	{"rm -rf ~", "rm -rf ~/", true},
+	{"rm -rf ~", "rm -rf ~ ; ls", true},
+	{"rm -rf ~", "rm -rf ~/src", false},
+	{"git help", "git help; x", true},
+	{"fx ota", "fx -t dev ota --no-build", true},
+	{"ffx target reboot", "fx -t dev ffx target reboot -b", true},
+}
+
+func TestDenyGrants(t *testing.T) {
+	seen := map[[2]string]bool{}
+	for _, tc := range denyTests {
+		key := [2]string{tc.line, tc.cmd}
+		if seen[key] {
+			t.Errorf("duplicate test case %q %q", tc.line, tc.cmd)
+		}
+		seen[key] = true
+		if got := denyMatches(t, tc.line, tc.cmd); got != tc.want {
+			t.Errorf("deny rule %q, command %q: match=%v, want %v", tc.line, tc.cmd, got, tc.want)
+		}
+	}
+	// A deny grant matches everything the allow grant of the same rule does.
+	for _, tc := range grantTests {
+		if tc.want && !denyMatches(t, tc.line, tc.cmd) {
+			t.Errorf("rule %q: allow grant matches %q, deny grant does not", tc.line, tc.cmd)
+		}
+	}
+}
+
+// FuzzGrants: never panics, every grant compiles and is anchored, allow
+// grants never match a chained tail, and deny grants match whatever allow
+// grants match.
+func FuzzGrants(f *testing.F) {
+	for _, tc := range grantTests {
+		f.Add(tc.line, tc.cmd)
+	}
+	f.Fuzz(func(t *testing.T, line, cmd string) {
+		allow, err := Grants(line)
+		if err != nil {
+			if _, derr := DenyGrants(line); derr == nil {
+				t.Fatalf("Grants(%q) fails but DenyGrants does not", line)
+			}
+			return
+		}
+		deny, err := DenyGrants(line)
+		if err != nil {
+			t.Fatalf("DenyGrants(%q): %v", line, err)
+		}
+		compile := func(gs []string) []*regexp.Regexp {
+			var res []*regexp.Regexp
+			for _, g := range gs {
+				if strings.HasPrefix(g, "command(regex:") && !strings.HasPrefix(g, "command(regex:^") {
+					t.Fatalf("%q: unanchored grant %s", line, g)
+				}
+				re, ok := strings.CutPrefix(g, "command(regex:")
+				if !ok {
+					continue // a pass-through grant
+				}
+				rx, err := regexp.Compile(strings.TrimSuffix(re, ")"))
+				if err != nil {
+					t.Fatalf("%q: %v", line, err)
+				}
+				res = append(res, rx)
+			}
+			return res
+		}
+		a, d := compile(allow), compile(deny)
+		any := func(rs []*regexp.Regexp, s string) bool {
+			for _, r := range rs {
+				if r.MatchString(s) {
+					return true
+				}
+			}
+			return false
+		}
+		if any(a, cmd) && len(d) > 0 && !any(d, cmd) {
+			t.Errorf("rule %q: allow grant matches %q, deny grant does not", line, cmd)
+		}
+		for _, tail := range []string{"; rm -rf /", " && rm -rf /", " | sh", "\nrm -rf /", " $(rm -rf /)", " `rm -rf /`", " > /etc/passwd"} {
+			if any(a, cmd+tail) {
+				t.Errorf("rule %q: allow grant matches %q", line, cmd+tail)
+			}
+		}
+	})
+}
