@@ -203,12 +203,12 @@ func isOurs(content []byte) bool {
 }
 
 // HookCommand is the hook command for the agents-setup binary at exe:
-// `exe hooks run [runFlags] --`, after which git's hook arguments follow.
-// runFlags carry what the hook must not guess from its working directory,
-// such as --root, --config and --state-dir.
-func HookCommand(exe string, runFlags ...string) []string {
-	argv := append([]string{exe, "hooks", "run"}, runFlags...)
-	return append(argv, "--")
+// `exe [flags] hooks run --`, after which git's hook arguments follow.
+// flags are agents-setup's own, for what the hook must not guess from the
+// directory git runs it in: --root, and --config and --state-dir when given.
+func HookCommand(exe string, flags ...string) []string {
+	argv := append([]string{exe}, flags...)
+	return append(argv, "hooks", "run", "--")
 }
 
 // WriteReports writes one line per repository and event, naming

@@ -880,7 +880,7 @@ vendor/foo: post-checkout: removed (config; hook.agents-setup was removed from t
 	if got := (Report{Hooks: []HookReport{{State: Stale}, {State: Removed}, {State: Missing}}}).State(); got != Removed {
 		t.Errorf("State() = %v, want removed", got)
 	}
-	if diff := cmp.Diff([]string{"/bin/agents-setup", "hooks", "run", "--root", "/src", "--"}, HookCommand("/bin/agents-setup", "--root", "/src")); diff != "" {
+	if diff := cmp.Diff([]string{"/bin/agents-setup", "--root", "/src", "hooks", "run", "--"}, HookCommand("/bin/agents-setup", "--root", "/src")); diff != "" {
 		t.Errorf("HookCommand (-want +got):\n%s", diff)
 	}
 }
