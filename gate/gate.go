@@ -436,9 +436,13 @@ func (g *Gate) DecideBash(command string) Decision {
 	return g.decideBash("Bash", command)
 }
 
-// empty has no rules: deciding a command with it yields only the
-// matcher's floors.
-var empty = matcher.New()
+// allowAll allows every command: deciding a command with it yields Allow
+// only when an allow rule could allow it at all.
+var allowAll = func() *matcher.Policy {
+	p := matcher.New()
+	p.Add(matcher.Allow, "command(*)", matcher.Source{})
+	return p
+}()
 
 // cmdVerdict is the gate's verdict for one command of a line.
 type cmdVerdict struct {
@@ -552,13 +556,16 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 		cv.v, cv.reason = Ask, mv.Explain()
 		return cv
 	}
+	// A session answer for the program and an allow pattern lift the
+	// verdict of no rule or an ask rule, but only for a command an allow
+	// rule could allow: static, no floor (a write outside the scope, a
+	// program run by path, an environment that changes what runs, …).
+	lift := func() bool { return cmd.Static() && allowAll.DecideCommand(stripped).Decision == matcher.Allow }
 	switch {
-	case g.sessionProgram(cv.prog) && cmd.Static():
+	case g.sessionProgram(cv.prog) && lift():
 		cv.v, cv.reason = Allow, "program "+cv.prog+" approved for the session"
 		return cv
-	case tv == ToolAllow && cmd.Static() && empty.DecideCommand(stripped).Decision != matcher.Ask:
-		// An allow pattern lifts the verdict of no rule or an ask
-		// rule, never a floor.
+	case tv == ToolAllow && lift():
 		cv.v, cv.reason = Allow, "tool pattern allows `"+key+"`"
 		return cv
 	case mv.Decision == matcher.Ask:
@@ -611,7 +618,11 @@ func (g *Gate) abs(p string) string {
 		return ""
 	}
 	if strings.HasPrefix(p, "~") {
-		return "" // the shell's home, which the gate does not assume
+		h, err := expandHome(p)
+		if err != nil || h == p {
+			return "" // ~user, or no home: not resolved
+		}
+		p = h
 	}
 	if !filepath.IsAbs(p) {
 		if g.dir == "" {
@@ -649,6 +660,9 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 	what := "read"
 	if write {
 		what = "write"
+		if dev := device(real); dev != "" {
+			return Decision{Verdict: Deny, Reason: "never allowed: overwrites the device " + dev}
+		}
 	}
 	// A deny pattern holds for the path as named and as resolved; an
 	// allow pattern must hold for where the call really lands.
@@ -666,7 +680,7 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 	case g.sessionTool(tool):
 		return Decision{Verdict: Allow, Reason: tool + " approved for the session"}
 	}
-	if !g.scope.Contains(abs) {
+	if !g.scope.containsResolved(real) {
 		reason := fmt.Sprintf("%s of %s, outside the scope", what, abs)
 		if real != abs {
 			reason = fmt.Sprintf("%s of %s (%s), outside the scope", what, abs, real)
@@ -676,7 +690,7 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 		}
 		return Decision{Verdict: Ask, Reason: reason, Request: &Request{
 			Kind: KindOutsideScope, Tool: tool, Key: abs, Reason: reason,
-			Always: Grant{Pattern: abs},
+			Always: Grant{Pattern: escapeGlob(abs)},
 		}}
 	}
 	if !write || g.level >= LevelLocalChanges {

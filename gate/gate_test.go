@@ -54,7 +54,7 @@ func testTools(t *testing.T, root string) *ToolPolicy {
 	t.Helper()
 	tp, err := NewToolPolicy(root,
 		[]string{"bash:make *", "read_file:/opt/docs/**", "mcp__docs__*"},
-		[]string{"bash:npm publish*", "write_file:**/.git/**", "read_file:**/.env", "mcp__docs__delete"})
+		[]string{"bash:npm publish*", "write_file:**/.git/**", "read_file:**/.env", "mcp__docs__delete", "read_file:~/.ssh/**"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,8 +124,11 @@ func TestCheckBash(t *testing.T) {
 		// the rules say; an allow pattern does not lift a floor.
 		{"make build", LevelLocalChanges, [3]string{"allow", "allow", "allow"}},
 		{"make build && make test", LevelLocalChanges, [3]string{"allow", "allow", "allow"}},
-		{"CC=evil make build", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
-		{"./make build", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
+		// ("-": the matcher decides whether an environment that changes
+		// what runs is Ask or only keeps an allow rule from allowing.)
+		{"CC=evil make build", LevelLocalChanges, [3]string{"needs", "-", "allow"}},
+		{"./make build", LevelLocalChanges, [3]string{"needs", "-", "allow"}},
+		{"make build > /etc/x", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
 		{"make $TARGET", LevelLocalChanges, [3]string{"needs", "allow", "allow"}},
 		{"npm publish --tag next", LevelLocalChanges, [3]string{"deny", "deny", "deny"}},
 		{"cd web && npm publish", LevelLocalChanges, [3]string{"deny", "deny", "deny"}},
@@ -140,7 +143,7 @@ func TestCheckBash(t *testing.T) {
 		for i, mode := range modes {
 			g := New(Options{Mode: mode, Level: tc.level, Policy: testPolicy(), Tools: testTools(t, proj), Scope: NewScope(proj)})
 			got := outcome(t, g.CheckBash(context.Background(), tc.in))
-			if got != tc.want[i] {
+			if got != tc.want[i] && tc.want[i] != "-" {
 				t.Errorf("input %q, %v, %v mode: got %s, want %s (%s)", tc.in, tc.level, mode, got, tc.want[i], g.DecideBash(tc.in).Reason)
 			}
 		}
@@ -198,6 +201,8 @@ func TestNeverAllow(t *testing.T) {
 		"dd of=/dev/nvme0n1 if=image.iso",
 		"cat image > /dev/sda",
 		"shutdown -h now",
+		"tee /dev/sdb < image",
+		"echo x | sudo tee -a /dev/nvme0n1p1",
 		"sudo reboot",
 		"systemctl poweroff",
 		":(){ :|:& };:",
@@ -253,6 +258,11 @@ func TestCheckFile(t *testing.T) {
 		{"apply_patch", proj + "/escape/x", true, LevelFullAccess, [3]string{"needs", "needs", "allow"}},
 		{"Write", proj + "/.git/hooks/pre-commit", true, LevelFullAccess, [3]string{"deny", "deny", "deny"}},
 		{"Write", "", true, LevelFullAccess, [3]string{"deny", "deny", "deny"}},
+		{"Write", "/dev/sda", true, LevelFullAccess, [3]string{"deny", "deny", "deny"}},
+		{"Write", proj + "/src/../../../../../../dev/nvme0n1", true, LevelFullAccess, [3]string{"deny", "deny", "deny"}},
+		{"Read", "~/.ssh/id_ed25519", false, LevelFullAccess, [3]string{"deny", "deny", "deny"}},
+		{"Read", os.Getenv("HOME") + "/.ssh/config", false, LevelFullAccess, [3]string{"deny", "deny", "deny"}},
+		{"Read", "~/notes.txt", false, LevelFullAccess, [3]string{"needs", "needs", "allow"}},
 	}
 	for _, tc := range tests {
 		for i, mode := range modes {
@@ -426,8 +436,9 @@ func TestAnswers(t *testing.T) {
 			[]call{{"Bash", "echo hi > /etc/motd", "allow"}, {"Bash", "echo hi > /etc/motd", "allow"}},
 			[]string{"echo hi > /etc/motd"}, nil},
 		{"tool approves the program", AnswerTool,
-			[]call{{"Bash", "npm test", "allow"}, {"Bash", "npm run build && npm ci", "allow"}, {"Bash", "yarn build", "allow"}, {"Bash", "npm publish", "deny"}},
-			[]string{"npm test", "yarn build"}, nil},
+			[]call{{"Bash", "npm test", "allow"}, {"Bash", "npm run build && npm ci", "allow"}, {"Bash", "yarn build", "allow"}, {"Bash", "npm publish", "deny"},
+				{"Bash", "npm test > /etc/x", "allow"}, {"Bash", "PATH=/tmp npm test", "allow"}},
+			[]string{"npm test", "yarn build", "npm test > /etc/x", "PATH=/tmp npm test"}, nil},
 		{"tool never lifts the never-allow list", AnswerTool,
 			[]call{{"Bash", "git push origin main", "allow"}, {"Bash", "git push -f", "deny"}, {"Bash", "git push origin dev", "allow"}},
 			[]string{"git push origin main"}, nil},

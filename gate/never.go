@@ -78,9 +78,19 @@ func neverAllowLines() []string {
 		lines = append(lines, "mkfs."+fs)
 	}
 	for _, dev := range blockDevices {
-		lines = append(lines, "dd of="+dev, "shred "+dev)
+		lines = append(lines, "dd of="+dev, "shred "+dev, "tee "+dev)
 	}
 	return lines
+}
+
+// device returns p when it names a block device of blockDevices, else "".
+func device(p string) string {
+	for _, dev := range blockDevices {
+		if ok, _ := path.Match(dev, path.Clean(p)); ok {
+			return p
+		}
+	}
+	return ""
 }
 
 // withNever returns a policy of p's rules and the never-allow rules, and
@@ -107,10 +117,8 @@ func neverShape(cmd *shellparse.Command) string {
 		if r.Kind != shellparse.Write || !r.Target.Static {
 			continue
 		}
-		for _, dev := range blockDevices {
-			if ok, _ := path.Match(dev, path.Clean(r.Target.Text)); ok {
-				return "never allowed: overwrites the device " + r.Target.Text
-			}
+		if device(r.Target.Text) != "" {
+			return "never allowed: overwrites the device " + r.Target.Text
 		}
 	}
 	if name := cmd.Name(); name != "" {

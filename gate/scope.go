@@ -98,7 +98,10 @@ func (s *Scope) compile(pattern string) (scopePattern, error) {
 	if strings.TrimSpace(pattern) == "" {
 		return p, errors.New("empty path pattern")
 	}
-	abs := pattern
+	abs, err := expandHome(pattern)
+	if err != nil {
+		return p, fmt.Errorf("path pattern %q: %w", pattern, err)
+	}
 	if !filepath.IsAbs(abs) {
 		root := s.base()
 		if root == "" {
@@ -154,6 +157,19 @@ func (s *Scope) compile(pattern string) (scopePattern, error) {
 	return p, nil
 }
 
+// expandHome replaces a leading ~ (alone or before /) with the home
+// directory, as the shell does.
+func expandHome(p string) (string, error) {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("expanding ~: %w", err)
+	}
+	return home + p[1:], nil
+}
+
 // base is the first root, which relative paths are taken from.
 func (s *Scope) base() string {
 	if len(s.roots) == 0 {
@@ -180,6 +196,21 @@ func (s *Scope) Contains(path string) bool {
 	if !ok {
 		return false
 	}
+	return s.matches(real)
+}
+
+// containsResolved is Contains for a path already resolved.
+func (s *Scope) containsResolved(real string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.matches(real)
+}
+
+// matches reports whether a resolved path is in the scope; s.mu is held.
+func (s *Scope) matches(real string) bool {
 	for _, r := range s.roots {
 		if within(real, r) {
 			return true

@@ -121,8 +121,8 @@ func (v ToolVerdict) String() string {
 // the tool's name (`mcp__github__*` names every tool of one MCP server).
 //
 // The key is the command for shell tools and the absolute path for file
-// tools; a relative glob is resolved against the project root for file
-// tools. In globs `**` crosses `/`, `*` and `?` do not, `[…]` is a class and
+// tools; for file tools a relative glob is taken from the project root
+// and a leading ~ is the home directory. In globs `**` crosses `/`, `*` and `?` do not, `[…]` is a class and
 // `\` quotes the next character. Deny wins. It is safe for concurrent use.
 type ToolPolicy struct {
 	root string
@@ -232,8 +232,18 @@ func (p *ToolPolicy) parse(pattern string) (*toolPattern, error) {
 		return nil, fmt.Errorf("pattern %q: %w", pattern, err)
 	}
 	tp.absRE = tp.re
-	if p.root != "" && !strings.HasPrefix(glob, "/") {
-		if tp.absRE, err = globRegexp(escapeGlob(filepath.Clean(p.root)) + "/" + glob); err != nil {
+	abs, err := expandHome(glob)
+	if err != nil {
+		return nil, fmt.Errorf("pattern %q: %w", pattern, err)
+	}
+	if abs != glob {
+		home := strings.TrimSuffix(abs, glob[1:])
+		abs = escapeGlob(home) + glob[1:]
+	} else if p.root != "" && !strings.HasPrefix(glob, "/") {
+		abs = escapeGlob(filepath.Clean(p.root)) + "/" + glob
+	}
+	if abs != glob {
+		if tp.absRE, err = globRegexp(abs); err != nil {
 			return nil, fmt.Errorf("pattern %q: %w", pattern, err)
 		}
 	}
