@@ -147,7 +147,7 @@ func Recommend(approvals []Approval) []Recommendation {
 	}
 	groups := map[string]*group{}
 	for _, a := range approvals {
-		if !isCommandTool(a.Tool) {
+		if !IsCommandTool(a.Tool) {
 			continue
 		}
 		s, err := shellparse.Parse(a.Key)

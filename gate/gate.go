@@ -708,7 +708,7 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 
 // DecideGeneric decides any tool call without prompting; see CheckGeneric.
 func (g *Gate) DecideGeneric(tool, key string) Decision {
-	if isCommandTool(tool) {
+	if IsCommandTool(tool) {
 		return g.decideBash(tool, key)
 	}
 	cat := CategoryOf(tool)

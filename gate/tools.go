@@ -75,8 +75,10 @@ func CategoryOf(tool string) Category {
 	return CategoryShell
 }
 
-// isCommandTool reports whether tool's key is a shell command line.
-func isCommandTool(tool string) bool { return commandTools[strings.ToLower(tool)] }
+// IsCommandTool reports whether a tool runs shell command lines (Bash,
+// run_shell_command, shell, …): its key is the command, decided by the
+// command policy. Other CategoryShell tools are decided as a whole.
+func IsCommandTool(tool string) bool { return commandTools[strings.ToLower(tool)] }
 
 // canonicalTool names a tool for patterns and session approvals: "bash"
 // for every command tool, otherwise the lower-cased name.
@@ -335,7 +337,7 @@ func (tp *toolPattern) matches(tool, key string, cat Category, file bool) bool {
 // `[…]` a class (`[!…]` negated), `\` quotes the next character.
 func globRegexp(glob string) (*regexp.Regexp, error) {
 	var sb strings.Builder
-	sb.WriteString(`^`)
+	sb.WriteString(`(?s)^`)
 	for i := 0; i < len(glob); i++ {
 		c := glob[i]
 		switch c {
