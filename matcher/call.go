@@ -18,6 +18,7 @@ type call struct {
 	toks    []tok    // arguments after the program (and git's global options)
 	trusted bool     // program found on PATH or in a system directory
 	floors  []string // why the command is at least Ask
+	blocks  []string // why an allow rule may not allow it (it is Ask instead)
 	words   []shellparse.Word
 	rest    []shellparse.Word // the words after the program and git's global options
 }
@@ -39,16 +40,26 @@ type tok struct {
 	// getopt and git accept as an abbreviation of a longer one (--forc).
 	abbrev string
 	flag   bool // wildTok: could be a flag (before --)
-	word   shellparse.Word
+	// resolved is a relative positional joined to the known working
+	// directory (cd / && rm -rf * removes /*).
+	resolved string
+	word     shellparse.Word
 }
 
+// floor records why the command is at least Ask, whatever the rules say.
 func (c *call) floor(format string, args ...any) {
 	c.floors = append(c.floors, fmt.Sprintf(format, args...))
 }
 
+// block records why an allow rule may not allow the command: it is then
+// Ask, while a command no rule matches stays Default.
+func (c *call) block(format string, args ...any) {
+	c.blocks = append(c.blocks, fmt.Sprintf(format, args...))
+}
+
 // newCall normalizes a command's words. It never fails: what it cannot read
 // becomes a floor.
-func newCall(words []shellparse.Word) *call {
+func newCall(words []shellparse.Word, dir string) *call {
 	c := &call{words: words}
 	if len(words) == 0 {
 		return c
@@ -62,11 +73,11 @@ func newCall(words []shellparse.Word) *call {
 		}
 		return c
 	}
-	dir, base := path.Split(prog.Text)
-	dir = strings.TrimSuffix(dir, "/")
-	c.trusted = dir == "" || systemDirs[path.Clean(dir)]
+	progDir, base := path.Split(prog.Text)
+	progDir = strings.TrimSuffix(progDir, "/")
+	c.trusted = progDir == "" || systemDirs[path.Clean(progDir)]
 	if !c.trusted {
-		c.floor("runs %s by path, not %s from PATH", prog.Text, base)
+		c.block("runs %s by path, not %s from PATH", prog.Text, base)
 	}
 	rest := words[1:]
 	c.prog = base
@@ -83,7 +94,7 @@ func newCall(words []shellparse.Word) *call {
 		c.key = "git " + rest[0].Text
 	}
 	c.rest = rest
-	c.toks = tokens(c.key, rest)
+	c.toks = tokens(c.key, rest, dir)
 	for _, w := range rest {
 		c.argv = append(c.argv, w.Text)
 	}
@@ -166,8 +177,9 @@ func canBeFlag(w shellparse.Word) bool {
 	return false
 }
 
-// tokens splits arguments into positionals, flags and unknown words.
-func tokens(key string, args []shellparse.Word) []tok {
+// tokens splits arguments into positionals, flags and unknown words. dir,
+// when known, resolves relative positionals.
+func tokens(key string, args []shellparse.Word, dir string) []tok {
 	out := make([]tok, 0, len(args))
 	prog, _, _ := strings.Cut(key, " ")
 	aliases := flagNames[key]
@@ -188,7 +200,11 @@ func tokens(key string, args []shellparse.Word) []tok {
 				out = append(out, tok{kind: posTok, text: t[1:], word: a})
 				continue
 			}
-			out = append(out, tok{kind: posTok, text: t, word: a})
+			pt := tok{kind: posTok, text: t, word: a}
+			if dir != "" && !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "~") {
+				pt.resolved = path.Join(dir, t)
+			}
+			out = append(out, pt)
 		case t == "--":
 			endOpts = true
 		case strings.HasPrefix(t, "--") || single:
@@ -255,6 +271,8 @@ func (c *call) programFloors() {
 		}
 	case "sed":
 		c.sedFloors()
+	default:
+		c.interpreterBlocks()
 	case "tee":
 		for _, t := range c.toks {
 			if (t.kind == posTok && t.text != "/dev/null") || t.kind == wildTok {
@@ -285,4 +303,38 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// interpreters run code given on their command line with these options.
+var interpreters = map[string][]string{
+	"python": {"c"}, "perl": {"e", "E"}, "ruby": {"e"}, "node": {"e", "p", "eval", "print"},
+	"nodejs": {"e", "p", "eval", "print"}, "deno": {"eval"}, "bun": {"e", "eval"},
+	"php": {"r"}, "lua": {"e"}, "osascript": {"e"}, "Rscript": {"e"},
+	"awk": {}, "gawk": {}, "mawk": {}, "nawk": {},
+}
+
+// interpreterBlocks keeps inline code (python -c, perl -e, node -e, awk
+// programs) from being allowed by a rule about the interpreter: what the
+// code does cannot be read.
+func (c *call) interpreterBlocks() {
+	name := strings.TrimRight(c.prog, "0123456789.")
+	opts, ok := interpreters[name]
+	if !ok {
+		return
+	}
+	if strings.HasSuffix(name, "awk") {
+		c.block("%s runs an inline program", c.prog)
+		return
+	}
+	for _, t := range c.toks {
+		if t.kind != flagTok {
+			continue
+		}
+		for _, f := range t.flags {
+			if contains(opts, f) {
+				c.block("%s runs inline code (-%s)", c.prog, f)
+				return
+			}
+		}
+	}
 }

@@ -156,40 +156,48 @@ func (p *Policy) DecideScript(s *shellparse.Script) *Result {
 
 // DecideCommand decides one command.
 func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
-	c := newCall(cmd.Args)
+	c := newCall(cmd.Args, cmd.Dir)
 	v := Verdict{Command: cmd, Argv: c.argv}
-	floors := c.floors
+	// floors make the command at least Ask; blocks keep an allow rule
+	// from allowing it (Ask), but leave an unmatched command Default.
+	floors, blocks := c.floors, c.blocks
 	if cmd.Unknown != "" {
 		floors = append([]string{cmd.Unknown}, floors...)
-	}
-	bare := len(cmd.Args) == 0 || cmd.Decl != ""
-	for _, a := range cmd.Assigns {
-		switch {
-		case bare && hasLower(a.Name):
-			// A shell variable, not the environment of a program.
-		case bare && !envSafe(a.Name, a.Value.Text, a.Value.Static):
-			floors = append(floors, fmt.Sprintf("sets %s for the commands that follow", a.Name))
-		case !bare && !envSafe(a.Name, a.Value.Text, a.Value.Static):
-			floors = append(floors, fmt.Sprintf("%s= can change what runs", a.Name))
-		}
 	}
 	for _, r := range cmd.Redirs {
 		if r.Kind == shellparse.Write {
 			floors = append(floors, fmt.Sprintf("writes %s (%s)", r.Target.Text, r.Op))
 		}
 	}
+	bare := len(cmd.Args) == 0 || cmd.Decl != ""
+	var sets []string
+	for _, a := range cmd.Assigns {
+		switch {
+		case envSafe(a.Name, a.Value.Text, a.Value.Static):
+		case bare && hasLower(a.Name):
+			// A shell variable, not a program's environment.
+		case bare:
+			sets = append(sets, a.Name)
+		default:
+			blocks = append(blocks, fmt.Sprintf("%s= can change what runs", a.Name))
+		}
+	}
 	for _, f := range cmd.Nesting {
 		if privileged[f.Kind] {
-			floors = append(floors, fmt.Sprintf("runs as another user (%s)", f.Kind))
+			blocks = append(blocks, fmt.Sprintf("runs as another user (%s)", f.Kind))
 			break
 		}
 	}
-	if len(cmd.Args) == 0 || cmd.Decl != "" {
-		if len(floors) > 0 {
+	if bare {
+		switch {
+		case len(floors) > 0:
 			v.Decision, v.Reason = Ask, floors[0]
-			return v
+		case len(sets) > 0:
+			v.Decision = Default
+			v.Reason = fmt.Sprintf("sets %s for the commands that follow", strings.Join(sets, ", "))
+		default:
+			v.Decision, v.Reason = Allow, "runs no program"
 		}
-		v.Decision, v.Reason = Allow, "runs no program"
 		return v
 	}
 
@@ -237,16 +245,16 @@ func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
 	switch {
 	case maybeDeny != nil:
 		v.Decision, v.Rule = Ask, maybeDeny
-		v.Reason = "may match a deny rule: a word is not known statically"
+		v.Reason = "may match a deny rule: a word or the working directory is not known statically"
 	case ask != nil:
 		v.Decision, v.Rule = Ask, ask
 		v.Reason = "matches an ask rule"
-	case maybe != nil && allow == nil:
+	case allow == nil && maybe != nil:
 		v.Decision, v.Rule = Ask, maybe
 		v.Reason = "which rule applies depends on a word not known statically"
-	case allow != nil && len(floors) > 0:
+	case allow != nil && len(floors)+len(blocks) > 0:
 		v.Decision, v.Rule = Ask, allow
-		v.Reason = "matches an allow rule, but " + floors[0]
+		v.Reason = "matches an allow rule, but " + append(floors, blocks...)[0]
 	case allow != nil:
 		v.Decision, v.Rule = Allow, allow
 		v.Reason = "matches an allow rule"

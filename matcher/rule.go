@@ -147,7 +147,7 @@ func compileRule(text string) (compiled, error) {
 	for i, w := range words {
 		ws[i] = shellparse.Word{Text: w, Static: true, Glob: strings.ContainsAny(w, "*?[")}
 	}
-	c := newCall(ws)
+	c := newCall(ws, "")
 	out := compiled{kind: lineRule, prog: c.prog}
 	leading := true
 	for _, t := range c.toks {
@@ -282,7 +282,7 @@ func operandIn(want string, toks []tok) strength {
 	for _, t := range toks {
 		switch t.kind {
 		case posTok:
-			best = max(best, operandMatch(want, t.text, t.word.Glob))
+			best = max(best, operandTok(want, t))
 		case wildTok:
 			if home, ok := homeWord(t.word); ok {
 				best = max(best, operandMatch(want, home, false))
@@ -307,6 +307,44 @@ func homeWord(w shellparse.Word) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// operandTok compares a rule operand with a positional, resolving a
+// relative positional against the working directory when it is known.
+func operandTok(want string, t tok) strength {
+	if !absolute(want) || absolute(t.text) {
+		return operandMatch(want, t.text, t.word.Glob)
+	}
+	if t.resolved != "" {
+		return operandMatch(want, t.resolved, t.word.Glob)
+	}
+	// A relative path naming its whole directory (., .., ../.., *) in a
+	// directory nobody knows could be the rule's path.
+	if coversDir(t.text, t.word.Glob) {
+		return possible
+	}
+	return none
+}
+
+func absolute(s string) bool { return strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") }
+
+func coversDir(s string, glob bool) bool {
+	if glob {
+		dir, base := path.Split(s)
+		if base != "*" && base != ".*" && base != "**" {
+			return false
+		}
+		s = dir
+		if s == "" {
+			return true
+		}
+	}
+	for _, part := range strings.Split(path.Clean(s), "/") {
+		if part != "." && part != ".." {
+			return false
+		}
+	}
+	return true
 }
 
 func pathLike(s string) bool {
@@ -352,7 +390,7 @@ func operandMatch(want, got string, glob bool) strength {
 		// the same target (rm -rf /* is rm -rf /).
 		dir, base := path.Split(g)
 		if base == "*" || base == ".*" || base == "**" {
-			if cleanPath(strings.TrimSuffix(dir, "/")+"/") == w || (dir == "" && w == ".") {
+			if dir == "" && w == "." || dir != "" && cleanPath(dir) == w {
 				return definite
 			}
 		}

@@ -74,6 +74,9 @@ type Command struct {
 	Unknown string
 	// Source is the command's text as written in its own source.
 	Source string
+	// Dir is the working directory the command runs in when an earlier
+	// cd on the line makes it known ("/", "/tmp", "~/src"), else "".
+	Dir string
 }
 
 // Word is one argument after quote removal.
@@ -273,6 +276,10 @@ func (c ctx) push(f Frame) ctx {
 
 type walker struct {
 	cmds []*Command
+	// cwd is the working directory set by the last static cd, "" when
+	// unknown. It follows source order and ignores subshell scoping, which
+	// can only make a later relative path look more dangerous.
+	cwd string
 }
 
 func pos(p syntax.Pos) Pos { return Pos{Line: int(p.Line()), Col: int(p.Col())} }
@@ -377,7 +384,35 @@ func (w *walker) stmt(st *syntax.Stmt, src source, c ctx) {
 	}
 }
 
-func (w *walker) emit(cmd *Command) { w.cmds = append(w.cmds, cmd) }
+func (w *walker) emit(cmd *Command) {
+	cmd.Dir = w.cwd
+	w.cmds = append(w.cmds, cmd)
+}
+
+// chdir follows cd and pushd so that later relative paths can be resolved.
+func (w *walker) chdir(args []Word) {
+	for len(args) > 0 && args[0].Static && strings.HasPrefix(args[0].Text, "-") && args[0].Text != "-" {
+		args = args[1:] // -P, -L, -e, --
+	}
+	switch {
+	case len(args) == 0:
+		w.cwd = "~"
+	case !args[0].Static || args[0].Text == "-" || args[0].Text == "":
+		w.cwd = ""
+	default:
+		d := args[0].Text
+		switch {
+		case d == "~" || strings.HasPrefix(d, "~/"):
+			w.cwd = "~" + strings.TrimSuffix(path.Clean("/"+d[1:]), "/")
+		case strings.HasPrefix(d, "/"):
+			w.cwd = path.Clean(d)
+		case w.cwd != "":
+			w.cwd = path.Join(w.cwd, d)
+		default:
+			w.cwd = ""
+		}
+	}
+}
 
 func (w *walker) call(x *syntax.CallExpr, src source, c ctx) {
 	// Substitutions inside the words run before the command itself.

@@ -284,6 +284,9 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		w.su(name, cmd, c)
 	case name == "find":
 		w.find(cmd, c)
+	case name == "cd" || name == "pushd":
+		w.emit(cmd)
+		w.chdir(args)
 	default:
 		w.emit(cmd)
 	}
