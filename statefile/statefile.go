@@ -38,6 +38,25 @@ const Version = 1
 // KeepBackups is how many config backups are kept.
 const KeepBackups = 10
 
+// Digest identifies a grant in state.json: the first 128 bits of its
+// SHA-256, in hex.
+func Digest(grant string) string {
+	sum := sha256.Sum256([]byte(grant))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Digests returns the digests of g, per list.
+func Digests(g config.Grants) config.Grants {
+	d := func(list []string) []string {
+		out := make([]string, len(list))
+		for i, x := range list {
+			out[i] = Digest(x)
+		}
+		return out
+	}
+	return config.Grants{Allow: d(g.Allow), Ask: d(g.Ask), Deny: d(g.Deny)}
+}
+
 // LockPath returns the sidecar lock file of a config file.
 func LockPath(configPath string) string { return configPath + ".lock" }
 
@@ -187,10 +206,11 @@ type State struct {
 	// profile, ad-hoc rules, config content); a run with the same one has
 	// nothing to do.
 	Fingerprint string `json:"fingerprint,omitempty"`
-	// Managed are the grants the last run manages, per list.
+	// Managed are the digests (see Digest) of the grants the last run
+	// manages, per list. Grants are regular expressions of a few KB each,
+	// and the shim's rules with their text are in the config itself (and
+	// in the backups), so state.json stays small and quick to read.
 	Managed config.Grants `json:"managed"`
-	// Rules are the shim rules the last run wrote.
-	Rules []config.Rule `json:"rules"`
 	// History lists what was done, oldest first.
 	History []Entry `json:"history"`
 	// NextBackup numbers the next backup file.
@@ -217,10 +237,9 @@ type Backup struct {
 	// the backup deletes it.
 	Existed bool   `json:"existed"`
 	Content string `json:"content,omitempty"`
-	// Profile, Managed and Rules are the state before the change.
+	// Profile and Managed are the state before the change.
 	Profile string        `json:"profile"`
 	Managed config.Grants `json:"managed"`
-	Rules   []config.Rule `json:"rules"`
 }
 
 // Store is the state directory of one config file.
@@ -258,9 +277,6 @@ func (s Store) Load() (*State, error) {
 func (s Store) Save(st *State) error {
 	st.Version = Version
 	st.Managed = nonNil(st.Managed)
-	if st.Rules == nil {
-		st.Rules = []config.Rule{}
-	}
 	if st.History == nil {
 		st.History = []Entry{}
 	}

@@ -140,7 +140,6 @@ func TestStateRoundTrip(t *testing.T) {
 	st.Config = "/x/config.json"
 	st.Profile = "read-only"
 	st.Managed = config.Grants{Allow: []string{"a"}}
-	st.Rules = []config.Rule{{Line: "ls", Category: "read_only", Grants: []string{"a"}}}
 	st.History = []Entry{{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Action: "apply", Profile: "read-only", Backup: "000001.json", Created: true}}
 	if err := s.Save(st); err != nil {
 		t.Fatal(err)

@@ -119,11 +119,14 @@ The profile defaults to the last one applied.`
 func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	o.stdout, o.stderr = stdout, stderr
 	return &cli.App{
-		Name:                      "agents-setup",
-		Usage:                     "write the agent permission policy of a checkout into config.json",
-		UsageText:                 "agents-setup [flags]",
-		Description:               helpText,
-		HideHelpCommand:           true,
+		Name:            "agents-setup",
+		Usage:           "write the agent permission policy of a checkout into config.json",
+		UsageText:       "agents-setup [flags]",
+		Description:     helpText,
+		HideHelpCommand: true,
+		// The package's global help flag is shared state that concurrent
+		// runs (tests call run in parallel) would race on: use our own.
+		HideHelp:                  true,
 		DisableSliceFlagSeparator: true,
 		UseShortOptionHandling:    false,
 		Reader:                    stdin,
@@ -149,8 +152,12 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.BoolFlag{Name: "status", Usage: "print the profile, grant counts, manifest files and recent history", Destination: &o.status},
 			&cli.IntFlag{Name: "rollback", Usage: "restore config.json from before the last `N` applies (default 1)", Destination: &o.rollback},
 			&cli.BoolFlag{Name: "reset", Usage: "remove the managed grants and rules, keeping the ones added by hand", Destination: &o.reset},
+			&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show this help"},
 		},
 		Action: func(c *cli.Context) error {
+			if c.Bool("help") {
+				return cli.ShowAppHelp(c)
+			}
 			if c.NArg() > 0 {
 				return usagef("unexpected argument %q (flags go before arguments; this command takes none)", c.Args().First())
 			}

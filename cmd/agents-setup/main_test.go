@@ -26,6 +26,18 @@ var update = flag.Bool("u", false, "update the golden sections of the testscript
 var testTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func TestMain(m *testing.M) {
+	// TestKilledMidWrite runs the test binary as agents-setup.
+	if os.Getenv("AGENTS_SETUP_TEST_MAIN") == "1" {
+		args := os.Args[:1]
+		for i, a := range os.Args {
+			if a == "--" {
+				args = append(args, os.Args[i+1:]...)
+				break
+			}
+		}
+		restart = fakeRestart
+		os.Exit(run(context.Background(), args, os.Stdin, os.Stdout, os.Stderr))
+	}
 	testscript.Main(m, map[string]func(){
 		"agents-setup": func() {
 			now = func() time.Time { return testTime }
@@ -100,42 +112,59 @@ func cmdGitinit(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// mkjiri makes a fake jiri checkout at DIR: .jiri_root/, the root's own
-// manifests, two vendor overlays that are git repositories, a stray vendor
-// directory that is not, and src/deep to run from.
+// cmdMkjiri makes a fake jiri checkout at DIR (see makeJiri).
 func cmdMkjiri(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: mkjiri DIR")
 	}
-	root := ts.MkAbs(args[0])
-	files := map[string]string{
-		".jiri_root/.keep":                                          "",
-		"src/deep/.keep":                                            "",
-		".agents/config/permissions/read_only.txt":                  "# inspection\ngit status\nls\ncat  # inline comment\n",
-		".agents/config/permissions/local_changes.txt":              "git commit\n",
-		".agents/config/permissions/external_changes.txt":           "git push\n",
-		".agents/config/permissions/never_allow.txt":                "git push --force\nrm -rf /\n",
-		"vendor/a/.agents/config/permissions/read_only.txt":         "go version\n",
-		"vendor/a/.agents/config/permissions/never_allow.txt":       "git reset --hard\n",
-		"vendor/a/.agents/config/services.txt":                      "# restarted after a change\nagent-helper.service\n",
-		"vendor/b/.agents/config/permissions/device_ops.txt":        "ffx target list\n",
-		"vendor/b/.agents/config/permissions/cache_destruction.txt": "go clean -cache\n",
-		"vendor/stray/.agents/config/permissions/read_only.txt":     "rm -rf /tmp\n",
+	if err := makeJiri(ts.MkAbs(args[0]), nil); err != nil {
+		ts.Fatalf("mkjiri: %v", err)
 	}
-	for name, content := range files {
+}
+
+// jiriFiles are the files of the fake checkout, relative to its root.
+var jiriFiles = map[string]string{
+	".jiri_root/.keep":                                          "",
+	"src/deep/.keep":                                            "",
+	".agents/config/permissions/read_only.txt":                  "# inspection\ngit status\nls\ncat  # inline comment\n",
+	".agents/config/permissions/local_changes.txt":              "git commit\n",
+	".agents/config/permissions/external_changes.txt":           "git push\n",
+	".agents/config/permissions/never_allow.txt":                "git push --force\nrm -rf /\n",
+	"vendor/a/.agents/config/permissions/read_only.txt":         "go version\n",
+	"vendor/a/.agents/config/permissions/never_allow.txt":       "git reset --hard\n",
+	"vendor/a/.agents/config/services.txt":                      "# restarted after a change\nagent-helper.service\n",
+	"vendor/b/.agents/config/permissions/device_ops.txt":        "ffx target list\n",
+	"vendor/b/.agents/config/permissions/cache_destruction.txt": "go clean -cache\n",
+	"vendor/stray/.agents/config/permissions/read_only.txt":     "rm -rf /tmp\n",
+}
+
+// makeJiri makes a fake jiri checkout at root: .jiri_root/, the root's own
+// manifests, two vendor overlays that are git repositories (go-git), a
+// stray vendor directory that is not, and src/deep to run from. files
+// replaces or adds files.
+func makeJiri(root string, files map[string]string) error {
+	all := map[string]string{}
+	for k, v := range jiriFiles {
+		all[k] = v
+	}
+	for k, v := range files {
+		all[k] = v
+	}
+	for name, content := range all {
 		p := filepath.Join(root, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			ts.Fatalf("mkjiri: %v", err)
+			return err
 		}
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			ts.Fatalf("mkjiri: %v", err)
+			return err
 		}
 	}
 	for _, repo := range []string{".", "vendor/a", "vendor/b"} {
 		if _, err := git.PlainInit(filepath.Join(root, repo), false); err != nil {
-			ts.Fatalf("mkjiri: %v", err)
+			return err
 		}
 	}
+	return nil
 }
 
 // cmdSummary prints a config file in short: the profile, the grant counts

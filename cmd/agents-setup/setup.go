@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agent-shim/agent-shim/config"
@@ -45,9 +46,11 @@ type session struct {
 	o          *options
 	configPath string
 	store      statefile.Store
+	info       os.FileInfo // the config's, nil when it does not exist
+	loaded     bool
 	raw        []byte // the config's content as read; nil when missing
 	file       *config.File
-	fileErr    error // why the config could not be parsed
+	fileErr    error // why the config could not be read
 	st         *statefile.State
 	stErr      error // why the state could not be read
 }
@@ -112,16 +115,10 @@ func (o *options) open(ctx context.Context) (*session, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s.raw, err = os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		s.raw = nil
-		s.file = &config.File{Path: path}
-	case err != nil:
+	s.info, err = os.Stat(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		unlock()
 		return nil, nil, fmt.Errorf("reading config: %w", err)
-	default:
-		s.file, s.fileErr = config.Parse(path, s.raw)
 	}
 	s.st, s.stErr = s.store.Load()
 	if s.stErr == nil && s.st.Config != "" && s.st.Config != path {
@@ -131,6 +128,38 @@ func (o *options) open(ctx context.Context) (*session, func() error, error) {
 		s.stErr = &hintError{s.stErr, fmt.Sprintf("run agents-setup --reset (it removes the rules listed in config.json's agentShim section), or remove %s", s.store.Path())}
 	}
 	return s, unlock, nil
+}
+
+// load reads and parses the config (once); fileErr says why it could not.
+func (s *session) load() {
+	if s.loaded {
+		return
+	}
+	s.loaded = true
+	var err error
+	s.raw, err = os.ReadFile(s.configPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		s.raw = nil
+		s.file = &config.File{Path: s.configPath}
+	case err != nil:
+		s.fileErr = fmt.Errorf("reading config: %w", err)
+	default:
+		s.file, s.fileErr = config.Parse(s.configPath, s.raw)
+	}
+}
+
+// identity identifies the config's content without reading it: its size,
+// modification time and inode. Every write (ours is a rename) changes it.
+func identity(info os.FileInfo) string {
+	if info == nil {
+		return "absent"
+	}
+	id := fmt.Sprintf("%d %d %v", info.Size(), info.ModTime().UnixNano(), info.Mode())
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		id += fmt.Sprintf(" %d %d %d", st.Dev, st.Ino, st.Ctim.Nano())
+	}
+	return id
 }
 
 // adhocLines reads the ad-hoc rules: -a/-k/-d and the list files, with the
@@ -206,7 +235,7 @@ func (s *session) profile() string {
 
 // fingerprint identifies the inputs of a run: equal fingerprints mean
 // the same result, so an unchanged re-run can stop early.
-func fingerprint(configPath, profile, manifests string, adhoc []manifest.Line, to []int, content []byte) string {
+func fingerprint(configPath, profile, manifests string, adhoc []manifest.Line, to []int, config string) string {
 	h := sha256.New()
 	field := func(s string) { fmt.Fprintf(h, "%d:%s", len(s), s) }
 	field("agents-setup fingerprint v1")
@@ -219,35 +248,17 @@ func fingerprint(configPath, profile, manifests string, adhoc []manifest.Line, t
 		field(l.File)
 		fmt.Fprintf(h, "%d;", l.Num)
 	}
-	if content == nil {
-		field("absent")
-	} else {
-		sum := sha256.Sum256(content)
-		field(hex.EncodeToString(sum[:]))
-	}
+	field(config)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
 // apply writes the target policy (or, with --reset, none) into the config.
 func (s *session) apply(ctx context.Context) error {
 	o := s.o
-	if s.fileErr != nil {
-		return fmt.Errorf("%w (nothing written)", s.fileErr)
-	}
-	prevManaged := config.Grants{}
-	switch {
-	case s.stErr != nil && !o.reset:
+	if s.stErr != nil && !o.reset {
 		return s.stErr
-	case s.stErr != nil || !s.stExists():
-		// Without state, the managed grants are the ones config.json's
-		// rules list, so that they are not taken for the user's.
-		prevManaged = managedFromRules(s.file)
-		s.st = &statefile.State{}
-	default:
-		prevManaged = s.st.Managed
 	}
 	profile := s.profile()
-
 	adhoc, to, err := o.adhocLines()
 	if err != nil {
 		return err
@@ -270,10 +281,24 @@ func (s *session) apply(ctx context.Context) error {
 			return err
 		}
 	}
-	fp := fingerprint(s.configPath, profile, manifests, adhoc, to, s.raw)
-	if !o.dryRun && !o.reset && s.stExists() && s.stErr == nil && fp == s.st.Fingerprint {
+	fp := fingerprint(s.configPath, profile, manifests, adhoc, to, identity(s.info))
+	if !o.dryRun && !o.reset && s.stErr == nil && s.st.Fingerprint != "" && fp == s.st.Fingerprint {
 		fmt.Fprintf(o.stdout, "%s is up to date (profile %s)\n", display(s.configPath), profile)
 		return nil
+	}
+
+	s.load()
+	if s.fileErr != nil {
+		return fmt.Errorf("%w (nothing written)", s.fileErr)
+	}
+	var prevManaged config.Grants
+	if s.stErr != nil || !s.stExists() {
+		// Without state, the managed grants are the ones config.json's
+		// rules list, so that they are not taken for the user's.
+		prevManaged = managedFromRules(s.file)
+		s.st = &statefile.State{}
+	} else {
+		prevManaged = fromDigests(s.file.Grants, s.st.Managed)
 	}
 
 	var tree *manifest.Tree
@@ -317,7 +342,10 @@ func (s *session) apply(ctx context.Context) error {
 	st := s.st
 	st.Config = s.configPath
 	if !changed {
-		st.Profile, st.Managed, st.Rules = profile, res.Managed, rules
+		st.Profile, st.Managed = profile, statefile.Digests(res.Managed)
+		if o.reset {
+			st.Profile = ""
+		}
 		st.Fingerprint = fp
 		if err := s.store.Save(st); err != nil {
 			return err
@@ -332,7 +360,7 @@ func (s *session) apply(ctx context.Context) error {
 	}
 	backup, err := s.store.SaveBackup(st, &statefile.Backup{
 		Time: now().UTC(), Existed: s.raw != nil, Content: string(s.raw),
-		Profile: st.Profile, Managed: prevManaged, Rules: st.Rules,
+		Profile: st.Profile, Managed: statefile.Digests(prevManaged),
 	})
 	if err != nil {
 		return err
@@ -341,7 +369,7 @@ func (s *session) apply(ctx context.Context) error {
 	// grants count as managed: a crash in between loses no user grant
 	// and leaves nothing managed behind as the user's.
 	interim := *st
-	interim.Managed = union(prevManaged, res.Managed)
+	interim.Managed = union(statefile.Digests(prevManaged), statefile.Digests(res.Managed))
 	interim.Fingerprint = ""
 	interim.History = append(slices.Clone(st.History), statefile.Entry{Time: now().UTC(), Action: action, Profile: profile, Backup: backup, Created: s.raw == nil})
 	if err := s.store.Save(&interim); err != nil {
@@ -354,11 +382,15 @@ func (s *session) apply(ctx context.Context) error {
 		return err
 	}
 	final := interim
-	final.Profile, final.Managed, final.Rules = profile, res.Managed, rules
+	final.Profile, final.Managed = profile, statefile.Digests(res.Managed)
 	if o.reset {
 		final.Profile = ""
 	}
-	final.Fingerprint = fingerprint(s.configPath, profile, manifests, adhoc, to, data)
+	info, err := os.Stat(s.configPath)
+	if err != nil {
+		return fmt.Errorf("writing config: %w", err)
+	}
+	final.Fingerprint = fingerprint(s.configPath, profile, manifests, adhoc, to, identity(info))
 	statefile.TrimHistory(&final, historyKeep)
 	if err := s.store.Prune(&final); err != nil {
 		return err
@@ -513,6 +545,26 @@ func managedFromRules(f *config.File) config.Grants {
 	return res
 }
 
+// fromDigests returns the grants of existing whose digests are in
+// digests, per list.
+func fromDigests(existing, digests config.Grants) config.Grants {
+	var res config.Grants
+	e, d, r := lists(&existing), lists(&digests), lists(&res)
+	for i := range e {
+		in := map[string]bool{}
+		for _, x := range *d[i] {
+			in[x] = true
+		}
+		*r[i] = []string{}
+		for _, g := range *e[i] {
+			if in[statefile.Digest(g)] {
+				*r[i] = append(*r[i], g)
+			}
+		}
+	}
+	return res
+}
+
 func union(a, b config.Grants) config.Grants {
 	var res config.Grants
 	la, lb, lr := lists(&a), lists(&b), lists(&res)
@@ -615,7 +667,7 @@ func (s *session) rollback(ctx context.Context) error {
 		fmt.Fprintf(o.stdout, "removed %s (the rolled back apply created it)\n", display(s.configPath))
 	}
 	st.Config = s.configPath
-	st.Profile, st.Managed, st.Rules = b.Profile, b.Managed, b.Rules
+	st.Profile, st.Managed = b.Profile, b.Managed
 	st.Fingerprint = ""
 	st.History = append(st.History, statefile.Entry{Time: now().UTC(), Action: "rollback", Profile: b.Profile})
 	statefile.TrimHistory(st, historyKeep)
@@ -629,6 +681,7 @@ func (s *session) rollback(ctx context.Context) error {
 // recent history.
 func (s *session) status() error {
 	o := s.o
+	s.load()
 	if s.fileErr != nil {
 		return s.fileErr
 	}
@@ -644,7 +697,7 @@ func (s *session) status() error {
 	fmt.Fprintf(w, "config:  %s (%s)\n", display(s.configPath), exists)
 	fmt.Fprintf(w, "state:   %s\n", display(s.store.Dir))
 	fmt.Fprintf(w, "profile: %s\n", profileName(st.Profile))
-	managed := st.Managed
+	managed := fromDigests(s.file.Grants, st.Managed)
 	if !s.stExists() {
 		managed = managedFromRules(s.file)
 	}

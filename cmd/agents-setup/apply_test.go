@@ -1,0 +1,306 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agent-shim/agent-shim/config"
+)
+
+// handConfig holds rules added by hand and a key of the user's.
+const handConfig = `{
+  "ui": {"theme": "dark"},
+  "userSettings": {"globalPermissionGrants": {
+    "allow": ["command(my-tool --check)"],
+    "ask": ["command(my-deploy)"],
+    "deny": ["command(rm -rf /srv)"]
+  }}
+}
+`
+
+// pinEnv points HOME and XDG_* into a temporary directory, so that no test
+// touches the real home, and makes restarts fake.
+func pinEnv(t testing.TB) string {
+	home := t.TempDir()
+	for k, v := range map[string]string{
+		"HOME":            home,
+		"XDG_CONFIG_HOME": filepath.Join(home, ".config"),
+		"XDG_STATE_HOME":  filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME":  filepath.Join(home, ".cache"),
+		"XDG_DATA_HOME":   filepath.Join(home, ".local", "share"),
+	} {
+		t.Setenv(k, v)
+	}
+	t.Setenv("GEMINI_CONFIG_DIR", "")
+	t.Setenv("GEMINI_HOME", "")
+	saved := restart
+	restart = fakeRestart
+	t.Cleanup(func() { restart = saved })
+	return home
+}
+
+// TestConcurrentApplies runs 16 applies at once, mixing profiles and
+// ad-hoc rules, against one config with hand-added rules, while another
+// goroutine keeps reading the file.
+func TestConcurrentApplies(t *testing.T) {
+	home := pinEnv(t)
+	root := filepath.Join(home, "tree")
+	if err := makeJiri(root, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(home, "cfg", "config.json")
+	stateDir := filepath.Join(home, "state")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(handConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	stop := make(chan struct{})
+	readerDone := make(chan error, 1)
+	go func() {
+		reads := 0
+		for {
+			select {
+			case <-stop:
+				if reads == 0 {
+					readerDone <- fmt.Errorf("the reader never read")
+					return
+				}
+				readerDone <- nil
+				return
+			default:
+			}
+			f, err := config.Load(cfg)
+			if err != nil {
+				readerDone <- fmt.Errorf("read %d: %v", reads, err)
+				return
+			}
+			if err := handKept(f); err != nil {
+				readerDone <- fmt.Errorf("read %d: %v", reads, err)
+				return
+			}
+			reads++
+		}
+	}()
+
+	profiles := []string{"read-only", "local-changes", "external-changes", "full-access"}
+	var wg sync.WaitGroup
+	errs := make([]string, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := []string{"agents-setup", "--config", cfg, "--state-dir", stateDir, "--root", root, "-p", profiles[i%4]}
+			switch i % 3 {
+			case 0:
+				args = append(args, "-a", fmt.Sprintf("make test%d", i))
+			case 1:
+				args = append(args, "-d", fmt.Sprintf("git push origin main%d", i), "-k", "git rebase")
+			}
+			var stdout, stderr bytes.Buffer
+			if code := run(context.Background(), args, nil, &stdout, &stderr); code != 0 {
+				errs[i] = fmt.Sprintf("run %d: exit %d: %s", i, code, stderr.String())
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if err := <-readerDone; err != nil {
+		t.Error(err)
+	}
+	for _, e := range errs {
+		if e != "" {
+			t.Error(e)
+		}
+	}
+	f, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := handKept(f); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mustRead(t, cfg)), `"theme": "dark"`) {
+		t.Error("the user's key was lost")
+	}
+	backups, _ := filepath.Glob(filepath.Join(stateDir, "backups", "*"))
+	if len(backups) > 10 || len(backups) < 1 {
+		t.Errorf("%d backups, want 1 to 10", len(backups))
+	}
+	assertNoTempFiles(t, filepath.Dir(cfg), stateDir, filepath.Join(stateDir, "backups"))
+
+	// A last run without ad-hoc rules leaves none, and only the user's
+	// grants besides the managed ones.
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"agents-setup", "--config", cfg, "--state-dir", stateDir, "--root", root, "-p", "read-only"}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	f, err = config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.Shim.Rules {
+		if r.Category == "ad-hoc" {
+			t.Errorf("ad-hoc rule left: %q", r.Line)
+		}
+	}
+	// 4 allowed, 3 asked, 3 denied manifest grants plus the user's one each.
+	if len(f.Grants.Allow) != 5 || len(f.Grants.Ask) != 4 || len(f.Grants.Deny) != 4 {
+		t.Errorf("after the last run: %d allow, %d ask, %d deny grants, want 5, 4, 4", len(f.Grants.Allow), len(f.Grants.Ask), len(f.Grants.Deny))
+	}
+}
+
+func handKept(f *config.File) error {
+	for _, want := range []struct {
+		list []string
+		g    string
+	}{{f.Grants.Allow, "command(my-tool --check)"}, {f.Grants.Ask, "command(my-deploy)"}, {f.Grants.Deny, "command(rm -rf /srv)"}} {
+		if !slices.Contains(want.list, want.g) {
+			return fmt.Errorf("hand-added %s lost", want.g)
+		}
+	}
+	return nil
+}
+
+func mustRead(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func assertNoTempFiles(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		tmp, _ := filepath.Glob(filepath.Join(d, ".*.tmp-*"))
+		if len(tmp) > 0 {
+			t.Errorf("temporary files left in %s: %v", d, tmp)
+		}
+	}
+}
+
+// TestKilledMidWrite kills agents-setup processes at random moments: the
+// config is always the old or the new content, never a torn file.
+func TestKilledMidWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	home := pinEnv(t)
+	root := filepath.Join(home, "tree")
+	if err := makeJiri(root, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(home, "config.json")
+	if err := os.WriteFile(cfg, []byte(handConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	profiles := []string{"read-only", "full-access"}
+	for i := range 20 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "AGENTS_SETUP_TEST_MAIN=1")
+		cmd.Args = append(cmd.Args, "--", "--config", cfg, "--root", root, "-p", profiles[i%2], "-a", fmt.Sprintf("make t%d", i))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rand.IntN(60000)) * time.Microsecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		f, err := config.Load(cfg)
+		if err != nil {
+			t.Fatalf("after kill %d: %v", i, err)
+		}
+		if err := handKept(f); err != nil {
+			t.Fatalf("after kill %d: %v", i, err)
+		}
+	}
+	assertNoTempFilesExceptKilled(t, home)
+}
+
+// assertNoTempFilesExceptKilled allows the temporary files of killed
+// processes (they cannot clean up) but checks the config is intact; a
+// later run removes nothing it does not own.
+func assertNoTempFilesExceptKilled(t *testing.T, dir string) {
+	tmp, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
+	t.Logf("%d temporary files left by killed processes", len(tmp))
+}
+
+func BenchmarkApply(b *testing.B) {
+	home := pinEnv(b)
+	root := filepath.Join(home, "tree")
+	if err := makeJiri(root, bigManifests()); err != nil {
+		b.Fatal(err)
+	}
+	cfg := filepath.Join(home, "config.json")
+	state := filepath.Join(home, "state")
+	args := []string{"agents-setup", "--config", cfg, "--state-dir", state, "--root", root}
+	apply := func() {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), args, nil, &stdout, &stderr); code != 0 {
+			b.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	}
+	b.Run("full", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			os.Remove(cfg)
+			os.RemoveAll(state)
+			b.StartTimer()
+			apply()
+		}
+	})
+	b.Run("unchanged", func(b *testing.B) {
+		apply()
+		for b.Loop() {
+			apply()
+		}
+	})
+}
+
+// bigManifests returns manifests of Fuchsia's size: about 500 lines over
+// the seven category files of the root overlay.
+func bigManifests() map[string]string {
+	tools := []string{"git", "fx", "ffx", "jiri", "go", "cargo", "npm", "make", "ls", "cat", "grep", "find", "rm", "sed", "cp", "mv"}
+	subs := []string{"status", "log", "show", "diff", "build", "test", "list", "info", "clean", "run", "check", "fmt", "doc", "version", "help", "sync", "push", "fetch", "add", "rebase", "reset", "branch", "tag", "remote", "config", "target", "component", "package", "repo", "emu", "debug"}
+	cats := []string{"read_only", "local_changes", "external_changes", "device_ops", "cache_destruction", "batch_execution", "never_allow"}
+	weights := []int{200, 120, 50, 50, 30, 20, 30} // 500 lines
+	files := map[string]string{}
+	n := 0
+	for ci, c := range cats {
+		var sb strings.Builder
+		sb.WriteString("# " + c + "\n")
+		for range weights[ci] {
+			tool := tools[n%len(tools)]
+			sub := subs[(n/len(tools))%len(subs)]
+			switch n % 5 {
+			case 0:
+				fmt.Fprintf(&sb, "%s %s\n", tool, sub)
+			case 1:
+				fmt.Fprintf(&sb, "%s %s --verbose\n", tool, sub)
+			case 2:
+				fmt.Fprintf(&sb, "%s %s -f  # forced\n", tool, sub)
+			case 3:
+				fmt.Fprintf(&sb, "%s %s --all -n\n", tool, sub)
+			default:
+				fmt.Fprintf(&sb, "%s %s x%d\n", tool, sub, n)
+			}
+			n++
+		}
+		files[".agents/config/permissions/"+c+".txt"] = sb.String()
+	}
+	return files
+}
