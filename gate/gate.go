@@ -22,9 +22,16 @@
 //   - a command no rule matches needs a person in ModeAsk and runs in
 //     ModeAllow and at LevelFullAccess;
 //   - in ModeYolo everything runs but what a deny rule or the never-allow
-//     list denies, or may deny when a word is not known statically.
+//     list denies, or may deny when a word is not known statically, and
+//     what cannot be read at all (a line that does not parse, `$CMD`,
+//     `curl … | sh`), where the never-allow list cannot be checked;
+//   - a tool allow pattern, or a session answer for the program (t), lifts
+//     a command no rule or an ask rule matches, but never a floor; an
+//     answer for the exact line (s, or a) lifts everything but a deny.
 //
-// For a file tool: a tool deny pattern denies; a tool allow pattern allows;
+// For a file tool: a write to a block device is never allowed; a tool
+// deny pattern denies (for the path as named or as resolved); a tool allow
+// pattern allows (for the resolved path);
 // a path outside the scope needs a person; inside it, reads run and writes
 // run from LevelLocalChanges up. Subagent tools run at every level (their
 // own calls come through the same gate); other tools run at LevelFullAccess
