@@ -82,9 +82,11 @@ type File struct {
 	Grants Grants
 	Shim   Shim
 
-	// raw is the content as read, kept so that Marshal can preserve the
-	// keys and key order this package does not own.
-	raw []byte
+	// text is the content as read and layout where the members of the
+	// objects this package writes lie in it, so that Marshal can keep the
+	// keys (and the order of keys) it does not own.
+	text   string
+	layout layout
 	// orig is Shim as decoded, so that Marshal rewrites only the user's
 	// keys that were changed in memory.
 	orig Shim
@@ -126,8 +128,8 @@ func Parse(path string, data []byte) (*File, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%s: empty file; expected a JSON object", path)
 	}
-	f := &File{Path: path, Exists: true, raw: data}
-	d := decoder{data: data, text: string(data)}
+	f := &File{Path: path, Exists: true, text: string(data)}
+	d := decoder{data: data, text: f.text}
 	if err := d.document(f); err != nil {
 		return nil, decodeError(path, data, err)
 	}

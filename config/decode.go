@@ -543,16 +543,16 @@ func (d *decoder) document(f *File) error {
 		d.pos = 0
 		return d.shape("an object")
 	}
-	err := d.object(func(key string) error {
+	err := d.object(d.recording(&f.layout.top, func(key string) error {
 		switch key {
 		case "userSettings":
 			return d.userSettings(f)
 		case "agentShim":
 			f.Shim = Shim{}
-			return d.shim(&f.Shim)
+			return d.shim(f)
 		}
 		return d.skip()
-	})
+	}))
 	if err != nil {
 		return err
 	}
@@ -562,13 +562,28 @@ func (d *decoder) document(f *File) error {
 	return nil
 }
 
+// recording wraps an object's member callback to record where each
+// member's value lies, for Marshal.
+func (d *decoder) recording(spans *[]span, member func(key string) error) func(key string) error {
+	*spans = nil
+	return func(key string) error {
+		d.ws()
+		start := d.pos
+		if err := member(key); err != nil {
+			return err
+		}
+		*spans = append(*spans, span{key, start, d.pos})
+		return nil
+	}
+}
+
 func (d *decoder) userSettings(f *File) error {
-	return d.object(func(key string) error {
+	return d.object(d.recording(&f.layout.user, func(key string) error {
 		if key != "globalPermissionGrants" {
 			return d.skip()
 		}
 		f.Grants = Grants{}
-		return d.object(func(key string) error {
+		return d.object(d.recording(&f.layout.grants, func(key string) error {
 			var err error
 			switch key {
 			case "allow":
@@ -581,12 +596,13 @@ func (d *decoder) userSettings(f *File) error {
 				err = d.skip()
 			}
 			return err
-		})
-	})
+		}))
+	}))
 }
 
-func (d *decoder) shim(s *Shim) error {
-	return d.object(func(key string) error {
+func (d *decoder) shim(f *File) error {
+	s := &f.Shim
+	return d.object(d.recording(&f.layout.shim, func(key string) error {
 		var err error
 		switch key {
 		case "version":
@@ -633,7 +649,7 @@ func (d *decoder) shim(s *Shim) error {
 			err = d.skip()
 		}
 		return err
-	})
+	}))
 }
 
 func (d *decoder) rule(r *Rule) error {

@@ -5,66 +5,46 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
-// member is one key of a JSON object with its undecoded value.
+// span is where the value of an object member lies in File.text.
+type span struct {
+	key        string
+	start, end int
+}
+
+// layout records the members of the objects Marshal rewrites, in order.
+type layout struct {
+	top, user, grants, shim []span
+}
+
+// member is one key of an object to write: either a value kept from the
+// file (raw) or one this package writes.
 type member struct {
 	key   string
-	value json.RawMessage
+	raw   string
+	write func(w *writer, depth int)
 }
 
-// object is a JSON object as an ordered list of members, so that writing
-// it back keeps the order of its keys.
+// object is an object to write, as an ordered list of members.
 type object []member
 
-// parseObject decodes raw (a JSON object, or null, or nothing) into its
-// members. what names the object in errors.
-func parseObject(raw []byte, what string) (object, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
+// kept returns the members of an object as they are in the file.
+func (f *File) kept(spans []span) object {
+	o := make(object, len(spans))
+	for i, s := range spans {
+		o[i] = member{key: s.key, raw: f.text[s.start:s.end]}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	if tok != json.Delim('{') {
-		return nil, fmt.Errorf("%s: not an object", what)
-	}
-	var obj object
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, fmt.Errorf("%s: object key is not a string", what)
-		}
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, fmt.Errorf("%s.%s: %w", what, key, err)
-		}
-		obj = append(obj, member{key, value})
-	}
-	return obj, nil
+	return o
 }
 
-// get returns the value of key: the last one, as encoding/json decodes
-// duplicate keys.
-func (o object) get(key string) (json.RawMessage, bool) {
-	for i := len(o) - 1; i >= 0; i-- {
-		if o[i].key == key {
-			return o[i].value, true
-		}
-	}
-	return nil, false
-}
-
-// set replaces the value of key in place, dropping duplicates of it, or
-// appends the key when the object does not have it.
-func (o object) set(key string, value json.RawMessage) object {
+// set replaces the value of key where it first appears, dropping its
+// duplicates (encoding/json, and Parse, take the last one), or appends
+// the key when the object does not have it.
+func (o object) set(key string, write func(w *writer, depth int)) object {
 	found := false
 	out := o[:0:0]
 	for _, m := range o {
@@ -73,54 +53,190 @@ func (o object) set(key string, value json.RawMessage) object {
 			continue
 		}
 		if !found {
-			out = append(out, member{key, value})
+			out = append(out, member{key: key, write: write})
 			found = true
 		}
 	}
 	if !found {
-		out = append(out, member{key, value})
+		out = append(out, member{key: key, write: write})
 	}
 	return out
 }
 
-// encode writes the object compactly; Marshal indents the whole document.
-func (o object) encode() (json.RawMessage, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
+func (o object) has(key string) bool {
+	for _, m := range o {
+		if m.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// writer writes indented JSON: two spaces per level, as json.MarshalIndent.
+type writer struct {
+	buf []byte
+	err error
+}
+
+func (w *writer) indent(depth int) {
+	w.buf = append(w.buf, '\n')
+	for range depth {
+		w.buf = append(w.buf, ' ', ' ')
+	}
+}
+
+func (w *writer) object(o object, depth int) {
+	if len(o) == 0 {
+		w.buf = append(w.buf, '{', '}')
+		return
+	}
+	w.buf = append(w.buf, '{')
 	for i, m := range o {
 		if i > 0 {
-			buf.WriteByte(',')
+			w.buf = append(w.buf, ',')
 		}
-		key, err := encode(m.key)
-		if err != nil {
-			return nil, err
+		w.indent(depth + 1)
+		w.buf = appendQuoted(w.buf, m.key)
+		w.buf = append(w.buf, ':', ' ')
+		if m.write != nil {
+			m.write(w, depth+1)
+		} else {
+			w.raw(m.raw, depth+1)
 		}
-		buf.Write(key)
-		buf.WriteByte(':')
-		buf.Write(m.value)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	w.indent(depth)
+	w.buf = append(w.buf, '}')
 }
 
-// encode marshals v without escaping <, > and & (grants are regular
-// expressions that people read).
-func encode(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+// raw re-indents a value kept from the file.
+func (w *writer) raw(raw string, depth int) {
+	var b bytes.Buffer
+	if err := json.Indent(&b, []byte(raw), strings.Repeat("  ", depth), "  "); err != nil && w.err == nil {
+		w.err = err
+	}
+	w.buf = append(w.buf, b.Bytes()...)
+}
+
+// value writes any value through encoding/json (for the rarely changed
+// user keys of the shim's section).
+func (w *writer) value(v any, depth int) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return nil, err
+		if w.err == nil {
+			w.err = err
+		}
+		return
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	w.raw(strings.TrimRight(b.String(), "\n"), depth)
 }
 
-// nonNil makes a nil list encode as [] rather than null.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
+func (w *writer) strings(list []string, depth int) {
+	if len(list) == 0 {
+		w.buf = append(w.buf, '[', ']')
+		return
 	}
-	return s
+	w.buf = append(w.buf, '[')
+	for i, s := range list {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.indent(depth + 1)
+		w.buf = appendQuoted(w.buf, s)
+	}
+	w.indent(depth)
+	w.buf = append(w.buf, ']')
+}
+
+func (w *writer) rules(rules []Rule, depth int) {
+	if len(rules) == 0 {
+		w.buf = append(w.buf, '[', ']')
+		return
+	}
+	w.buf = append(w.buf, '[')
+	for i, r := range rules {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.indent(depth + 1)
+		w.object(object{
+			{key: "line", write: str(r.Line)},
+			{key: "category", write: str(r.Category)},
+			{key: "source", write: func(w *writer, depth int) {
+				w.object(object{
+					{key: "overlay", write: str(r.Source.Overlay)},
+					{key: "file", write: str(r.Source.File)},
+					{key: "line", write: num(r.Source.Line)},
+				}, depth)
+			}},
+			{key: "grants", write: func(w *writer, depth int) { w.strings(r.Grants, depth) }},
+		}, depth+1)
+	}
+	w.indent(depth)
+	w.buf = append(w.buf, ']')
+}
+
+func str(s string) func(*writer, int) {
+	return func(w *writer, _ int) { w.buf = appendQuoted(w.buf, s) }
+}
+
+func num(n int) func(*writer, int) {
+	return func(w *writer, _ int) { w.buf = strconv.AppendInt(w.buf, int64(n), 10) }
+}
+
+// appendQuoted appends s as a JSON string the way encoding/json does with
+// HTML escaping off: grants are regular expressions that people read.
+func appendQuoted(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 // Marshal returns the file's content with the current grants and shim
@@ -128,105 +244,50 @@ func nonNil[T any](s []T) []T {
 // every level, is kept; new keys go last. The output is indented with two
 // spaces and ends in a newline.
 func (f *File) Marshal() ([]byte, error) {
-	top, err := parseObject(f.raw, "top level")
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", f.Path, err)
+	grants := f.kept(f.layout.grants).
+		set("allow", func(w *writer, d int) { w.strings(f.Grants.Allow, d) }).
+		set("ask", func(w *writer, d int) { w.strings(f.Grants.Ask, d) }).
+		set("deny", func(w *writer, d int) { w.strings(f.Grants.Deny, d) })
+	user := f.kept(f.layout.user).
+		set("globalPermissionGrants", func(w *writer, d int) { w.object(grants, d) })
+	top := f.kept(f.layout.top).
+		set("userSettings", func(w *writer, d int) { w.object(user, d) })
+	if top.has("agentShim") || !reflect.DeepEqual(f.Shim, Shim{}) {
+		shim := f.shimObject()
+		top = top.set("agentShim", func(w *writer, d int) { w.object(shim, d) })
 	}
-	userRaw, _ := top.get("userSettings")
-	user, err := parseObject(userRaw, "userSettings")
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", f.Path, err)
+	w := &writer{buf: make([]byte, 0, len(f.text)+len(f.text)/4+4096)}
+	w.object(top, 0)
+	if w.err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", f.Path, w.err)
 	}
-	grantsRaw, _ := user.get("globalPermissionGrants")
-	grants, err := parseObject(grantsRaw, "userSettings.globalPermissionGrants")
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", f.Path, err)
-	}
-	for _, l := range []struct {
-		key  string
-		list []string
-	}{{"allow", f.Grants.Allow}, {"ask", f.Grants.Ask}, {"deny", f.Grants.Deny}} {
-		v, err := encode(nonNil(l.list))
-		if err != nil {
-			return nil, fmt.Errorf("encoding %s: %w", f.Path, err)
-		}
-		grants = grants.set(l.key, v)
-	}
-	v, err := grants.encode()
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", f.Path, err)
-	}
-	user = user.set("globalPermissionGrants", v)
-	if v, err = user.encode(); err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", f.Path, err)
-	}
-	top = top.set("userSettings", v)
-
-	shimRaw, hasShim := top.get("agentShim")
-	if hasShim || !reflect.DeepEqual(f.Shim, Shim{}) {
-		shim, err := f.encodeShim(shimRaw)
-		if err != nil {
-			return nil, fmt.Errorf("encoding %s: %w", f.Path, err)
-		}
-		top = top.set("agentShim", shim)
-	}
-
-	compact, err := top.encode()
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", f.Path, err)
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, compact, "", "  "); err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", f.Path, err)
-	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
+	return append(w.buf, '\n'), nil
 }
 
-// encodeShim writes the shim's section over its previous content raw.
-// version, profile and rules are always written; the user's keys only when
-// they were changed in memory, so an untouched value keeps its exact form.
-func (f *File) encodeShim(raw json.RawMessage) (json.RawMessage, error) {
-	shim, err := parseObject(raw, "agentShim")
-	if err != nil {
-		return nil, err
-	}
-	version := f.Shim.Version
+// shimObject is the shim's section to write. version, profile and rules
+// are always written; the user's keys only when they were changed in
+// memory, so an untouched value keeps its form.
+func (f *File) shimObject() object {
+	s := f.Shim
+	version := s.Version
 	if version == 0 {
 		version = Version
 	}
-	fields := []struct {
-		key     string
-		value   any
-		changed bool
-	}{
-		{"version", version, true},
-		{"profile", f.Shim.Profile, true},
-		{"rules", rulesJSON(f.Shim.Rules), true},
-		{"mode", f.Shim.Mode, f.Shim.Mode != f.orig.Mode},
-		{"shell", f.Shim.Shell, f.Shim.Shell != f.orig.Shell},
-		{"pathScope", f.Shim.PathScope, !reflect.DeepEqual(f.Shim.PathScope, f.orig.PathScope)},
-		{"tools", f.Shim.Tools, !reflect.DeepEqual(f.Shim.Tools, f.orig.Tools)},
+	o := f.kept(f.layout.shim).
+		set("version", num(version)).
+		set("profile", str(s.Profile)).
+		set("rules", func(w *writer, d int) { w.rules(s.Rules, d) })
+	if s.Mode != f.orig.Mode {
+		o = o.set("mode", str(s.Mode))
 	}
-	for _, fl := range fields {
-		if !fl.changed {
-			continue
-		}
-		v, err := encode(fl.value)
-		if err != nil {
-			return nil, err
-		}
-		shim = shim.set(fl.key, v)
+	if s.Shell != f.orig.Shell {
+		o = o.set("shell", str(s.Shell))
 	}
-	return shim.encode()
-}
-
-// rulesJSON makes nil lists encode as [].
-func rulesJSON(rules []Rule) []Rule {
-	out := make([]Rule, len(rules))
-	for i, r := range rules {
-		r.Grants = nonNil(r.Grants)
-		out[i] = r
+	if !reflect.DeepEqual(s.PathScope, f.orig.PathScope) {
+		o = o.set("pathScope", func(w *writer, d int) { w.value(s.PathScope, d) })
 	}
-	return out
+	if !reflect.DeepEqual(s.Tools, f.orig.Tools) {
+		o = o.set("tools", func(w *writer, d int) { w.value(s.Tools, d) })
+	}
+	return o
 }
