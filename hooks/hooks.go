@@ -9,7 +9,7 @@
 //	[hook "agents-setup"]
 //		event = post-checkout
 //		event = post-merge
-//		command = '/usr/local/bin/agents-setup' hooks run --
+//		command = /usr/local/bin/agents-setup --root /src/fuchsia hooks run --
 //
 // which other hook managers and jiri leave alone. Older git gets a script in
 // the hooks directory (as `git rev-parse --git-path hooks` resolves it, so
