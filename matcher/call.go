@@ -21,6 +21,16 @@ type call struct {
 	blocks  []string // why an allow rule may not allow it (it is Ask instead)
 	words   []shellparse.Word
 	rest    []shellparse.Word // the words after the program and git's global options
+	joined  string            // the words joined for regex rules, once computed
+}
+
+// text is the command's words after quote removal, joined with spaces and
+// quoted where needed, as regex grants see it.
+func (c *call) text() string {
+	if c.joined == "" && len(c.words) > 0 {
+		c.joined = quoteJoin(c.words)
+	}
+	return c.joined
 }
 
 type tokKind int
@@ -35,7 +45,7 @@ type tok struct {
 	kind  tokKind
 	text  string   // positional text (cleaned by the caller when compared)
 	flags []string // canonical flag names (flagTok)
-	long  []string // long names as written (flagTok)
+	long  string   // the long name as written (flagTok)
 	// abbrev is a long option the program's table does not know, which
 	// getopt and git accept as an abbreviation of a longer one (--forc).
 	abbrev string
@@ -209,7 +219,7 @@ func tokens(key string, args []shellparse.Word, dir string) []tok {
 			endOpts = true
 		case strings.HasPrefix(t, "--") || single:
 			name, _, _ := strings.Cut(strings.TrimLeft(t, "-"), "=")
-			t := tok{kind: flagTok, flags: canon(aliases, name), long: []string{name}, word: a}
+			t := tok{kind: flagTok, flags: canon(aliases, name), long: name, word: a}
 			if _, known := aliases[name]; !known && len(name) >= 2 {
 				t.abbrev = name
 			}
@@ -233,8 +243,21 @@ func canon(aliases map[string][]string, name string) []string {
 	if c, ok := aliases[name]; ok {
 		return c
 	}
+	if len(name) == 1 && name[0] < 128 {
+		return single[name[0] : name[0]+1]
+	}
 	return []string{name}
 }
+
+// single holds every one-byte flag name, so that short flags cost no
+// allocation: single[c:c+1] is []string{string(c)}.
+var single = func() []string {
+	s := make([]string, 128)
+	for i := range s {
+		s[i] = string(rune(i))
+	}
+	return s
+}()
 
 // programFloors applies what is known about particular programs: options
 // that make them run or write something.
@@ -243,7 +266,7 @@ func (c *call) programFloors() {
 	case "git config":
 		read := false
 		for _, t := range c.toks {
-			if t.kind == flagTok && len(t.long) > 0 && strings.HasPrefix(t.long[0], "get") {
+			if t.kind == flagTok && strings.HasPrefix(t.long, "get") {
 				read = true
 			}
 			if t.kind == posTok && (t.text == "get" || t.text == "list") {
@@ -262,8 +285,8 @@ func (c *call) programFloors() {
 		}
 	case "git log", "git diff", "git show", "git format-patch":
 		for _, t := range c.toks {
-			if t.kind == flagTok && len(t.long) > 0 && (t.long[0] == "output" || t.long[0] == "output-directory") {
-				c.floor("writes a file (--%s)", t.long[0])
+			if t.kind == flagTok && (t.long == "output" || t.long == "output-directory") {
+				c.floor("writes a file (--%s)", t.long)
 			}
 			if t.kind == wildTok && t.flag {
 				c.floor("an argument not known statically could be --output: %s", t.word.Text)
@@ -282,7 +305,7 @@ func (c *call) programFloors() {
 		}
 	case "sort":
 		for _, t := range c.toks {
-			if t.kind == flagTok && (contains(t.flags, "o") || contains(t.long, "output")) {
+			if t.kind == flagTok && (contains(t.flags, "o") || t.long == "output") {
 				c.floor("sort -o writes a file")
 			}
 		}

@@ -431,7 +431,7 @@ func (r *Rule) matchRegex(c *call, cmd *shellparse.Command) strength {
 	if r.Decision == Allow && !cmd.Static() {
 		return none
 	}
-	bare := quoteJoin(cmd.Args)
+	bare := c.text()
 	if r.c.re.MatchString(bare) {
 		return definite
 	}

@@ -308,6 +308,9 @@ func (w *walker) file(f *syntax.File, text string, c ctx) {
 // to their own handlers. Walking generically means no construct of the
 // language is skipped by omission: every word in it is searched.
 func (w *walker) node(n syntax.Node, src source, c ctx) {
+	if word, ok := n.(*syntax.Word); ok && literal(word) {
+		return // nothing to run in a plain word
+	}
 	syntax.Walk(n, func(n syntax.Node) bool {
 		switch x := n.(type) {
 		case *syntax.Stmt:
@@ -356,6 +359,19 @@ func (w *walker) node(n syntax.Node, src source, c ctx) {
 		}
 		return true
 	})
+}
+
+// literal reports whether a word is made only of literal text, so that no
+// command can hide in it.
+func literal(word *syntax.Word) bool {
+	for _, p := range word.Parts {
+		switch p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (w *walker) stmt(st *syntax.Stmt, src source, c ctx) {
@@ -417,7 +433,9 @@ func (w *walker) chdir(args []Word) {
 func (w *walker) call(x *syntax.CallExpr, src source, c ctx) {
 	// Substitutions inside the words run before the command itself.
 	for _, a := range x.Assigns {
-		w.node(a, src, c)
+		if a.Value == nil || a.Array != nil || a.Index != nil || !literal(a.Value) {
+			w.node(a, src, c)
+		}
 	}
 	for _, arg := range x.Args {
 		w.node(arg, src, c)
@@ -631,6 +649,19 @@ func hasBrace(w *syntax.Word) bool {
 // evalWord performs quote removal on a word. text is the word as written,
 // used for words that are not static.
 func evalWord(word *syntax.Word, text string) Word {
+	if len(word.Parts) == 1 {
+		// Fast path: one plain literal or single-quoted string.
+		switch x := word.Parts[0].(type) {
+		case *syntax.Lit:
+			if !strings.ContainsRune(x.Value, '\\') {
+				return Word{Text: x.Value, Static: true, Glob: hasGlob(x.Value)}
+			}
+		case *syntax.SglQuoted:
+			if !x.Dollar {
+				return Word{Text: x.Value, Static: true}
+			}
+		}
+	}
 	var sb strings.Builder
 	out := Word{Static: true}
 	for i, p := range word.Parts {
