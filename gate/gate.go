@@ -635,9 +635,11 @@ func (g *Gate) abs(p string) string {
 		if g.dir == "" {
 			return ""
 		}
-		p = filepath.Join(g.dir, p)
+		p = g.dir + "/" + p
 	}
-	return filepath.Clean(p)
+	// Not cleaned: `..` after a link is resolved by resolve, as the
+	// kernel does, not lexically.
+	return p
 }
 
 func (g *Gate) inScope(p string) bool {
@@ -656,14 +658,15 @@ func (g *Gate) DecideFileWrite(tool, path string) Decision {
 }
 
 func (g *Gate) decideFile(tool, path string, write bool) Decision {
-	abs := g.abs(path)
-	if abs == "" {
+	raw := g.abs(path)
+	if raw == "" {
 		return Decision{Verdict: Deny, Reason: fmt.Sprintf("%s: path %q cannot be resolved", tool, path)}
 	}
-	real, ok := resolve(abs)
+	real, ok := g.scope.resolve(raw)
 	if !ok {
-		return Decision{Verdict: Deny, Reason: fmt.Sprintf("%s: path %s cannot be resolved (a link loop?)", tool, abs)}
+		return Decision{Verdict: Deny, Reason: fmt.Sprintf("%s: path %s cannot be resolved (a link loop?)", tool, raw)}
 	}
+	abs := filepath.Clean(raw) // the path as named, for patterns and people
 	what := "read"
 	if write {
 		what = "write"

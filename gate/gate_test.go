@@ -106,6 +106,7 @@ func TestCheckBash(t *testing.T) {
 		{"echo hi > /etc/motd", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
 		{"echo hi >> ../elsewhere.txt", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
 		{"echo hi > escape/x", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
+		{"echo hi > escape/../x", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
 		{"echo hi > ~/x", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
 		{"echo hi > $OUT", LevelLocalChanges, [3]string{"needs", "needs", "needs"}},
 		{"echo hi > /dev/$DISK", LevelLocalChanges, [3]string{"needs", "needs", "needs"}},
@@ -249,6 +250,8 @@ func TestCheckFile(t *testing.T) {
 		{"Read", outside + "/x", false, LevelFullAccess, [3]string{"needs", "needs", "allow"}},
 		{"Read", proj + "/escape/x", false, LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
 		{"Read", proj + "/../outside/x", false, LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
+		{"Read", proj + "/escape/../x", false, LevelLocalChanges, [3]string{"needs", "needs", "allow"}}, // .. after a link out
+		{"Write", "escape/../x", true, LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
 		{"Read", proj + "/.env", false, LevelFullAccess, [3]string{"deny", "deny", "deny"}},
 		{"Grep", "/opt/docs/a/b.md", false, LevelReadOnly, [3]string{"allow", "allow", "allow"}},
 		{"Write", proj + "/src/new.go", true, LevelLocalChanges, [3]string{"allow", "allow", "allow"}},

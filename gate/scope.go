@@ -184,19 +184,22 @@ func (s *Scope) Contains(path string) bool {
 	if s == nil || path == "" {
 		return false
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	if !filepath.IsAbs(path) {
-		if s.base() == "" {
+		// Not filepath.Join: cleaning `..` before a link is resolved
+		// would judge another path than the one the call touches.
+		s.mu.RLock()
+		base := s.base()
+		s.mu.RUnlock()
+		if base == "" {
 			return false
 		}
-		path = filepath.Join(s.base(), path)
+		path = base + "/" + path
 	}
-	real, ok := resolve(path)
+	real, ok := s.resolve(path)
 	if !ok {
 		return false
 	}
-	return s.matches(real)
+	return s.containsResolved(real)
 }
 
 // containsResolved is Contains for a path already resolved.
@@ -249,9 +252,32 @@ const maxLinks = 40
 // directory it follows, and components that do not exist yet taken as the
 // directories they would be created as. ok is false for a link loop or an
 // unreadable link.
-func resolve(abs string) (string, bool) {
-	parts := strings.Split(abs, "/")
-	cur := "/"
+func resolve(abs string) (string, bool) { return resolveFrom("/", abs) }
+
+// resolve is the package's resolve, starting below the root the path is
+// lexically in when it has no `..`: the roots are resolved already, so only
+// the components below need a look.
+func (s *Scope) resolve(abs string) (string, bool) {
+	if s != nil && !strings.Contains(abs, "..") {
+		clean := filepath.Clean(abs)
+		s.mu.RLock()
+		start := ""
+		for _, r := range s.roots {
+			if r != "/" && within(clean, r) && len(r) > len(start) {
+				start = r
+			}
+		}
+		s.mu.RUnlock()
+		if start != "" {
+			return resolveFrom(start, clean[len(start):])
+		}
+	}
+	return resolve(abs)
+}
+
+// resolveFrom resolves rel below cur, a resolved directory.
+func resolveFrom(cur, rel string) (string, bool) {
+	parts := strings.Split(rel, "/")
 	links := 0
 	missing := false // a component did not exist: nothing below it does
 	for i := 0; i < len(parts); i++ {
