@@ -111,7 +111,7 @@ var systemDirs = map[string]bool{
 }
 
 // privileged runners run the command as another user: never unattended.
-var privileged = map[string]bool{"sudo": true, "doas": true, "su -c": true, "runuser -c": true}
+var privileged = map[string]bool{"sudo": true, "doas": true, "su -c": true, "runuser -c": true, "runuser": true}
 
 // safeEnv lists environment variables that only change formatting, locale
 // or identity, never what runs. Any other variable set on a command keeps it

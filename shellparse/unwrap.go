@@ -244,9 +244,9 @@ var shellSpec = &optSpec{
 }
 
 var suSpec = &optSpec{
-	flags: "lmpfP", valued: "csgGw",
+	flags: "lmpfP", valued: "csgGwu",
 	long: set("login", "preserve-environment", "command=", "session-command=", "shell=",
-		"group=", "supp-group=", "pty", "whitelist-environment=", "fast"),
+		"group=", "supp-group=", "pty", "whitelist-environment=", "fast", "user="),
 }
 
 // exec reports cmd, after unwrapping runners and following nested scripts.
@@ -464,17 +464,48 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 	}
 }
 
+// su and runuser take options anywhere (su - root -c 'cmd'): look for the
+// command in every word, and refuse options they do not have.
 func (w *walker) su(name string, cmd *Command, c ctx) {
-	sp, why := suSpec.scan(cmd.Args[1:])
-	if why != "" {
-		w.unknown(cmd, fmt.Sprintf("cannot tell what %s runs: %s", name, why))
-		return
+	args := cmd.Args[1:]
+	if name == "runuser" {
+		// runuser -u USER [--] COMMAND runs COMMAND itself.
+		if sp, why := suSpec.scan(args); why == "" && len(sp.rest) > 0 {
+			for _, o := range sp.opts {
+				if o.name == "-u" || o.name == "--user" {
+					w.inner(name, cmd, sp.rest, nil, c)
+					return
+				}
+			}
+		}
 	}
-	for _, o := range sp.opts {
-		switch o.name {
-		case "-c", "--command", "--session-command":
-			w.nested(name+" -c", *o.value, cmd, c)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.Static {
+			w.unknown(cmd, fmt.Sprintf("cannot tell what %s runs: %s is not static", name, a.Text))
 			return
+		}
+		t := a.Text
+		if t == "--" {
+			break
+		}
+		if t == "-" || !strings.HasPrefix(t, "-") {
+			continue // login shell, or the user
+		}
+		sp, why := suSpec.scan(args[i:min(i+2, len(args))])
+		if why != "" {
+			w.unknown(cmd, fmt.Sprintf("cannot tell what %s runs: %s", name, why))
+			return
+		}
+		for _, o := range sp.opts {
+			switch o.name {
+			case "-c", "--command", "--session-command":
+				w.nested(name+" -c", *o.value, cmd, c)
+				return
+			}
+		}
+		if len(sp.rest) == 0 {
+			i++ // the option consumed the next word
 		}
 	}
 	w.emit(cmd)
