@@ -58,7 +58,7 @@ func TestScopeContains(t *testing.T) {
 		{proj + "/src/main.go", true},
 		{proj + "/src/new/deeper/file.go", true}, // does not exist yet
 		{"src/main.go", true},                    // relative to the first root
-		{"escape/../x", false}, // relative, .. after a link out
+		{"escape/../x", false},                   // relative, .. after a link out
 		{proj + "/src/../src/main.go", true},
 		{proj + "/../outside/secret/key", false}, // .. out of the root
 		{proj + "/src/../../outside", false},
