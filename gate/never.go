@@ -2,6 +2,7 @@ package gate
 
 import (
 	"path"
+	"slices"
 
 	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/shellparse"
@@ -16,17 +17,20 @@ var blockDevices = []string{
 	"/dev/disk/*/*", "/dev/mem", "/dev/kmem", "/dev/port",
 }
 
-// NeverAllow is the built-in never-allow list: commands that destroy a
-// system, a disk, a home directory, published history or uncommitted work.
-// It holds in every mode, yolo included, whatever the policy and the
+// NeverAllow returns the built-in never-allow list: commands that destroy
+// a system, a disk, a home directory, published history or uncommitted
+// work. It is a copy: the list cannot be changed from outside. It holds in every mode, yolo included, whatever the policy and the
 // person's earlier answers say. Each line is a matcher rule, so its
 // variants are caught too (`rm -fr //`, `sudo env rm -rf /`,
 // `bash -c 'git push -f'`, `git -C x push origin +main`).
 //
 // Beyond these rules the gate also refuses a shell write redirection to a
 // block device (`> /dev/sda`) and a function that calls itself (the fork
-// bomb `:(){ :|:& };:`), which no command rule can express.
-var NeverAllow = neverAllowLines()
+// bomb `:(){ :|:& };:`), and a file tool's write to a block device, which
+// no command rule can express.
+func NeverAllow() []string { return slices.Clone(neverLines) }
+
+var neverLines = neverAllowLines()
 
 func neverAllowLines() []string {
 	lines := []string{
@@ -102,8 +106,8 @@ func withNever(p *matcher.Policy) (*matcher.Policy, map[*matcher.Rule]bool) {
 			out.Add(r.Decision, r.Text, r.Source)
 		}
 	}
-	never := make(map[*matcher.Rule]bool, len(NeverAllow))
-	for _, l := range NeverAllow {
+	never := make(map[*matcher.Rule]bool, len(neverLines))
+	for _, l := range neverLines {
 		never[out.Add(matcher.Deny, l, matcher.Source{Category: "never_allow", Overlay: "builtin"})] = true
 	}
 	return out, never
