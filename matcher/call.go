@@ -90,6 +90,8 @@ func newCall(words []shellparse.Word, dir string) *call {
 		c.block("runs %s by path, not %s from PATH", prog.Text, base)
 	}
 	rest := words[1:]
+	// Case-insensitive file systems run RM as rm: compare names folded.
+	base = strings.ToLower(base)
 	c.prog = base
 	if sub, ok := strings.CutPrefix(base, "git-"); ok && sub != "" {
 		c.prog = "git"

@@ -100,7 +100,7 @@ func program(text string) string {
 	if len(f) == 0 || strings.ContainsAny(f[0], `'"\$`+"`") {
 		return ""
 	}
-	base := path.Base(f[0])
+	base := strings.ToLower(path.Base(f[0]))
 	if strings.HasPrefix(base, "git-") {
 		return "git"
 	}
@@ -134,7 +134,7 @@ func compileRule(text string) (compiled, error) {
 		if err != nil || len(words) == 0 {
 			return compiled{}, fmt.Errorf("grant %s: cannot read its words", text)
 		}
-		return compiled{kind: prefixRule, words: words, prog: path.Base(words[0])}, nil
+		return compiled{kind: prefixRule, words: words, prog: strings.ToLower(path.Base(words[0]))}, nil
 	}
 	words, err := shellparse.Fields(text)
 	if err != nil {

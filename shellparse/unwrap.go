@@ -284,6 +284,8 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		w.su(name, cmd, c)
 	case name == "find":
 		w.find(cmd, c)
+	case name == "source" || name == ".":
+		w.source(name, cmd)
 	case name == "cd" || name == "pushd":
 		w.emit(cmd)
 		w.chdir(args)
@@ -433,7 +435,7 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 			return
 		}
 		w.nested(name+" -c", sp.rest[0], cmd, c)
-	case len(sp.rest) > 0 && !stdin:
+	case len(sp.rest) > 0 && !stdin && !stdinPath(sp.rest[0]):
 		script := sp.rest[0]
 		if !script.Static {
 			w.unknown(cmd, fmt.Sprintf("%s runs a script that cannot be read: %s", name, script.Text))
@@ -466,6 +468,26 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 
 // su and runuser take options anywhere (su - root -c 'cmd'): look for the
 // command in every word, and refuse options they do not have.
+// stdinPath reports a script argument that names standard input.
+func stdinPath(w Word) bool {
+	switch w.Text {
+	case "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
+		return w.Static
+	}
+	return false
+}
+
+// source runs a script file in the current shell: one that cannot be read
+// (a substitution, standard input) is unknown.
+func (w *walker) source(name string, cmd *Command) {
+	args := cmd.Args[1:]
+	if len(args) > 0 && (!args[0].Static || stdinPath(args[0])) {
+		w.unknown(cmd, fmt.Sprintf("%s runs a script that cannot be read: %s", name, args[0].Text))
+		return
+	}
+	w.emit(cmd)
+}
+
 func (w *walker) su(name string, cmd *Command, c ctx) {
 	args := cmd.Args[1:]
 	if name == "runuser" {
