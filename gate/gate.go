@@ -224,14 +224,14 @@ func New(opts Options) *Gate {
 		progOK:   map[string]bool{},
 	}
 	g.policy, g.never = withNever(opts.Policy)
-	if g.tools == nil {
-		g.tools = &ToolPolicy{root: g.dir}
-	}
 	if g.scope == nil {
 		g.scope = NewScope()
 	}
 	if g.dir == "" {
 		g.dir = g.scope.base()
+	}
+	if g.tools == nil {
+		g.tools = &ToolPolicy{root: g.dir}
 	}
 	if g.now == nil {
 		g.now = time.Now
