@@ -256,12 +256,29 @@ func (f *File) Marshal() ([]byte, error) {
 		shim := f.shimObject()
 		top = top.set("agentShim", func(w *writer, d int) { w.object(shim, d) })
 	}
-	w := &writer{buf: make([]byte, 0, len(f.text)+len(f.text)/4+4096)}
+	w := &writer{buf: make([]byte, 0, f.sizeHint())}
 	w.object(top, 0)
 	if w.err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", f.Path, w.err)
 	}
 	return append(w.buf, '\n'), nil
+}
+
+// sizeHint estimates the size of the output, to allocate it once.
+func (f *File) sizeHint() int {
+	n := len(f.text) + 4096
+	for _, l := range [][]string{f.Grants.Allow, f.Grants.Ask, f.Grants.Deny} {
+		for _, g := range l {
+			n += len(g) + len(g)/8 + 16
+		}
+	}
+	for _, r := range f.Shim.Rules {
+		n += len(r.Line) + len(r.Source.File) + 200
+		for _, g := range r.Grants {
+			n += len(g) + len(g)/8 + 16
+		}
+	}
+	return n
 }
 
 // shimObject is the shim's section to write. version, profile and rules

@@ -240,6 +240,12 @@ type Backup struct {
 	// Profile and Managed are the state before the change.
 	Profile string        `json:"profile"`
 	Managed config.Grants `json:"managed"`
+	// Next are the digests of the grants the change manages. The backup
+	// is written before the config and state.json after it, so a backup
+	// newer than state.json (see Pending) is a change that may have
+	// written the config but not the state: both Managed and Next count
+	// as managed then, and no grant is taken for the user's.
+	Next config.Grants `json:"next"`
 }
 
 // Store is the state directory of one config file.
@@ -305,6 +311,7 @@ func (s Store) SaveBackup(st *State, b *Backup) (string, error) {
 		return "", fmt.Errorf("writing backup: %w", err)
 	}
 	b.Managed = nonNil(b.Managed)
+	b.Next = nonNil(b.Next)
 	data, err := json.MarshalIndent(b, "", "  ")
 	if err != nil {
 		return "", fmt.Errorf("encoding backup: %w", err)
@@ -315,6 +322,16 @@ func (s Store) SaveBackup(st *State, b *Backup) (string, error) {
 		return "", err
 	}
 	return name, nil
+}
+
+// Pending returns the backup of a change that did not finish (the process
+// died between writing its backup and state.json), or nil.
+func (s Store) Pending(st *State) (*Backup, error) {
+	name := fmt.Sprintf("%06d.json", st.NextBackup+1)
+	if _, err := os.Stat(filepath.Join(s.backupDir(), name)); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return s.LoadBackup(name)
 }
 
 // LoadBackup reads the backup called name.

@@ -304,3 +304,50 @@ func bigManifests() map[string]string {
 	}
 	return files
 }
+
+// TestCrashBetweenConfigAndState simulates a process that died after
+// writing the config but before writing state.json: the next run still
+// knows which grants it managed, and leaves none behind as the user's.
+func TestCrashBetweenConfigAndState(t *testing.T) {
+	home := pinEnv(t)
+	root := filepath.Join(home, "tree")
+	if err := makeJiri(root, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(home, "config.json")
+	stateDir := filepath.Join(home, "state")
+	if err := os.WriteFile(cfg, []byte(handConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	apply := func(extra ...string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"agents-setup", "--config", cfg, "--state-dir", stateDir, "--root", root}, extra...)
+		if code := run(context.Background(), args, nil, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, stderr.String())
+		}
+	}
+	apply("-a", "make alpha")
+	saved := mustRead(t, filepath.Join(stateDir, "state.json"))
+	apply("-a", "make beta")
+	// The state write of the second run is lost.
+	if err := os.WriteFile(filepath.Join(stateDir, "state.json"), saved, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	apply()
+	f, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := handKept(f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Grants.Allow) != 7 {
+		t.Errorf("allow holds %d grants, want the 6 managed and the user's one", len(f.Grants.Allow))
+	}
+	for _, r := range f.Shim.Rules {
+		if r.Category == "ad-hoc" {
+			t.Errorf("ad-hoc rule left: %q", r.Line)
+		}
+	}
+}

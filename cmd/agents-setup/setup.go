@@ -300,6 +300,17 @@ func (s *session) apply(ctx context.Context) error {
 	} else {
 		prevManaged = fromDigests(s.file.Grants, s.st.Managed)
 	}
+	if s.stErr == nil {
+		// A change that died after its backup may have written the
+		// config: what it was to manage counts as managed too.
+		pending, err := s.store.Pending(s.st)
+		if err != nil {
+			return &hintError{err, fmt.Sprintf("remove it, or the whole state directory %s", display(s.store.Dir))}
+		}
+		if pending != nil {
+			prevManaged = union(prevManaged, fromDigests(s.file.Grants, union(pending.Managed, pending.Next)))
+		}
+	}
 
 	var tree *manifest.Tree
 	if useTree {
@@ -361,18 +372,9 @@ func (s *session) apply(ctx context.Context) error {
 	backup, err := s.store.SaveBackup(st, &statefile.Backup{
 		Time: now().UTC(), Existed: s.raw != nil, Content: string(s.raw),
 		Profile: st.Profile, Managed: statefile.Digests(prevManaged),
+		Next: statefile.Digests(res.Managed),
 	})
 	if err != nil {
-		return err
-	}
-	// Until the config is written, both the old and the new managed
-	// grants count as managed: a crash in between loses no user grant
-	// and leaves nothing managed behind as the user's.
-	interim := *st
-	interim.Managed = union(statefile.Digests(prevManaged), statefile.Digests(res.Managed))
-	interim.Fingerprint = ""
-	interim.History = append(slices.Clone(st.History), statefile.Entry{Time: now().UTC(), Action: action, Profile: profile, Backup: backup, Created: s.raw == nil})
-	if err := s.store.Save(&interim); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(s.configPath), 0o700); err != nil {
@@ -381,7 +383,8 @@ func (s *session) apply(ctx context.Context) error {
 	if err := statefile.WriteAtomic(s.configPath, data, 0o600); err != nil {
 		return err
 	}
-	final := interim
+	final := *st
+	final.History = append(slices.Clone(st.History), statefile.Entry{Time: now().UTC(), Action: action, Profile: profile, Backup: backup, Created: s.raw == nil})
 	final.Profile, final.Managed = profile, statefile.Digests(res.Managed)
 	if o.reset {
 		final.Profile = ""
