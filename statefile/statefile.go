@@ -1,7 +1,11 @@
 // Package statefile persists what agents-setup needs between runs: a lock
 // beside the config file it manages, atomic writes, state.json (the
-// profile, the managed grants and rules, the history) and the backups that
-// --rollback restores.
+// profile, digests of the managed grants, a fingerprint of the last run's
+// inputs, the history) and the backups that --rollback restores.
+//
+// A change writes its backup first (the config and state before it, and
+// the grants it will manage), then the config, then state.json; a backup
+// newer than state.json marks a change that died in between (see Pending).
 //
 // Each config file has its own state directory, keyed to the file's
 // absolute path, so two checkouts or two configs never share state.
@@ -203,7 +207,7 @@ type State struct {
 	// Profile is the last applied profile, "" after a reset.
 	Profile string `json:"profile"`
 	// Fingerprint identifies the inputs of the last run (manifests,
-	// profile, ad-hoc rules, config content); a run with the same one has
+	// profile, ad-hoc rules, the config's identity); a run with the same one has
 	// nothing to do.
 	Fingerprint string `json:"fingerprint,omitempty"`
 	// Managed are the digests (see Digest) of the grants the last run

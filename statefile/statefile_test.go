@@ -249,3 +249,31 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 		t.Errorf("%s (-want +got):\n%s", dir, diff)
 	}
 }
+
+func TestPending(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	st := &State{}
+	if b, err := s.Pending(st); b != nil || err != nil {
+		t.Fatalf("no backups: got %v, %v", b, err)
+	}
+	// A change writes its backup, then dies before state.json.
+	saved := *st
+	if _, err := s.SaveBackup(st, &Backup{Existed: true, Content: "old", Next: config.Grants{Allow: []string{Digest("g")}}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Pending(&saved)
+	if err != nil || b == nil || b.Content != "old" || b.Next.Allow[0] != Digest("g") {
+		t.Fatalf("pending: got %+v, %v", b, err)
+	}
+	// Once state.json records it, the change is not pending.
+	if b, err := s.Pending(st); b != nil || err != nil {
+		t.Fatalf("recorded change: got %v, %v", b, err)
+	}
+}
+
+func TestDigest(t *testing.T) {
+	a, b := Digest("command(regex:^ls$)"), Digest("command(regex:^ls -l$)")
+	if len(a) != 32 || a == b || a != Digest("command(regex:^ls$)") {
+		t.Errorf("digests %q and %q", a, b)
+	}
+}

@@ -56,11 +56,13 @@
 //	<config>.lock
 //	    the lock every run holds while it reads and writes
 //	$XDG_STATE_HOME/agents-setup/<name>-<hash of the config path>/state.json
-//	    (default ~/.local/state/...; --state-dir overrides) the profile, the
-//	    managed grants and rules, a fingerprint of the last run's inputs and
-//	    the history
+//	    (default ~/.local/state/...; --state-dir overrides) the profile,
+//	    digests of the managed grants, a fingerprint of the last run's inputs
+//	    (manifests, profile, ad-hoc rules, the config's size, time and inode)
+//	    and the history
 //	<state dir>/backups/NNNNNN.json
-//	    the config and state before each change, the 10 newest
+//	    the config and state before each change, the 10 newest; written
+//	    first, so that a change interrupted before state.json is recognized
 //	<root>/.agents/config/permissions/<category>.txt, <root>/vendor/<x>/.agents/config/...
 //	    the manifests; services.txt beside permissions/ names the services
 //	    to restart

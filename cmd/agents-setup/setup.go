@@ -716,7 +716,7 @@ func (s *session) status() error {
 		return err
 	}
 	if root == "" {
-		fmt.Fprintf(w, "root:    none (outside any checkout: the built-in defaults apply)\n")
+		fmt.Fprintf(w, "root:    none (outside any checkout)\n")
 	} else {
 		tree, err := manifest.Load(root)
 		if err != nil {
