@@ -2,56 +2,47 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/urfave/cli/v2"
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 
-func (e *env) explainCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "explain",
-		Usage:     "show every command a line would run, the rule that decides it and why",
-		ArgsUsage: "[--] '<command line>'",
-		Description: "Give the command line as one argument, quoted as you would for sh -c.\n" +
-			"The exit status is 0 whatever the verdict; 1 when config.json is bad; 2 on a usage error.",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
-			&cli.StringFlag{Name: "config", Usage: "config.json to read (default: the agent's)", TakesFile: true},
-		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &usageError{msg: err.Error()}
-		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usagef("explain takes the command line as one argument (quote it); got %d", c.NArg())
-			}
-			path, err := e.configPath(c.String("config"))
-			if err != nil {
-				return err
-			}
-			f, err := config.Load(path)
-			if err != nil {
-				return err
-			}
-			p := policyOf(f)
-			if err := p.Check(); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			res := p.Decide(c.Args().First())
-			if c.Bool("json") {
-				return writeJSON(e.stdout, explainJSON(f, res))
-			}
-			writeExplain(e.stdout, f, res)
-			return nil
-		},
+// explain shows every command a line would run, the rule that decides it
+// and why. The exit status is 0 whatever the verdict.
+func (e *env) explain(args []string) error {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	cfg := fs.String("config", "", "config.json to read (default: the agent's)")
+	if err := e.parseFlags(fs, "agent-shim explain [--json] [--config FILE] [--] '<command line>'", args); err != nil {
+		return err
 	}
+	if fs.NArg() != 1 {
+		return usagef("explain takes the command line as one argument (quote it); got %d", fs.NArg())
+	}
+	path, err := e.configPath(*cfg)
+	if err != nil {
+		return err
+	}
+	f, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	p := policyOf(f)
+	if err := p.Check(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	res := p.Decide(fs.Arg(0))
+	if *asJSON {
+		return writeJSON(e.stdout, explainJSON(f, res))
+	}
+	writeExplain(e.stdout, f, res)
+	return nil
 }
 
 func writeExplain(w io.Writer, f *config.File, res *matcher.Result) {

@@ -3,11 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/urfave/cli/v2"
 )
 
 // Exit codes. They are a contract: see doc.go.
@@ -15,6 +14,7 @@ const (
 	exitOK     = 0   // the command ran; for explain, whatever the verdict
 	exitError  = 1   // bad configuration or an internal error
 	exitUsage  = 2   // bad command line
+	exitBlock  = 2   // hook mode: the blocking answer of every protocol
 	exitDenied = 126 // shell mode refused to run the command
 )
 
@@ -34,40 +34,53 @@ type env struct {
 	getenv         func(string) string
 }
 
+const usage = `usage: agent-shim hook claude-code|codex|gemini-cli [--config FILE]
+       agent-shim -c '<command line>' [arg0 [args...]]    (shell mode; also -lc, -e -o pipefail -c, -i -c)
+       agent-shim explain [--json] [--config FILE] [--] '<command line>'
+       agent-shim recommend [--json] [--apply] [--config FILE]
+
+agent-shim decides what an AI agent's tool calls may do.
+
+  hook        answer an agent's pre-tool-use hook (JSON on stdin)
+  -c ...      stand in for the agent's shell: decide, then exec the real shell
+  explain     show every command a line would run, the rule that decides it and why
+  recommend   suggest grants from the approval log; --apply saves them
+`
+
 // run is main without the process: tests call it directly.
+//
+// The hook and shell paths are dispatched first and never touch a CLI
+// framework: they run once per tool call, and whole-process cost matters
+// there (see doc.go). The binary imports no CLI framework at all, because
+// package initialisation is paid on every start, whatever runs.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	app := &cli.App{
-		Name:      "agent-shim",
-		Usage:     "decide what an AI agent's shell commands may do",
-		UsageText: "agent-shim explain [--json] [--config FILE] [--] '<command line>'",
-		Reader:    stdin,
-		Writer:    stdout,
-		ErrWriter: stderr,
-		// urfave/cli would call os.Exit on an exit error: errors are
-		// mapped to exit codes below instead.
-		ExitErrHandler:  func(*cli.Context, error) {},
-		HideHelpCommand: true,
-		Commands: []*cli.Command{
-			e.explainCommand(),
-		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &usageError{msg: err.Error()}
-		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("unknown command %q", c.Args().First())
-			}
-			cli.ShowAppHelp(c)
-			return usagef("no command given")
-		},
+	if len(args) < 2 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
 	}
-	err := app.RunContext(ctx, args)
+	if isShellArgv(args[1]) {
+		return e.shell(ctx, args)
+	}
+	var err error
+	switch args[1] {
+	case "hook":
+		return e.hook(ctx, args[2:])
+	case "explain":
+		err = e.explain(args[2:])
+	case "recommend":
+		err = e.recommend(ctx, args[2:])
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		err = usagef("unknown command %q", args[1])
+	}
 	return e.exitCode(err)
 }
 
 func (e *env) exitCode(err error) int {
-	if err == nil {
+	if err == nil || errors.Is(err, errHelp) {
 		return exitOK
 	}
 	var ue *usageError
@@ -78,4 +91,24 @@ func (e *env) exitCode(err error) int {
 	}
 	fmt.Fprintf(e.stderr, "agent-shim: error: %v\n", err)
 	return exitError
+}
+
+// errHelp means help was asked for and printed.
+var errHelp = errors.New("help printed")
+
+// parseFlags parses a subcommand's flags, which come before its arguments.
+// -h prints the usage line and fs's flags on stdout.
+func (e *env) parseFlags(fs *flag.FlagSet, synopsis string, args []string) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(e.stdout, "usage: %s\n", synopsis)
+		fs.SetOutput(e.stdout)
+		fs.PrintDefaults()
+		return errHelp
+	}
+	if err != nil {
+		return usagef("%s: %v", fs.Name(), err)
+	}
+	return nil
 }

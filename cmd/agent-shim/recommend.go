@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/gate"
+)
+
+// recommend turns the approval log into suggested grants (gate.Recommend)
+// and, with --apply, adds them to config.json's allow list as the user's
+// own grants, under the lock agents-setup takes.
+func (e *env) recommend(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("recommend", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the recommendations as a JSON array")
+	apply := fs.Bool("apply", false, "add the recommended grants to config.json's allow list")
+	cfg := fs.String("config", "", "config.json to change with --apply (default: the agent's)")
+	if err := e.parseFlags(fs, "agent-shim recommend [--json] [--apply] [--config FILE]", args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usagef("recommend takes no arguments; got %q", fs.Arg(0))
+	}
+	logPath, err := gate.AuditPath(e.getenv)
+	if err != nil {
+		return err
+	}
+	approvals, err := readApprovals(logPath)
+	if err != nil {
+		return err
+	}
+	recs := gate.Recommend(approvals)
+	if recs == nil {
+		recs = []gate.Recommendation{}
+	}
+	if *asJSON {
+		if err := writeJSON(e.stdout, recs); err != nil {
+			return err
+		}
+	} else {
+		writeRecommendations(e, logPath, len(approvals), recs)
+	}
+	if !*apply || len(recs) == 0 {
+		return nil
+	}
+	path, err := e.configPath(*cfg)
+	if err != nil {
+		return err
+	}
+	var added, kept []string
+	err = updateConfig(ctx, path, func(f *config.File) bool {
+		added, kept = nil, nil
+		for _, r := range recs {
+			if slices.Contains(f.Grants.Allow, r.Grant) || slices.Contains(f.Grants.Ask, r.Grant) || slices.Contains(f.Grants.Deny, r.Grant) {
+				kept = append(kept, r.Grant)
+				continue
+			}
+			added = append(added, r.Grant)
+		}
+		f.Grants.Allow = append(slices.Clone(f.Grants.Allow), added...)
+		return len(added) > 0
+	})
+	if err != nil {
+		return err
+	}
+	out := e.stdout
+	if *asJSON {
+		out = e.stderr // stdout holds the JSON
+	}
+	for _, g := range added {
+		fmt.Fprintf(out, "added %s to %s\n", g, path)
+	}
+	for _, g := range kept {
+		fmt.Fprintf(out, "kept %s: already in one of the grant lists of %s\n", g, path)
+	}
+	return nil
+}
+
+func readApprovals(path string) ([]gate.Approval, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading approvals: %w", err)
+	}
+	defer f.Close()
+	approvals, err := gate.ReadApprovals(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return approvals, nil
+}
+
+func writeRecommendations(e *env, logPath string, n int, recs []gate.Recommendation) {
+	if len(recs) == 0 {
+		fmt.Fprintf(e.stdout, "no recommendation from %d approvals in %s\n", n, logPath)
+		return
+	}
+	for _, r := range recs {
+		fmt.Fprintf(e.stdout, "%s\n  %s\n", r.Grant, r.Reason)
+		for _, ev := range r.Evidence {
+			fmt.Fprintf(e.stdout, "  approved: %s\n", oneLine(ev))
+		}
+	}
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/gate"
+)
+
+// Test seams: tests observe the exec and answer the prompts.
+var (
+	// execShell replaces the process with the real shell.
+	execShell = syscall.Exec
+	// openTTY opens the controlling terminal, where prompts go.
+	openTTY = func() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
+	// executable is this program, which the real shell must not be.
+	executable = os.Executable
+)
+
+// defaultShell is the real shell when neither AGENT_SHIM_SHELL nor
+// agentShim.shell names one.
+const defaultShell = "/bin/bash"
+
+// isShellArgv reports whether the first argument is a shell option: the
+// shim was started as the agent's shell.
+func isShellArgv(a string) bool {
+	switch a {
+	case "-h", "-help", "--help", "--version":
+		return false
+	}
+	return len(a) > 1 && (a[0] == '-' || a[0] == '+')
+}
+
+// shellLongFlags are bash's long options without an argument.
+var shellLongFlags = map[string]bool{
+	"--login": true, "--noprofile": true, "--norc": true, "--posix": true, "--restricted": true,
+	"--verbose": true, "--noediting": true, "--debugger": true, "--pretty-print": true,
+}
+
+// parseShellArgv reads a shell's argv by hand: options (`-c`, clusters
+// such as `-lc` and `-ec`, `-o NAME`, `+o NAME`, `-O NAME`, bash's long
+// options), then, with -c, the command line, then $0 and the positional
+// parameters, which the real shell gets unchanged.
+func parseShellArgv(args []string) (string, error) {
+	hasC := false
+	i := 1
+options:
+	for ; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--" || a == "-":
+			i++
+			break options
+		case strings.HasPrefix(a, "--"):
+			switch {
+			case shellLongFlags[a]:
+			case a == "--rcfile" || a == "--init-file":
+				if i+1 == len(args) {
+					return "", fmt.Errorf("%s needs a file", a)
+				}
+				i++
+			default:
+				return "", fmt.Errorf("unknown shell option %s", a)
+			}
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			for _, c := range a[1:] {
+				switch {
+				case c == 'c' && a[0] == '-':
+					hasC = true
+				case c == 'o' || c == 'O':
+					if i+1 == len(args) {
+						return "", fmt.Errorf("%c%c needs an option name", a[0], c)
+					}
+					i++
+				case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+				default:
+					return "", fmt.Errorf("unknown shell option %s", a)
+				}
+			}
+		default:
+			break options
+		}
+	}
+	if !hasC {
+		return "", errors.New("shell mode runs only command lines given with -c (no scripts, no stdin, no interactive shell)")
+	}
+	if i == len(args) {
+		return "", errors.New("-c needs a command line")
+	}
+	return args[i], nil
+}
+
+// shell stands in for the agent's shell: it decides the -c command line
+// and execs the real shell with the same arguments, or refuses with exit
+// 126. It returns only when it does not exec.
+func (e *env) shell(ctx context.Context, args []string) int {
+	cmd, err := parseShellArgv(args)
+	if err != nil {
+		return e.refuse(err)
+	}
+	var prompter gate.Prompter
+	if tty, err := openTTY(); err == nil {
+		defer tty.Close()
+		prompter = gate.NewTerminalPrompter(tty, tty)
+	}
+	s, err := e.open(ctx, openOptions{})
+	if err != nil {
+		return e.refuse(err)
+	}
+	err = e.settle(ctx, s, prompter, cmd)
+	s.close()
+	if err != nil {
+		return e.refuse(err)
+	}
+	path, err := e.realShell(s.config)
+	if err != nil {
+		return e.refuse(err)
+	}
+	argv := append([]string{filepath.Base(path)}, args[1:]...)
+	if strings.HasPrefix(args[0], "-") || strings.HasPrefix(filepath.Base(args[0]), "-") {
+		argv[0] = "-" + argv[0] // a login shell, as login(1) starts it
+	}
+	err = execShell(path, argv, os.Environ())
+	if err != nil {
+		return e.refuse(fmt.Errorf("running %s: %w", path, err))
+	}
+	return exitOK // only a test's execShell returns
+}
+
+// settle decides cmd and, when it needs a person, asks on the terminal.
+// nil means run it.
+func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd string) error {
+	d := s.g.DecideBash(cmd)
+	switch d.Verdict {
+	case gate.Allow:
+		return nil
+	case gate.Deny:
+		return fmt.Errorf("%w: %s", gate.ErrDenied, d.Reason)
+	}
+	if p == nil {
+		return &hinted{fmt.Errorf("%w: %s, and there is no terminal to ask on", gate.ErrNeedsApproval, d.Reason),
+			approveHint(s.config, d.Request) + ", or run the agent from a terminal to be asked"}
+	}
+	a, err := p.AskApproval(ctx, *d.Request)
+	if err != nil {
+		return fmt.Errorf("asking for approval: %w", err)
+	}
+	if a == gate.AnswerNo {
+		return fmt.Errorf("%w: the person said no (%s)", gate.ErrDenied, d.Reason)
+	}
+	if err := s.g.Apply(*d.Request, a); err != nil {
+		return err
+	}
+	if err := s.session.remember(ctx, *d.Request, a); err != nil {
+		// The call was approved; later calls will be asked again.
+		fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
+	}
+	return nil
+}
+
+// hinted is an error with a hint on how to get past it.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() }
+func (h *hinted) Unwrap() error { return h.err }
+
+// refuse reports why shell mode does not run the command and returns 126.
+func (e *env) refuse(err error) int {
+	if errors.Is(err, gate.ErrDenied) || errors.Is(err, gate.ErrNeedsApproval) {
+		fmt.Fprintf(e.stderr, "agent-shim: %s\n", oneLine(err.Error()))
+	} else {
+		fmt.Fprintf(e.stderr, "agent-shim: error: %s\n", oneLine(err.Error()))
+	}
+	var h *hinted
+	if errors.As(err, &h) && h.hint != "" {
+		fmt.Fprintf(e.stderr, "agent-shim: hint: %s\n", oneLine(h.hint))
+	}
+	return exitDenied
+}
+
+// realShell returns the shell to exec: AGENT_SHIM_SHELL, else
+// agentShim.shell, else /bin/bash, found on PATH when it is a bare name.
+// It refuses this program itself, by any name or link, which would decide
+// and exec itself forever.
+func (e *env) realShell(configPath string) (string, error) {
+	name := e.getenv("AGENT_SHIM_SHELL")
+	from := "AGENT_SHIM_SHELL"
+	if name == "" {
+		f, err := config.Load(configPath)
+		if err != nil {
+			return "", err
+		}
+		name, from = f.Shim.Shell, configPath+": agentShim.shell"
+	}
+	if name == "" {
+		name, from = defaultShell, "the default shell"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("finding the real shell (%s): %w", from, err)
+	}
+	if path, err = filepath.Abs(path); err != nil {
+		return "", fmt.Errorf("finding the real shell (%s): %w", from, err)
+	}
+	self, err := executable()
+	if err != nil {
+		return "", fmt.Errorf("finding agent-shim itself, to tell it from the real shell: %w", err)
+	}
+	if sameFile(path, self) {
+		return "", &hinted{fmt.Errorf("the real shell %s (%s) is agent-shim itself", path, from),
+			"set AGENT_SHIM_SHELL or agentShim.shell to the real shell, such as /bin/bash"}
+	}
+	return path, nil
+}
+
+// sameFile reports whether a and b are one file, through links of any
+// kind. When it cannot tell, it says they are.
+func sameFile(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	if ra == rb {
+		return true
+	}
+	fa, err1 := os.Stat(ra)
+	fb, err2 := os.Stat(rb)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	return os.SameFile(fa, fb)
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/statefile"
+)
+
+// lockWait bounds how long a write waits for the lock of config.json or of
+// a session file. Past it the answer is not kept and the call does not run.
+const lockWait = 30 * time.Second
+
+// lazyAudit is the approval log, opened on the first approval: most calls
+// approve nothing and should not pay for opening it.
+type lazyAudit struct {
+	path string
+	f    *os.File
+	mute bool // replaying session answers: already logged
+}
+
+func (a *lazyAudit) Write(p []byte) (int, error) {
+	if a.mute {
+		return len(p), nil
+	}
+	if a.f == nil {
+		f, err := gate.OpenAudit(a.path)
+		if err != nil {
+			return 0, err
+		}
+		a.f = f
+	}
+	return a.f.Write(p)
+}
+
+func (a *lazyAudit) Close() error {
+	if a.f == nil {
+		return nil
+	}
+	err := a.f.Close()
+	a.f = nil
+	return err
+}
+
+// A session is what one agent session remembers across shim processes:
+// each hook call and each shell command is a new process, so the answers
+// "s" (this exact request) and "t" (this program or tool) are kept in a
+// small file, $XDG_STATE_HOME/agent-shim/sessions/<id>.json, and replayed
+// into each new gate. Hook mode also keeps there the calls it answered
+// "ask", to recognise Claude Code's PostToolUse for them.
+type session struct {
+	id   string
+	path string
+}
+
+// sessionFile is the content of a session file.
+type sessionFile struct {
+	Approvals []sessionApproval `json:"approvals"`
+	Asked     []askedCall       `json:"asked"`
+}
+
+// sessionApproval is an answer that lasts for the session.
+type sessionApproval struct {
+	Tool     string   `json:"tool"`
+	Key      string   `json:"key"`
+	Answer   string   `json:"answer"` // "session" or "tool"
+	Programs []string `json:"programs,omitempty"`
+}
+
+// askedCall is a call hook mode answered "ask".
+type askedCall struct {
+	ID   string    `json:"id,omitempty"` // the agent's tool_use_id
+	Tool string    `json:"tool"`
+	Key  string    `json:"key"`  // what was asked: the command or the path
+	Call string    `json:"call"` // the tool and its input, to match a call without an id
+	Time time.Time `json:"time"`
+}
+
+// askedKeep is how long an asked call waits for its PostToolUse.
+const askedKeep = 24 * time.Hour
+
+// plainID is a session id usable as a file name as it is.
+var plainID = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
+
+// sessionOf returns the session store of id, under the state directory of
+// the approval log.
+func sessionOf(auditPath, id string) *session {
+	name := id
+	if !plainID.MatchString(id) {
+		sum := sha256.Sum256([]byte(id))
+		name = "h-" + hex.EncodeToString(sum[:16])
+	}
+	return &session{id: id, path: filepath.Join(filepath.Dir(auditPath), "sessions", name+".json")}
+}
+
+// load reads the session file; a missing file is an empty session.
+func (s *session) load() (*sessionFile, error) {
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &sessionFile{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading session %s: %w", s.path, err)
+	}
+	var sf sessionFile
+	if err := json.Unmarshal(data, &sf); err != nil {
+		return nil, fmt.Errorf("reading session %s: %v", s.path, err)
+	}
+	return &sf, nil
+}
+
+// update changes the session file under its lock and writes it atomically.
+func (s *session) update(ctx context.Context, change func(*sessionFile)) error {
+	ctx, cancel := context.WithTimeout(ctx, lockWait)
+	defer cancel()
+	unlock, err := statefile.Lock(ctx, s.path)
+	if err != nil {
+		return fmt.Errorf("updating session: %w", err)
+	}
+	defer unlock()
+	sf, err := s.load()
+	if err != nil {
+		return err
+	}
+	change(sf)
+	data, err := json.MarshalIndent(sf, "", "  ")
+	if err != nil {
+		return fmt.Errorf("updating session %s: %w", s.path, err)
+	}
+	return statefile.WriteAtomic(s.path, append(data, '\n'), 0o600)
+}
+
+// remember keeps a session or tool answer for the other processes of the
+// session.
+func (s *session) remember(ctx context.Context, req gate.Request, a gate.Answer) error {
+	if a != gate.AnswerSession && a != gate.AnswerTool {
+		return nil
+	}
+	sa := sessionApproval{Tool: req.Tool, Key: req.Key, Answer: a.String(), Programs: req.Programs}
+	return s.update(ctx, func(sf *sessionFile) {
+		if !slices.ContainsFunc(sf.Approvals, func(x sessionApproval) bool {
+			return x.Tool == sa.Tool && x.Key == sa.Key && x.Answer == sa.Answer && slices.Equal(x.Programs, sa.Programs)
+		}) {
+			sf.Approvals = append(sf.Approvals, sa)
+		}
+	})
+}
+
+// replay applies the session's answers to a new gate, without logging
+// them again.
+func (s *session) replay(g *gate.Gate, audit *lazyAudit) error {
+	sf, err := s.load()
+	if err != nil {
+		return err
+	}
+	audit.mute = true
+	defer func() { audit.mute = false }()
+	for _, sa := range sf.Approvals {
+		var a gate.Answer
+		switch sa.Answer {
+		case "session":
+			a = gate.AnswerSession
+		case "tool":
+			a = gate.AnswerTool
+		default:
+			continue // not a session answer: nothing to replay
+		}
+		req := gate.Request{Tool: sa.Tool, Key: sa.Key, Programs: sa.Programs}
+		if err := g.Apply(req, a); err != nil {
+			return fmt.Errorf("replaying session %s: %w", s.path, err)
+		}
+	}
+	return nil
+}
+
+// persistGrant saves an "always" answer as the user's own grant in
+// config.json: a tool pattern (agentShim.tools.allow) or, without a tool,
+// a path (agentShim.pathScope.allow). Both keys belong to the user and
+// agents-setup keeps them; the write holds the lock agents-setup holds, so
+// neither loses the other's change.
+func persistGrant(ctx context.Context, configPath, tool, pattern string) error {
+	return updateConfig(ctx, configPath, func(f *config.File) bool {
+		if tool == "" {
+			if slices.Contains(f.Shim.PathScope.Allow, pattern) {
+				return false
+			}
+			f.Shim.PathScope.Allow = append(slices.Clone(f.Shim.PathScope.Allow), pattern)
+			return true
+		}
+		p := tool + ":" + pattern
+		if slices.Contains(f.Shim.Tools.Allow, p) {
+			return false
+		}
+		f.Shim.Tools.Allow = append(slices.Clone(f.Shim.Tools.Allow), p)
+		return true
+	})
+}
+
+// updateConfig reads config.json under its lock (the one agents-setup
+// takes), applies change and, when it changed something, writes the file
+// atomically, keeping every key it does not touch.
+func updateConfig(ctx context.Context, configPath string, change func(*config.File) bool) error {
+	ctx, cancel := context.WithTimeout(ctx, lockWait)
+	defer cancel()
+	unlock, err := statefile.Lock(ctx, configPath)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	f, err := config.Load(configPath)
+	if err != nil {
+		return err
+	}
+	if !change(f) {
+		return nil
+	}
+	data, err := f.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(configPath), 0o700); err != nil {
+		return fmt.Errorf("writing config: %w", err)
+	}
+	return statefile.WriteAtomic(configPath, data, 0o600)
+}
