@@ -181,6 +181,10 @@ type Options struct {
 	Now func() time.Time
 	// Session names the session in the approval log.
 	Session string
+	// CacheDir, used by Load only, keeps a compact copy of the policy of
+	// config.json there, so that an unchanged file is not parsed again
+	// on every call; "" always reads config.json.
+	CacheDir string
 }
 
 // Gate decides tool calls. It is safe for concurrent use.

@@ -25,8 +25,16 @@ func LoadOptions(configPath, projectRoot, userRoot string) (Options, error) {
 
 // Load builds a gate from a config.json, as LoadOptions, with the rest of
 // its options (Prompter, Persist, Audit, Now, Session) taken from opts.
+// With opts.CacheDir set, an unchanged config.json is read from the compact
+// copy kept there (see cache.go).
 func Load(configPath, projectRoot, userRoot string, opts Options) (*Gate, error) {
-	o, err := LoadOptions(configPath, projectRoot, userRoot)
+	var o Options
+	var err error
+	if opts.CacheDir != "" {
+		o, err = loadCached(configPath, opts.CacheDir, projectRoot, userRoot)
+	} else {
+		o, err = LoadOptions(configPath, projectRoot, userRoot)
+	}
 	if err != nil {
 		return nil, err
 	}

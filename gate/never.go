@@ -102,9 +102,7 @@ func device(p string) string {
 func withNever(p *matcher.Policy) (*matcher.Policy, map[*matcher.Rule]bool) {
 	out := matcher.New()
 	if p != nil {
-		for _, r := range p.Rules() {
-			out.Add(r.Decision, r.Text, r.Source)
-		}
+		out = p.Clone()
 	}
 	never := make(map[*matcher.Rule]bool, len(neverLines))
 	for _, l := range neverLines {

@@ -3,6 +3,7 @@ package matcher
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -41,6 +42,20 @@ func (p *Policy) add(r *Rule) {
 
 // Rules returns every rule in the order added.
 func (p *Policy) Rules() []*Rule { return p.rules }
+
+// Clone returns a policy with the same rules, to which more can be added
+// without changing p. The rules themselves are shared, compiled once.
+func (p *Policy) Clone() *Policy {
+	out := &Policy{
+		byProg: make(map[string][]*Rule, len(p.byProg)),
+		global: slices.Clip(p.global),
+		rules:  slices.Clip(p.rules),
+	}
+	for k, v := range p.byProg {
+		out.byProg[k] = slices.Clip(v)
+	}
+	return out
+}
 
 // Managed is a rule agents-setup manages in config.json: the manifest line,
 // where it came from, and the grants it was expanded to.

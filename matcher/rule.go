@@ -96,11 +96,15 @@ func program(text string) string {
 		}
 		text = body
 	}
-	f := strings.Fields(text)
-	if len(f) == 0 || strings.ContainsAny(f[0], `'"\$`+"`") {
+	text = strings.TrimLeft(text, " \t")
+	first := text
+	if i := strings.IndexAny(text, " \t\n"); i >= 0 {
+		first = text[:i]
+	}
+	if first == "" || strings.ContainsAny(first, `'"\$`+"`") {
 		return ""
 	}
-	base := strings.ToLower(path.Base(f[0]))
+	base := strings.ToLower(path.Base(first))
 	if strings.HasPrefix(base, "git-") {
 		return "git"
 	}

@@ -231,6 +231,10 @@ func parse(src string) (*syntax.File, error) {
 // of literal words: operators, expansions, redirections and assignments are
 // errors.
 func Fields(line string) ([]string, error) {
+	if plain(line) {
+		// Nothing the shell would read differently: split on blanks.
+		return strings.Fields(line), nil
+	}
 	f, err := parse(line)
 	if err != nil {
 		return nil, err
@@ -258,6 +262,26 @@ func Fields(line string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// plain reports whether a line holds only characters the shell reads as
+// themselves in a simple command: letters, digits, blanks and ._/:+,@%^~-
+// (no quotes, escapes, expansions, operators, comments or assignments).
+func plain(line string) bool {
+	if strings.TrimSpace(line) == "" {
+		return false
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte(" \t._/:+,@%^-", c) >= 0:
+		case c == '~' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // ctx is what the walker carries down the tree.

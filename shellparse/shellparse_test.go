@@ -305,7 +305,19 @@ func TestFields(t *testing.T) {
 		{in: "FOO=1 a", wantErr: true},
 		{in: "a > f", wantErr: true},
 		{in: "echo 'x", wantErr: true},
+		{in: "", wantErr: true},
+		{in: "  git\tpush  -f ", want: []string{"git", "push", "-f"}},
+		{in: "rm -rf ~ ~/x", want: []string{"rm", "-rf", "~", "~/x"}},
+		{in: "a{b,c}", want: []string{"ab", "ac"}},
+		{in: "dd of=/dev/sd*", want: []string{"dd", "of=/dev/sd*"}},
 	} {
+		// The fast path for plain lines must agree with the parser.
+		if plain(tc.in) {
+			f, err := parse(tc.in)
+			if err != nil || len(f.Stmts) != 1 {
+				t.Errorf("plain(%q) but the parser disagrees: %v", tc.in, err)
+			}
+		}
 		got, err := Fields(tc.in)
 		if (err != nil) != tc.wantErr {
 			t.Errorf("Fields(%q) error = %v, want error %v", tc.in, err, tc.wantErr)

@@ -1,0 +1,267 @@
+package gate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/matcher"
+)
+
+// The copy leaves out the grant each managed rule stands for (Rule.Grant):
+// it is as long as the grants themselves, and decisions do not need it.
+//
+// A config.json that agents-setup wrote from a large checkout holds hundreds
+// of long regex grants, and the shim reads it before every command. What a
+// decision needs from it is much smaller: the rules (one manifest line for
+// all the grants it expanded to) and the shim's settings. The compact copy
+// below is kept in the cache directory, keyed by the config file's path,
+// and trusted only while the file's identity (device, inode, size, change
+// and modification times) is the one it was made from; any mismatch or
+// unreadable copy falls back to reading config.json itself.
+
+// loadConfig reads config.json; tests count its calls.
+var loadConfig = config.Load
+
+// compactVersion changes whenever the format of compact changes.
+const compactVersion = 1
+
+type compact struct {
+	Version   int
+	Path      string
+	Stamp     stamp
+	Mode      string
+	Profile   string
+	PathScope []string
+	Tools     config.Tools
+	Rules     []compactRule
+}
+
+type compactRule struct {
+	Text, Decision, Category, Overlay, File string
+	Line                                    int
+}
+
+// stamp identifies one version of a file.
+type stamp struct {
+	Dev, Ino, Size, Mtime, Ctime int64
+}
+
+func stampOf(fi fs.FileInfo) (stamp, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return stamp{}, false
+	}
+	return stamp{
+		Dev: int64(st.Dev), Ino: int64(st.Ino), Size: st.Size,
+		Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(),
+	}, true
+}
+
+func cachePath(cacheDir, configPath string) string {
+	sum := sha256.Sum256([]byte(configPath))
+	return filepath.Join(cacheDir, "policy-"+hex.EncodeToString(sum[:12])+".txt")
+}
+
+// loadCached returns the options of configPath from the compact copy in
+// cacheDir when it is current, else reads config.json and refreshes the
+// copy. Failing to write the copy is not an error: it only costs speed.
+func loadCached(configPath, cacheDir, projectRoot, userRoot string) (Options, error) {
+	abs, err := filepath.Abs(configPath)
+	if err != nil {
+		return Options{}, fmt.Errorf("reading config: %w", err)
+	}
+	fi, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return LoadOptions(configPath, projectRoot, userRoot)
+	}
+	if err != nil {
+		return Options{}, fmt.Errorf("reading config: %w", err)
+	}
+	st, ok := stampOf(fi)
+	if !ok {
+		return LoadOptions(configPath, projectRoot, userRoot)
+	}
+	cp := cachePath(cacheDir, abs)
+	if c, err := readCompact(cp); err == nil && c.Path == abs && c.Stamp == st {
+		if o, err := c.options(configPath, projectRoot, userRoot); err == nil {
+			return o, nil
+		}
+	}
+	f, err := loadConfig(configPath)
+	if err != nil {
+		return Options{}, err
+	}
+	o, err := optionsOf(f, projectRoot, userRoot)
+	if err != nil {
+		return Options{}, err
+	}
+	// Only a file that did not change while it was read is worth a copy.
+	if fi2, err := os.Stat(abs); err == nil {
+		if st2, ok := stampOf(fi2); ok && st2 == st {
+			writeCompact(cp, newCompact(abs, st, f, o.Policy))
+		}
+	}
+	return o, nil
+}
+
+// The copy is a small line format, not JSON, because it is read before
+// every command: a header, then one record per line, fields separated by
+// tabs, each quoted (strconv) when it holds a tab, newline, quote or
+// backslash, or is empty:
+//
+//	agent-shim compact policy 1
+//	path	/home/u/.gemini/config/config.json
+//	stamp	2049 1234 56789 1732950000000000000 1732950000000000000
+//	mode	ask
+//	profile	local-changes
+//	scope	/opt/data/...
+//	tool	allow	bash:make *
+//	rule	deny	never_allow	.	.agents/config/permissions/never_allow.txt	2	git push --force
+const compactHeader = "agent-shim compact policy 1"
+
+func field(s string) string {
+	if s == "" || strings.ContainsAny(s, "\t\n\r\"\\") {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+func unfield(s string) (string, error) {
+	if strings.HasPrefix(s, `"`) {
+		return strconv.Unquote(s)
+	}
+	return s, nil
+}
+
+func (c *compact) marshal() []byte {
+	var b strings.Builder
+	b.WriteString(compactHeader + "\n")
+	fmt.Fprintf(&b, "path\t%s\n", field(c.Path))
+	fmt.Fprintf(&b, "stamp\t%d %d %d %d %d\n", c.Stamp.Dev, c.Stamp.Ino, c.Stamp.Size, c.Stamp.Mtime, c.Stamp.Ctime)
+	fmt.Fprintf(&b, "mode\t%s\n", field(c.Mode))
+	fmt.Fprintf(&b, "profile\t%s\n", field(c.Profile))
+	for _, p := range c.PathScope {
+		fmt.Fprintf(&b, "scope\t%s\n", field(p))
+	}
+	for _, p := range c.Tools.Allow {
+		fmt.Fprintf(&b, "tool\tallow\t%s\n", field(p))
+	}
+	for _, p := range c.Tools.Deny {
+		fmt.Fprintf(&b, "tool\tdeny\t%s\n", field(p))
+	}
+	for _, r := range c.Rules {
+		fmt.Fprintf(&b, "rule\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Decision,
+			field(r.Category), field(r.Overlay), field(r.File), r.Line, field(r.Text))
+	}
+	return []byte(b.String())
+}
+
+func readCompact(path string) (*compact, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	text := string(data)
+	header, text, ok := strings.Cut(text, "\n")
+	if !ok || header != compactHeader || !strings.HasSuffix(text, "\n") {
+		return nil, errors.New("not a compact policy")
+	}
+	c := &compact{Version: compactVersion}
+	for line := range strings.Lines(text) {
+		f := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
+		for i := range f {
+			if f[i], err = unfield(f[i]); err != nil {
+				return nil, err
+			}
+		}
+		switch {
+		case f[0] == "path" && len(f) == 2:
+			c.Path = f[1]
+		case f[0] == "stamp" && len(f) == 2:
+			if _, err := fmt.Sscan(f[1], &c.Stamp.Dev, &c.Stamp.Ino, &c.Stamp.Size, &c.Stamp.Mtime, &c.Stamp.Ctime); err != nil {
+				return nil, err
+			}
+		case f[0] == "mode" && len(f) == 2:
+			c.Mode = f[1]
+		case f[0] == "profile" && len(f) == 2:
+			c.Profile = f[1]
+		case f[0] == "scope" && len(f) == 2:
+			c.PathScope = append(c.PathScope, f[1])
+		case f[0] == "tool" && len(f) == 3 && f[1] == "allow":
+			c.Tools.Allow = append(c.Tools.Allow, f[2])
+		case f[0] == "tool" && len(f) == 3 && f[1] == "deny":
+			c.Tools.Deny = append(c.Tools.Deny, f[2])
+		case f[0] == "rule" && len(f) == 7:
+			n, err := strconv.Atoi(f[5])
+			if err != nil {
+				return nil, err
+			}
+			c.Rules = append(c.Rules, compactRule{Decision: f[1], Category: f[2], Overlay: f[3], File: f[4], Line: n, Text: f[6]})
+		default:
+			return nil, fmt.Errorf("bad compact policy line %q", line)
+		}
+	}
+	return c, nil
+}
+
+func newCompact(abs string, st stamp, f *config.File, p *matcher.Policy) *compact {
+	c := &compact{
+		Version: compactVersion, Path: abs, Stamp: st,
+		Mode: f.Shim.Mode, Profile: f.Shim.Profile,
+		PathScope: f.Shim.PathScope.Allow, Tools: f.Shim.Tools,
+	}
+	for _, r := range p.Rules() {
+		c.Rules = append(c.Rules, compactRule{
+			Text: r.Text, Decision: r.Decision.String(),
+			Category: r.Source.Category, Overlay: r.Source.Overlay, File: r.Source.File, Line: r.Source.Line,
+		})
+	}
+	return c
+}
+
+// writeCompact writes the copy atomically; errors are ignored (see loadCached).
+func writeCompact(path string, c *compact) {
+	data := c.marshal()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".policy-*.tmp")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+// options rebuilds what optionsOf builds from the full file.
+func (c *compact) options(configPath, projectRoot, userRoot string) (Options, error) {
+	f := &config.File{Path: configPath, Exists: true}
+	f.Shim.Mode, f.Shim.Profile = c.Mode, c.Profile
+	f.Shim.PathScope.Allow, f.Shim.Tools = c.PathScope, c.Tools
+	o, err := optionsOf(f, projectRoot, userRoot)
+	if err != nil {
+		return Options{}, err
+	}
+	p := matcher.New()
+	for _, r := range c.Rules {
+		d, err := matcher.ParseDecision(r.Decision)
+		if err != nil || d == matcher.Default {
+			return Options{}, fmt.Errorf("compact policy: rule %q: bad decision %q", r.Text, r.Decision)
+		}
+		p.Add(d, r.Text, matcher.Source{Category: r.Category, Overlay: r.Overlay, File: r.File, Line: r.Line})
+	}
+	o.Policy = p
+	return o, nil
+}

@@ -1,0 +1,204 @@
+package gate
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-shim/agent-shim/config"
+)
+
+const cacheConfig = `{
+  "userSettings": {"globalPermissionGrants": {
+    "allow": ["command(regex:^git status$)", "command(regex:^ls$)"],
+    "ask": ["command(regex:^git push\\b.*$)"],
+    "deny": ["command(regex:^git push -f$)"]
+  }},
+  "agentShim": {
+    "version": 1, "profile": "local-changes", "mode": "ask",
+    "pathScope": {"allow": ["/opt/data/..."]},
+    "tools": {"allow": ["bash:make *"], "deny": ["write_file:/etc/*"]},
+    "rules": [
+      {"line": "git push --force", "category": "never_allow",
+       "source": {"overlay": ".", "file": ".agents/config/permissions/never_allow.txt", "line": 2},
+       "grants": ["command(regex:^git push -f$)"]},
+      {"line": "git status", "category": "read_only",
+       "source": {"overlay": ".", "file": ".agents/config/permissions/read_only.txt", "line": 1},
+       "grants": ["command(regex:^git status$)"]}
+    ]
+  }
+}
+`
+
+// countLoads counts the reads of config.json itself.
+func countLoads(t *testing.T) *int {
+	n := new(int)
+	orig := loadConfig
+	loadConfig = func(path string) (*config.File, error) {
+		*n++
+		return orig(path)
+	}
+	t.Cleanup(func() { loadConfig = orig })
+	return n
+}
+
+func TestCompactPolicy(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	cache := filepath.Join(dir, "cache")
+	if err := os.WriteFile(cfg, []byte(cacheConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	loads := countLoads(t)
+	lines := []string{"git status", "git push -f", "git push origin +main", "git push", "ls", "make all", "rm -rf /", "npm test"}
+	decide := func(g *Gate) []string {
+		var out []string
+		for _, l := range lines {
+			d := g.DecideBash(l)
+			out = append(out, l+" => "+d.Verdict.String()+": "+d.Reason)
+		}
+		return out
+	}
+	direct, err := Load(cfg, dir, "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := decide(direct)
+	*loads = 0
+
+	for i := range 3 {
+		g, err := Load(cfg, dir, "", Options{CacheDir: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := decide(g)
+		for j := range want {
+			if got[j] != want[j] {
+				t.Errorf("load %d: %s, want %s", i, got[j], want[j])
+			}
+		}
+		if g.Mode() != direct.Mode() || g.Level() != direct.Level() {
+			t.Errorf("load %d: mode/level %v/%v, want %v/%v", i, g.Mode(), g.Level(), direct.Mode(), direct.Level())
+		}
+	}
+	if *loads != 1 {
+		t.Errorf("config.json read %d times over 3 loads, want once", *loads)
+	}
+
+	// A changed config.json is read again at once: the copy never
+	// outlives the file it was made from.
+	changed := []byte(`{"userSettings": {"globalPermissionGrants": {"deny": ["command(regex:^git status$)"]}}}`)
+	if err := os.WriteFile(cfg, changed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Load(cfg, dir, "", Options{CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := g.DecideBash("git status"); d.Verdict != Deny {
+		t.Errorf("after the change, git status is %v, want deny", d.Verdict)
+	}
+	if *loads != 2 {
+		t.Errorf("config.json read %d times, want 2 after a change", *loads)
+	}
+
+	// A replaced file with the same size and times is still new (inode).
+	repl := filepath.Join(dir, "config.new")
+	if err := os.WriteFile(repl, []byte(cacheConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(repl, old, old)
+	if err := os.Rename(repl, cfg); err != nil {
+		t.Fatal(err)
+	}
+	g, err = Load(cfg, dir, "", Options{CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := g.DecideBash("git status"); d.Verdict != Allow {
+		t.Errorf("after the rename, git status is %v, want allow", d.Verdict)
+	}
+
+	// A corrupt copy is ignored, never trusted.
+	abs, _ := filepath.Abs(cfg)
+	if err := os.WriteFile(cachePath(cache, abs), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := *loads
+	if _, err := Load(cfg, dir, "", Options{CacheDir: cache}); err != nil {
+		t.Fatal(err)
+	}
+	if *loads != n+1 {
+		t.Errorf("a corrupt copy was used")
+	}
+
+	// A bad config.json is an error with or without a cache.
+	if err := os.WriteFile(cfg, []byte(`{"userSettings": 3}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(cfg, dir, "", Options{CacheDir: cache}); err == nil {
+		t.Error("bad config.json: want an error")
+	}
+}
+
+// fuchsiaSizeConfig writes a config.json of the size agents-setup makes from
+// a large checkout: 385 grants of about 1.5 KB, each with its rule entry.
+func fuchsiaSizeConfig(tb testing.TB, path string) {
+	var allow, ask, deny []string
+	var rules []config.Rule
+	long := strings.Repeat(`(?:[^\x00-\x20\x7f;&|<>()$\x60\\"']|\\[^\x00-\x1f\x7f])*`, 28)
+	for i := range 385 {
+		g := fmt.Sprintf("command(regex:^tool%d %s$)", i, long)
+		line := fmt.Sprintf("tool%d sub%d", i%100, i)
+		switch i % 5 {
+		case 0:
+			deny = append(deny, g)
+		case 1:
+			ask = append(ask, g)
+		default:
+			allow = append(allow, g)
+		}
+		rules = append(rules, config.Rule{Line: line, Category: "read_only",
+			Source: config.Source{Overlay: ".", File: ".agents/config/permissions/read_only.txt", Line: i + 1},
+			Grants: []string{g}})
+	}
+	doc := map[string]any{
+		"userSettings": map[string]any{"globalPermissionGrants": map[string]any{"allow": allow, "ask": ask, "deny": deny}},
+		"agentShim":    map[string]any{"version": 1, "profile": "local-changes", "rules": rules},
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	dir := b.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	fuchsiaSizeConfig(b, cfg)
+	fi, _ := os.Stat(cfg)
+	b.Logf("config.json: %d bytes", fi.Size())
+	for _, bc := range []struct {
+		name  string
+		cache string
+	}{{"Direct", ""}, {"Compact", filepath.Join(dir, "cache")}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				g, err := Load(cfg, dir, "", Options{CacheDir: bc.cache})
+				if err != nil {
+					b.Fatal(err)
+				}
+				g.DecideBash("git status")
+			}
+		})
+	}
+}
