@@ -380,7 +380,7 @@ func (s *session) apply(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Dir(s.configPath), 0o700); err != nil {
 		return fmt.Errorf("writing config: %w", err)
 	}
-	if err := statefile.WriteAtomic(s.configPath, data, 0o600); err != nil {
+	if err := statefile.WriteAtomic(s.target(), data, 0o600); err != nil {
 		return err
 	}
 	final := *st
@@ -393,6 +393,7 @@ func (s *session) apply(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("writing config: %w", err)
 	}
+	s.info = info
 	final.Fingerprint = fingerprint(s.configPath, profile, manifests, adhoc, to, identity(info))
 	statefile.TrimHistory(&final, historyKeep)
 	if err := s.store.Prune(&final); err != nil {
@@ -408,6 +409,15 @@ func (s *session) apply(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// target is the file to write: the config, or the file it links to, so
+// that a config kept in a dotfiles repository stays a symlink.
+func (s *session) target() string {
+	if p, err := filepath.EvalSymlinks(s.configPath); err == nil {
+		return p
+	}
+	return s.configPath
 }
 
 func (s *session) stExists() bool {
@@ -659,7 +669,7 @@ func (s *session) rollback(ctx context.Context) error {
 		return nil
 	}
 	if b.Existed {
-		if err := statefile.WriteAtomic(s.configPath, []byte(b.Content), 0o600); err != nil {
+		if err := statefile.WriteAtomic(s.target(), []byte(b.Content), 0o600); err != nil {
 			return err
 		}
 		fmt.Fprintf(o.stdout, "restored %s from %s (profile %s)\n", display(s.configPath), b.Time.Format(time.RFC3339), profileName(b.Profile))
