@@ -394,3 +394,16 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkMarshal(b *testing.B) {
+	f, err := Parse("config.json", bigConfig(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.Marshal(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -187,17 +188,20 @@ func num(n int) func(*writer, int) {
 
 // appendQuoted appends s as a JSON string the way encoding/json does with
 // HTML escaping off: grants are regular expressions that people read.
+// Grants are escape-dense (a backslash every few bytes), so bytes are
+// copied one by one rather than in runs.
 func appendQuoted(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
+	dst = slices.Grow(dst, len(s)+len(s)/4+2)
 	dst = append(dst, '"')
-	start := 0
 	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
+		b := s[i]
+		if b >= 0x20 && b < utf8.RuneSelf && b != '"' && b != '\\' {
+			dst = append(dst, b)
+			i++
+			continue
+		}
+		if b < utf8.RuneSelf {
 			switch b {
 			case '\\', '"':
 				dst = append(dst, '\\', b)
@@ -215,27 +219,19 @@ func appendQuoted(dst []byte, s string) []byte {
 				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
 			}
 			i++
-			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
+		switch {
+		case r == utf8.RuneError && size == 1:
 			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
+		case r == '\u2028' || r == '\u2029':
 			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
+		default:
+			dst = append(dst, s[i:i+size]...)
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
 
