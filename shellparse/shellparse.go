@@ -464,7 +464,7 @@ func (w *walker) call(x *syntax.CallExpr, src source, c ctx) {
 	for _, arg := range x.Args {
 		w.node(arg, src, c)
 	}
-	assigns := make([]Assign, 0, len(x.Assigns))
+	var assigns []Assign
 	for _, a := range x.Assigns {
 		assigns = append(assigns, assign(a, src))
 	}
@@ -628,6 +628,10 @@ func words(args []*syntax.Word, src source) []Word {
 	out := make([]Word, 0, len(args))
 	for _, arg := range args {
 		text := src.slice(arg)
+		if !hasBrace(arg) {
+			out = append(out, evalWord(arg, text))
+			continue
+		}
 		expanded, ok := braces(arg)
 		if !ok {
 			out = append(out, Word{Text: text, Split: true})
