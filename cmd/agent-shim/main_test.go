@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -18,6 +20,15 @@ var update = flag.Bool("u", false, "update testscript golden files")
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"agent-shim": func() {
+			// No test prompts on the terminal running it: $TEST_TTY, when
+			// set, is a file of answers (the questions are appended to
+			// $TEST_TTY.out); otherwise there is no terminal.
+			openTTY = func() (io.ReadWriteCloser, error) {
+				if path := os.Getenv("TEST_TTY"); path != "" {
+					return openFakeTTY(path)
+				}
+				return nil, errors.New("no terminal in tests")
+			}
 			os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
@@ -46,7 +57,8 @@ func TestScripts(t *testing.T) {
 }
 
 // cmdExitcode runs a program and asserts its exact exit status:
-// `exitcode 2 agent-shim explain` (testscript's `!` only means non-zero).
+// `exitcode 2 agent-shim explain` (testscript's `!` only means non-zero);
+// death by signal N counts as 128+N.
 // Its stdout and stderr are kept for the commands that follow.
 func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
@@ -63,8 +75,40 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("exitcode: %v", err)
 		}
 		got = ee.ExitCode()
+		// A process killed by a signal has no exit code: report it as
+		// a shell does, 128+N.
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			got = 128 + int(ws.Signal())
+		}
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// fakeTTY is a terminal for tests: answers from a file, questions to
+// another.
+type fakeTTY struct {
+	in  *os.File
+	out *os.File
+}
+
+func openFakeTTY(path string) (io.ReadWriteCloser, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	out, err := os.OpenFile(path+".out", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	return &fakeTTY{in, out}, nil
+}
+
+func (t *fakeTTY) Read(p []byte) (int, error)  { return t.in.Read(p) }
+func (t *fakeTTY) Write(p []byte) (int, error) { return t.out.Write(p) }
+func (t *fakeTTY) Close() error {
+	t.in.Close()
+	return t.out.Close()
 }

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"time"
 
@@ -91,14 +90,27 @@ type askedCall struct {
 // askedKeep is how long an asked call waits for its PostToolUse.
 const askedKeep = 24 * time.Hour
 
-// plainID is a session id usable as a file name as it is.
-var plainID = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
+// plainID reports whether a session id is usable as a file name as it is.
+// (Not a regular expression: a counted repetition compiles into a large
+// program at every start.)
+func plainID(id string) bool {
+	if id == "" || len(id) > 128 || id[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
 
 // sessionOf returns the session store of id, under the state directory of
 // the approval log.
 func sessionOf(auditPath, id string) *session {
 	name := id
-	if !plainID.MatchString(id) {
+	if !plainID(id) {
 		sum := sha256.Sum256([]byte(id))
 		name = "h-" + hex.EncodeToString(sum[:16])
 	}
@@ -135,6 +147,12 @@ func (s *session) update(ctx context.Context, change func(*sessionFile)) error {
 		return err
 	}
 	change(sf)
+	if sf.Approvals == nil {
+		sf.Approvals = []sessionApproval{}
+	}
+	if sf.Asked == nil {
+		sf.Asked = []askedCall{}
+	}
 	data, err := json.MarshalIndent(sf, "", "  ")
 	if err != nil {
 		return fmt.Errorf("updating session %s: %w", s.path, err)

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-shim/agent-shim/config"
+)
+
+var hookCost = flag.Int("hookcost", 0, "measure the whole-process cost of N hook calls against bash -c true")
+
+// TestHookCost measures one hook call with a config of the full Fuchsia
+// size (the built-in manifests plus 206 more rules: 385 grants, managed,
+// with the agentShim.rules section) against `bash -c true`, in paired runs,
+// and fails when the median ratio is over 1.3. It builds agent-shim and
+// agents-setup; run it with
+//
+//	go test -run TestHookCost -hookcost 400 ./cmd/agent-shim
+func TestHookCost(t *testing.T) {
+	if *hookCost == 0 {
+		t.Skip("run with -hookcost N")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash to compare with")
+	}
+	dir := t.TempDir()
+	env := pinnedEnv(dir)
+	shimBin := buildBinary(t, dir, "agent-shim")
+	cfg := fuchsiaConfig(t, dir, env)
+
+	input := filepath.Join(dir, "input.json")
+	hookJSON := fmt.Sprintf(`{"session_id":"bench","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status && fx build"},"tool_use_id":"t1"}`, filepath.Join(dir, "ck"))
+	if err := os.WriteFile(input, []byte(hookJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	shim := func() time.Duration {
+		in, err := os.Open(input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		cmd := exec.Command(shimBin, "hook", "claude-code", "--config", cfg)
+		cmd.Env, cmd.Stdin = env, in
+		start := time.Now()
+		out, err := cmd.Output()
+		d := time.Since(start)
+		if err != nil || !strings.Contains(string(out), `"allow"`) {
+			t.Fatalf("hook: %v: %s", err, out)
+		}
+		return d
+	}
+	sh := func() time.Duration {
+		cmd := exec.Command(bash, "-c", "true")
+		cmd.Env = env
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	for range 20 { // warm up the page cache
+		shim()
+		sh()
+	}
+	n := *hookCost
+	var shims, shs, ratios []float64
+	for i := range n {
+		var a, b time.Duration
+		if i%2 == 0 {
+			a, b = shim(), sh()
+		} else {
+			b, a = sh(), shim()
+		}
+		shims = append(shims, a.Seconds()*1e3)
+		shs = append(shs, b.Seconds()*1e3)
+		ratios = append(ratios, a.Seconds()/b.Seconds())
+	}
+	med := func(xs []float64) float64 { slices.Sort(xs); return xs[len(xs)/2] }
+	ratio := med(ratios)
+	t.Logf("%d paired runs: hook claude-code %.2f ms, bash -c true %.2f ms (medians); median ratio %.2f", n, med(shims), med(shs), ratio)
+	if ratio > 1.3 {
+		t.Errorf("median ratio %.2f > 1.3", ratio)
+	}
+}
+
+// pinnedEnv is an environment with HOME and the XDG directories under dir.
+func pinnedEnv(dir string) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + filepath.Join(dir, "home"),
+		"XDG_CONFIG_HOME=" + filepath.Join(dir, "xdg", "config"),
+		"XDG_STATE_HOME=" + filepath.Join(dir, "xdg", "state"),
+		"XDG_CACHE_HOME=" + filepath.Join(dir, "xdg", "cache"),
+		"XDG_DATA_HOME=" + filepath.Join(dir, "xdg", "data"),
+	}
+}
+
+// buildBinary builds ./cmd/<name> into dir.
+func buildBinary(t testing.TB, dir, name string) string {
+	t.Helper()
+	bin := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", bin, "../"+name)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+// fuchsiaConfig writes a config.json of the full Fuchsia size with
+// agents-setup: a git checkout whose manifests are the built-in defaults
+// (agents-setup --init) plus 206 read-only rules.
+func fuchsiaConfig(t testing.TB, dir string, env []string) string {
+	t.Helper()
+	setup := buildBinary(t, dir, "agents-setup")
+	ck := filepath.Join(dir, "ck")
+	if err := os.MkdirAll(filepath.Join(ck, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "home", ".gemini", "config", "config.json")
+	runSetup := func(args ...string) {
+		cmd := exec.Command(setup, append([]string{"--root", ck, "--config", cfg}, args...)...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("agents-setup %q: %v\n%s", args, err, out)
+		}
+	}
+	runSetup("--init")
+	rnd := rand.New(rand.NewSource(1))
+	progs := []string{"fx", "ffx", "jiri", "cipd", "gn", "ninja", "bazel", "cargo", "go", "npm", "make", "cmake"}
+	subs := []string{"build", "test", "status", "list", "show", "info", "log", "check", "fmt", "lint", "query", "describe", "inspect", "doctor", "target", "component", "package", "repo", "update"}
+	seen := map[string]bool{}
+	var extra []string
+	for len(extra) < 206 {
+		l := fmt.Sprintf("%s %s %s%d", progs[rnd.Intn(len(progs))], subs[rnd.Intn(len(subs))], subs[rnd.Intn(len(subs))], rnd.Intn(100))
+		if !seen[l] {
+			seen[l] = true
+			extra = append(extra, l)
+		}
+	}
+	ro := filepath.Join(ck, ".agents", "config", "permissions", "read_only.txt")
+	f, err := os.OpenFile(ro, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, strings.Join(extra, "\n"))
+	f.Close()
+	runSetup()
+	c, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.Grants.Allow) + len(c.Grants.Ask) + len(c.Grants.Deny); n < 380 || len(c.Shim.Rules) < 380 {
+		t.Fatalf("config has %d grants and %d rules, want about 385", n, len(c.Shim.Rules))
+	}
+	return cfg
+}
