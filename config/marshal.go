@@ -192,7 +192,7 @@ func num(n int) func(*writer, int) {
 // copied one by one rather than in runs.
 func appendQuoted(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
-	dst = slices.Grow(dst, len(s)+len(s)/4+2)
+	dst = slices.Grow(dst, len(s)+2)
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
 		b := s[i]
@@ -262,16 +262,19 @@ func (f *File) Marshal() ([]byte, error) {
 
 // sizeHint estimates the size of the output, to allocate it once.
 func (f *File) sizeHint() int {
+	quoted := func(s string) int {
+		return len(s) + strings.Count(s, `\`) + strings.Count(s, `"`) + 16
+	}
 	n := len(f.text) + 4096
 	for _, l := range [][]string{f.Grants.Allow, f.Grants.Ask, f.Grants.Deny} {
 		for _, g := range l {
-			n += len(g) + len(g)/8 + 16
+			n += quoted(g)
 		}
 	}
 	for _, r := range f.Shim.Rules {
-		n += len(r.Line) + len(r.Source.File) + 200
+		n += quoted(r.Line) + quoted(r.Source.File) + 200
 		for _, g := range r.Grants {
-			n += len(g) + len(g)/8 + 16
+			n += quoted(g)
 		}
 	}
 	return n
