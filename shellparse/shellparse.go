@@ -471,6 +471,7 @@ func (w *walker) call(x *syntax.CallExpr, src source, c ctx) {
 	cmd := &Command{Assigns: assigns, Redirs: c.redirs, Pos: pos(x.Pos()), Nesting: c.nesting, Source: src.slice(x)}
 	if len(x.Args) == 0 {
 		w.emit(cmd)
+		w.prompts(cmd, c)
 		return
 	}
 	cmd.Args = words(x.Args, src)
@@ -494,6 +495,23 @@ func (w *walker) decl(x *syntax.DeclClause, src source, c ctx) {
 		}
 	}
 	w.emit(cmd)
+	w.prompts(cmd, c)
+}
+
+// promptVars hold text the shell runs or expands later: PROMPT_COMMAND is
+// run before each prompt, and the PS variables are expanded, command
+// substitutions included (PS4 on every traced command after set -x).
+var promptVars = map[string]bool{
+	"PROMPT_COMMAND": true, "PS0": true, "PS1": true, "PS2": true, "PS3": true, "PS4": true,
+}
+
+// prompts follows the values of promptVars set by cmd as nested scripts.
+func (w *walker) prompts(cmd *Command, c ctx) {
+	for _, a := range cmd.Assigns {
+		if promptVars[a.Name] {
+			w.nested(a.Name+"=", a.Value, cmd, c)
+		}
+	}
 }
 
 func assign(a *syntax.Assign, src source) Assign {

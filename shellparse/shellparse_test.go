@@ -198,6 +198,8 @@ var parseTests = []struct {
 	{"su --frob -c a", []string{"su --frob -c a !cannot tell what su runs: unknown option --frob"}},
 	{"trap 'rm -rf /' EXIT", []string{"trap › rm -rf /"}},
 	{"trap -p", []string{"trap -p"}},
+	{"PS4='$(rm -rf /)'; set -x", []string{"PS4=$(rm -rf /)", "PS4= › $( ) › rm -rf /", "PS4= › ?$(rm -rf /)", "set -x"}},
+	{"export PROMPT_COMMAND='git push -f'", []string{"PROMPT_COMMAND=git push -f export", "PROMPT_COMMAND= › git push -f"}},
 	{"alias ls='rm -rf /'; ls", []string{"alias ls=rm -rf /", "alias › rm -rf /", "ls"}},
 	{"sudo sh -c 'git reset --hard'", []string{"sudo › sh -c › git reset --hard"}},
 	{"xargs sh -c 'rm \"$@\"' _", []string{`xargs › sh -c › rm ?"$@"`}},
