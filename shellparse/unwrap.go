@@ -284,6 +284,9 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		w.su(name, cmd, c)
 	case name == "find":
 		w.find(cmd, c)
+	case name == "git" || strings.HasPrefix(name, "git-"):
+		w.emit(cmd)
+		w.gitRuns(cmd, c)
 	case name == "source" || name == ".":
 		w.source(name, cmd)
 	case name == "cd" || name == "pushd":
@@ -468,6 +471,60 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 
 // su and runuser take options anywhere (su - root -c 'cmd'): look for the
 // command in every word, and refuse options they do not have.
+// gitRuns follows the commands git itself runs through a shell:
+// git submodule foreach CMD, git rebase -x/--exec CMD, git bisect run CMD.
+// git's own options before the subcommand are skipped by value shape only
+// (the matcher reads them properly); a subcommand word is one of these.
+func (w *walker) gitRuns(cmd *Command, c ctx) {
+	args := cmd.Args[1:]
+	if sub, ok := strings.CutPrefix(path.Base(cmd.Args[0].Text), "git-"); ok {
+		args = append([]Word{{Text: sub, Static: true}}, args...)
+	}
+	for i := 0; i < len(args); i++ {
+		switch args[i].Text {
+		case "submodule":
+			for j := i + 1; j < len(args); j++ {
+				if args[j].Text == "foreach" {
+					rest := args[j+1:]
+					for len(rest) > 0 && (rest[0].Text == "--recursive" || rest[0].Text == "-q" || rest[0].Text == "--quiet" || rest[0].Text == "--") {
+						rest = rest[1:]
+					}
+					if len(rest) > 0 {
+						w.nested("git submodule foreach", joinWords(rest), cmd, c)
+					}
+					return
+				}
+			}
+			return
+		case "rebase":
+			rest := args[i+1:]
+			for j := 0; j < len(rest); j++ {
+				t := rest[j].Text
+				switch {
+				case t == "-x" || t == "--exec":
+					if j+1 < len(rest) {
+						w.nested("git rebase --exec", rest[j+1], cmd, c)
+						j++
+					}
+				case strings.HasPrefix(t, "--exec="):
+					w.nested("git rebase --exec", Word{Text: t[len("--exec="):], Static: rest[j].Static}, cmd, c)
+				case strings.HasPrefix(t, "-x") && len(t) > 2:
+					w.nested("git rebase --exec", Word{Text: t[2:], Static: rest[j].Static}, cmd, c)
+				}
+			}
+			return
+		case "bisect":
+			if i+1 < len(args) && args[i+1].Text == "run" && i+2 < len(args) {
+				w.inner("git bisect run", cmd, args[i+2:], nil, c)
+			}
+			return
+		}
+		if !strings.HasPrefix(args[i].Text, "-") && i > 0 && !strings.HasPrefix(args[i-1].Text, "-") {
+			return // a subcommand that runs nothing of its own
+		}
+	}
+}
+
 // stdinPath reports a script argument that names standard input.
 func stdinPath(w Word) bool {
 	switch w.Text {
