@@ -15,6 +15,8 @@ import (
 	"github.com/agent-shim/agent-shim/config"
 )
 
+var agentsSetupBin = flag.String("agents-setup", "", "use this agents-setup binary instead of building ../agents-setup")
+
 var hookCost = flag.Int("hookcost", 0, "measure the whole-process cost of N hook calls against bash -c true")
 
 // TestHookCost measures one hook call with a config of the full Fuchsia
@@ -104,11 +106,19 @@ func pinnedEnv(dir string) []string {
 	}
 }
 
+// origEnv is the environment the tests started with, before they pin HOME:
+// the go command keeps its caches under the real one.
+var origEnv = os.Environ()
+
 // buildBinary builds ./cmd/<name> into dir.
 func buildBinary(t testing.TB, dir, name string) string {
 	t.Helper()
+	if name == "agents-setup" && *agentsSetupBin != "" {
+		return *agentsSetupBin
+	}
 	bin := filepath.Join(dir, name)
 	cmd := exec.Command("go", "build", "-o", bin, "../"+name)
+	cmd.Env = origEnv
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building %s: %v\n%s", name, err, out)
 	}

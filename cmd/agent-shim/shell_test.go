@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/gate"
+)
+
+func TestParseShellArgv(t *testing.T) {
+	tests := []struct {
+		in      []string
+		want    string
+		wantErr string
+	}{
+		{in: []string{"-c", "git status"}, want: "git status"},
+		{in: []string{"-lc", "git status"}, want: "git status"},
+		{in: []string{"-cl", "git status"}, want: "git status"},
+		{in: []string{"-e", "-o", "pipefail", "-c", "a | b"}, want: "a | b"},
+		{in: []string{"-euo", "pipefail", "-c", "x"}, want: "x"},
+		{in: []string{"-i", "-c", "x", "arg0", "a1"}, want: "x"},
+		{in: []string{"+o", "histexpand", "-c", "x"}, want: "x"},
+		{in: []string{"-O", "extglob", "-c", "x"}, want: "x"},
+		{in: []string{"--login", "--noprofile", "-c", "x"}, want: "x"},
+		{in: []string{"--rcfile", "f", "-c", "x"}, want: "x"},
+		{in: []string{"-c", "-x", "x"}, want: "x"}, // options go on after -c
+		{in: []string{"-c", "--", "x"}, want: "x"},
+		{in: []string{"-c", "-"}, wantErr: "-c needs a command line"},
+		{in: []string{"-c"}, wantErr: "-c needs a command line"},
+		{in: []string{"-l", "script.sh"}, wantErr: "only command lines given with -c"},
+		{in: []string{"-s"}, wantErr: "only command lines given with -c"},
+		{in: []string{"+c", "x"}, wantErr: "only command lines given with -c"},
+		{in: []string{"-o"}, wantErr: "-o needs an option name"},
+		{in: []string{"--rcfile"}, wantErr: "--rcfile needs a file"},
+		{in: []string{"--bogus", "-c", "x"}, wantErr: "unknown shell option --bogus"},
+		{in: []string{"-c1", "x"}, wantErr: "unknown shell option -c1"},
+	}
+	seen := map[string]bool{}
+	for _, tc := range tests {
+		key := strings.Join(tc.in, "\x00")
+		if seen[key] {
+			t.Fatalf("duplicate input %q", tc.in)
+		}
+		seen[key] = true
+		t.Logf("input: %q", tc.in)
+		got, err := parseShellArgv(append([]string{"agent-shim"}, tc.in...))
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("got %q, %v; want error %q", got, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("got %q, %v; want %q", got, err, tc.want)
+		}
+	}
+}
+
+func TestIsShellArgv(t *testing.T) {
+	for in, want := range map[string]bool{
+		"-c": true, "-lc": true, "+o": true, "--login": true, "-e": true,
+		"-h": false, "--help": false, "hook": false, "explain": false, "-": false, "": false,
+	} {
+		if got := isShellArgv(in); got != want {
+			t.Errorf("isShellArgv(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// testEnv pins HOME and the XDG directories to a temporary directory and
+// writes config.json there; it returns the directory and the config path.
+func testEnv(t *testing.T, configJSON string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, kv := range pinnedEnv(dir) {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	t.Setenv("GEMINI_CONFIG_DIR", "")
+	t.Setenv("GEMINI_HOME", "")
+	cfg := filepath.Join(dir, "home", ".gemini", "config", "config.json")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if configJSON != "" {
+		if err := os.WriteFile(cfg, []byte(configJSON), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, cfg
+}
+
+// seams replaces the exec and the terminal for one test; it records the
+// exec calls.
+type seams struct {
+	mu    sync.Mutex
+	execs [][]string // path, then argv
+}
+
+func useSeams(t *testing.T, tty func() (io.ReadWriteCloser, error)) *seams {
+	s := &seams{}
+	oldExec, oldTTY := execShell, openTTY
+	t.Cleanup(func() { execShell, openTTY = oldExec, oldTTY })
+	execShell = func(path string, argv []string, _ []string) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.execs = append(s.execs, append([]string{path}, argv...))
+		return nil
+	}
+	if tty == nil {
+		tty = func() (io.ReadWriteCloser, error) { return nil, errors.New("no terminal") }
+	}
+	openTTY = tty
+	return s
+}
+
+const shellConfig = `{"userSettings": {"globalPermissionGrants": {
+  "allow": ["command(git status)"], "ask": ["command(git push)"], "deny": ["command(rm)"]}}}`
+
+// The exec seam sees the real shell and the argv; nothing is exec'd.
+func TestShellExecArgv(t *testing.T) {
+	dir, _ := testEnv(t, shellConfig)
+	fake := filepath.Join(dir, "fakesh")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AGENT_SHIM_SHELL", fake)
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"agent-shim", "-c", "git status"}, []string{fake, "fakesh", "-c", "git status"}},
+		{[]string{"/usr/bin/agent-shim", "-lc", "git status", "me", "a b"}, []string{fake, "fakesh", "-lc", "git status", "me", "a b"}},
+		{[]string{"-agent-shim", "-c", "git status"}, []string{fake, "-fakesh", "-c", "git status"}}, // a login shell
+		{[]string{"agent-shim", "-e", "-o", "pipefail", "-c", "git status"}, []string{fake, "fakesh", "-e", "-o", "pipefail", "-c", "git status"}},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q", tc.args)
+		s := useSeams(t, nil)
+		var stderr bytes.Buffer
+		if code := run(context.Background(), tc.args, strings.NewReader(""), io.Discard, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		if diff := cmp.Diff([][]string{tc.want}, s.execs); diff != "" {
+			t.Errorf("exec (-want +got):\n%s", diff)
+		}
+	}
+	for _, cmd := range []string{"rm -rf /", "git push", "make", "git status; rm x"} {
+		s := useSeams(t, nil)
+		if code := run(context.Background(), []string{"agent-shim", "-c", cmd}, strings.NewReader(""), io.Discard, io.Discard); code != exitDenied {
+			t.Errorf("%q: exit %d, want %d", cmd, code, exitDenied)
+		}
+		if len(s.execs) != 0 {
+			t.Errorf("%q: exec'd %q", cmd, s.execs)
+		}
+	}
+}
+
+// answerer is a prompter that answers every request the same way.
+type answerer struct {
+	a    gate.Answer
+	mu   sync.Mutex
+	seen []gate.Request
+}
+
+func (p *answerer) AskApproval(_ context.Context, req gate.Request) (gate.Answer, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen = append(p.seen, req)
+	return p.a, nil
+}
+
+// Each answer through the prompter seam, and what a later process of the
+// same session (a new gate) sees.
+func TestShellAnswers(t *testing.T) {
+	tests := []struct {
+		answer     gate.Answer
+		cmd, later string
+		wantErr    error
+		laterRuns  bool
+	}{
+		{answer: gate.AnswerNo, cmd: "git push a", later: "git push a", wantErr: gate.ErrDenied},
+		{answer: gate.AnswerOnce, cmd: "git push b", later: "git push b"},
+		{answer: gate.AnswerSession, cmd: "git push c", later: "git push c", laterRuns: true},
+		{answer: gate.AnswerSession, cmd: "git push d", later: "git push dd"},
+		{answer: gate.AnswerTool, cmd: "make e", later: "make ee", laterRuns: true},
+		{answer: gate.AnswerAlways, cmd: "git push f", later: "git push f", laterRuns: true},
+	}
+	for i, tc := range tests {
+		t.Logf("input: %v %q then %q", tc.answer, tc.cmd, tc.later)
+		_, cfg := testEnv(t, shellConfig)
+		t.Setenv("AGENT_SHIM_SESSION", fmt.Sprintf("answers-%d", i))
+		e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: os.Getenv}
+		ctx := context.Background()
+		p := &answerer{a: tc.answer}
+		s, err := e.open(ctx, openOptions{prompter: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = e.settle(ctx, s, p, tc.cmd)
+		s.close()
+		if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+			t.Errorf("settle: %v, want %v", err, tc.wantErr)
+		}
+		if len(p.seen) != 1 {
+			t.Errorf("asked %d times, want 1", len(p.seen))
+		}
+		// A new process of the session, with nobody to ask.
+		s2, err := e.open(ctx, openOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = e.settle(ctx, s2, nil, tc.later)
+		s2.close()
+		if runs := err == nil; runs != tc.laterRuns {
+			t.Errorf("later %q: %v, want runs=%v", tc.later, err, tc.laterRuns)
+		}
+		f, err := config.Load(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		persisted := slices.Contains(f.Shim.Tools.Allow, "bash:"+tc.cmd)
+		if persisted != (tc.answer == gate.AnswerAlways) {
+			t.Errorf("tools.allow = %q after %v", f.Shim.Tools.Allow, tc.answer)
+		}
+	}
+}
+
+// An "always" answer is persisted while 16 agents-setup runs rewrite the
+// same config.json: every grant survives, and so do agents-setup's rules.
+func TestAlwaysSurvivesAgentsSetup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds agents-setup")
+	}
+	dir, cfg := testEnv(t, "")
+	setup := buildBinary(t, dir, "agents-setup")
+	ck := filepath.Join(dir, "ck")
+	if err := os.MkdirAll(filepath.Join(ck, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runSetup := func(args ...string) error {
+		cmd := exec.Command(setup, append([]string{"--root", ck, "--config", cfg}, args...)...)
+		cmd.Env = os.Environ()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("agents-setup %q: %v\n%s", args, err, out)
+		}
+		return nil
+	}
+	if err := runSetup("--init"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AGENT_SHIM_SESSION", "race")
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: os.Getenv}
+	ctx := context.Background()
+	profiles := []string{"read-only", "local-changes", "external-changes", "full-access"}
+	const grants = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, 16+grants)
+	for i := range 16 {
+		wg.Go(func() { errs <- runSetup("-p", profiles[i%len(profiles)]) })
+	}
+	for i := range grants {
+		wg.Go(func() {
+			// A path outside the scope is asked at every level; the
+			// person answers "always".
+			p := &answerer{a: gate.AnswerAlways}
+			s, err := e.open(ctx, openOptions{cwd: ck, prompter: p})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer s.close()
+			errs <- s.g.CheckFileRead(ctx, "Read", fmt.Sprintf("/nonexistent/data-%d", i))
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	f, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range grants {
+		if want := fmt.Sprintf("/nonexistent/data-%d", i); !slices.Contains(f.Shim.PathScope.Allow, want) {
+			t.Errorf("%s lost; pathScope.allow = %q", want, f.Shim.PathScope.Allow)
+		}
+	}
+	if len(f.Shim.Rules) < 100 || len(f.Grants.Allow) == 0 {
+		t.Errorf("agents-setup's rules lost: %d rules, %d allow grants", len(f.Shim.Rules), len(f.Grants.Allow))
+	}
+	// A later agents-setup run keeps the user's grants.
+	if err := runSetup("-p", "read-only"); err != nil {
+		t.Fatal(err)
+	}
+	if f, err = config.Load(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Shim.PathScope.Allow) != grants {
+		t.Errorf("after agents-setup: pathScope.allow = %q", f.Shim.PathScope.Allow)
+	}
+}
