@@ -71,9 +71,10 @@ func (e *env) open(ctx context.Context, o openOptions) (*shim, error) {
 		Persist: func(tool, pattern string) error {
 			return persistGrant(ctx, path, tool, pattern)
 		},
-		Audit:   s.audit,
-		Session: id,
-		Dir:     dir,
+		Audit:    s.audit,
+		Session:  id,
+		Dir:      dir,
+		CacheDir: e.cacheDir(),
 	})
 	if err != nil {
 		return nil, err
@@ -127,4 +128,17 @@ func (e *env) projectRoot(dir string) string {
 		return ""
 	}
 	return dir
+}
+
+// cacheDir is where the gate keeps its compact copy of config.json's
+// policy: $XDG_CACHE_HOME/agent-shim, else ~/.cache/agent-shim; "" (no
+// copy, config.json parsed on every call) when neither is set.
+func (e *env) cacheDir() string {
+	if d := e.getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "agent-shim")
+	}
+	if h := e.getenv("HOME"); h != "" {
+		return filepath.Join(h, ".cache", "agent-shim")
+	}
+	return ""
 }
