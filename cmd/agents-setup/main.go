@@ -98,6 +98,9 @@ type options struct {
 	rollback                         int
 	stdout, stderr                   io.Writer
 	profileSet, rollbackSet, rootSet bool
+	// hook is set for a hook run: it re-applies the saved profile and
+	// the recorded ad-hoc rules, whatever the command line says.
+	hook bool
 }
 
 const helpText = `Turn the permission manifests of a checkout into the agent's config.json.
@@ -111,7 +114,9 @@ built-in default manifests are used (or only the ad-hoc rules, when given).
 
 Ad-hoc rules (-a, -k, -d and the --*-list files) count as managed: a later run
 without them removes them. To keep a rule for good, add it to config.json by
-hand or to a manifest.
+hand or to a manifest. The git hooks ("agents-setup hooks install") re-apply
+the ad-hoc rules of the last manual run, as recorded then (list files by their
+content at that time), with the last applied profile.
 
 Profiles: ` + "read-only, local-changes (default), external-changes, full-access." + `
 The profile defaults to the last one applied.`
@@ -121,7 +126,7 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:            "agents-setup",
 		Usage:           "write the agent permission policy of a checkout into config.json",
-		UsageText:       "agents-setup [flags]",
+		UsageText:       "agents-setup [flags]\n   agents-setup [--config FILE] [--state-dir DIR] hooks install|uninstall|status [--root DIR] [--force]",
 		Description:     helpText,
 		HideHelpCommand: true,
 		// The package's global help flag is shared state that concurrent
@@ -136,6 +141,7 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &usageError{err.Error()}
 		},
+		Commands: []*cli.Command{o.hooksCommand()},
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, Usage: "`PROFILE`: " + strings.Join(manifest.Profiles, ", "), Destination: &o.profile},
 			&cli.StringSliceFlag{Name: "allow", Aliases: []string{"a"}, Usage: "allow `CMD` (ad-hoc rule, repeatable)"},

@@ -66,6 +66,13 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_CACHE_HOME", filepath.Join(work, "home", ".cache"))
 			env.Setenv("XDG_DATA_HOME", filepath.Join(work, "home", ".local", "share"))
 			env.Setenv("CONFIG", filepath.Join(work, "home", ".gemini", "config", "config.json"))
+			// The real git, where scripts use it, reads no system or user
+			// configuration but this one.
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			env.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(work, "gitconfig"))
+			if err := os.WriteFile(filepath.Join(work, "gitconfig"), []byte("[user]\n\tname = Test\n\temail = test@example.com\n"), 0o600); err != nil {
+				return err
+			}
 			return os.MkdirAll(filepath.Join(work, "home"), 0o700)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -74,6 +81,7 @@ func TestScripts(t *testing.T) {
 			"gitinit": cmdGitinit,
 			"summary": cmdSummary,
 			"backups": cmdBackups,
+			"mode":    cmdMode,
 		},
 	})
 }
@@ -235,5 +243,19 @@ func assertNoTemp(ts *testscript.TestScript, dir string) {
 	tmp, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
 	if len(tmp) > 0 {
 		ts.Fatalf("temporary files left: %v", tmp)
+	}
+}
+
+// cmdMode prints the mode of each file, links not followed:
+//
+//	mode FILE...
+func cmdMode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: mode FILE...")
+	}
+	for _, a := range args {
+		fi, err := os.Lstat(ts.MkAbs(a))
+		ts.Check(err)
+		fmt.Fprintf(ts.Stdout(), "%s %s\n", fi.Mode(), a)
 	}
 }

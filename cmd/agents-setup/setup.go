@@ -93,20 +93,27 @@ func (o *options) run(ctx context.Context) error {
 	return s.apply(ctx)
 }
 
-// open finds the config and state, takes the lock and reads both.
-func (o *options) open(ctx context.Context) (*session, func() error, error) {
+// paths returns the config file's absolute path and its state directory.
+func (o *options) paths() (configPath, stateDir string, err error) {
 	path := o.configPath
 	if path == "" {
-		var err error
 		if path, err = config.DefaultPath(getenv); err != nil {
-			return nil, nil, err
+			return "", "", err
 		}
 	}
-	path, err := filepath.Abs(path)
-	if err != nil {
-		return nil, nil, err
+	if path, err = filepath.Abs(path); err != nil {
+		return "", "", err
 	}
 	dir, err := statefile.Dir(o.stateDir, path, getenv)
+	if err != nil {
+		return "", "", err
+	}
+	return path, dir, nil
+}
+
+// open finds the config and state, takes the lock and reads both.
+func (o *options) open(ctx context.Context) (*session, func() error, error) {
+	path, dir, err := o.paths()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -259,8 +266,22 @@ func (s *session) apply(ctx context.Context) error {
 		return s.stErr
 	}
 	profile := s.profile()
-	adhoc, to, err := o.adhocLines()
-	if err != nil {
+	var rec *adhocRecord
+	var adhoc []manifest.Line
+	var to []int
+	var err error
+	if o.hook {
+		// A hook run re-applies the saved profile and the ad-hoc rules
+		// of the last apply; after --reset (or a rollback to before the
+		// first apply) there is no profile, and it leaves the config alone.
+		if s.stErr == nil && s.stExists() && s.st.Profile == "" {
+			return nil
+		}
+		if rec, err = loadAdhoc(s.store); err != nil {
+			return err
+		}
+		adhoc, to = fromRecord(rec.Rules)
+	} else if adhoc, to, err = o.adhocLines(); err != nil {
 		return err
 	}
 	root, err := o.findRoot()
@@ -350,6 +371,12 @@ func (s *session) apply(ctx context.Context) error {
 		return nil
 	}
 
+	if rec == nil {
+		if rec, err = loadAdhoc(s.store); err != nil {
+			return err
+		}
+	}
+	adhocRules := toRecord(adhoc, to)
 	st := s.st
 	st.Config = s.configPath
 	if !changed {
@@ -358,6 +385,9 @@ func (s *session) apply(ctx context.Context) error {
 			st.Profile = ""
 		}
 		st.Fingerprint = fp
+		if err := recordAdhoc(s.store, rec, adhocRules, "", st.History); err != nil {
+			return err
+		}
 		if err := s.store.Save(st); err != nil {
 			return err
 		}
@@ -397,6 +427,9 @@ func (s *session) apply(ctx context.Context) error {
 	final.Fingerprint = fingerprint(s.configPath, profile, manifests, adhoc, to, identity(info))
 	statefile.TrimHistory(&final, historyKeep)
 	if err := s.store.Prune(&final); err != nil {
+		return err
+	}
+	if err := recordAdhoc(s.store, rec, adhocRules, backup, final.History); err != nil {
 		return err
 	}
 	if err := s.store.Save(&final); err != nil {
@@ -656,9 +689,16 @@ func (s *session) rollback(ctx context.Context) error {
 	if n > len(undo) {
 		return fmt.Errorf("--rollback %d: only %d change(s) can be rolled back (backups are kept for the last %d)", n, len(undo), statefile.KeepBackups)
 	}
+	name := st.History[undo[n-1]].Backup
 	b, err := s.store.Rollback(st, n)
 	if err != nil {
 		return err
+	}
+	var rec *adhocRecord
+	if !o.dryRun {
+		if rec, err = loadAdhoc(s.store); err != nil {
+			return err
+		}
 	}
 	if o.dryRun {
 		if !b.Existed {
@@ -685,6 +725,15 @@ func (s *session) rollback(ctx context.Context) error {
 	st.History = append(st.History, statefile.Entry{Time: now().UTC(), Action: "rollback", Profile: b.Profile})
 	statefile.TrimHistory(st, historyKeep)
 	if err := s.store.Prune(st); err != nil {
+		return err
+	}
+	// The ad-hoc rules a hook run re-applies go back with the config;
+	// a backup older than the record keeps the current ones.
+	restored := rec.Rules
+	if r, ok := rec.Before[name]; ok {
+		restored = r
+	}
+	if err := recordAdhoc(s.store, rec, restored, "", st.History); err != nil {
 		return err
 	}
 	return s.store.Save(st)

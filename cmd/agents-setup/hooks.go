@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agent-shim/agent-shim/hooks"
+	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/urfave/cli/v2"
+)
+
+const hooksHelp = `Install git hooks that keep config.json in step with the manifests: after a
+checkout or merge in the checkout root or any vendor/<x> repository, the hook
+re-applies the last applied profile and the ad-hoc rules (-a, -k, -d and the
+--*-list files, kept by content) of the last manual run. It never fails a
+checkout, never prompts, skips file checkouts, returns at once when the
+manifests did not change, and logs errors to hooks.log in the state
+directory. After --reset the hooks leave config.json alone until the next
+manual run.
+
+On git 2.54 and later the hooks are hook.agents-setup.* entries in each
+repository's configuration; older git gets a script in the hooks directory,
+which runs a hook already there first and keeps its exit status. A
+core.hooksPath shared with other repositories is refused unless --force.
+
+The hook command names this binary's path, the checkout root and, when given,
+--config and --state-dir: install again after moving the binary. status exits
+1 unless every repository's hooks are installed (or installed with a foreign
+hook chained).`
+
+// helpFlag is each command's own --help: urfave's global one is shared
+// state that concurrent runs would race on.
+func helpFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show this help"}
+}
+
+// hooksCommand is "agents-setup hooks install|uninstall|status|run".
+func (o *options) hooksCommand() *cli.Command {
+	rootFlag := func() cli.Flag {
+		return &cli.StringFlag{Name: "root", Usage: "the checkout root `DIR` (default: found from the current directory)"}
+	}
+	forceFlag := &cli.BoolFlag{Name: "force", Usage: "install into a core.hooksPath shared with other repositories"}
+	return &cli.Command{
+		Name:        "hooks",
+		Usage:       "keep config.json in step on git checkout and merge",
+		UsageText:   "agents-setup [--config FILE] [--state-dir DIR] hooks install|uninstall|status [--root DIR] [--force]",
+		Description: hooksHelp,
+		HideHelp:    true,
+		Flags:       []cli.Flag{helpFlag()},
+		Action: func(c *cli.Context) error {
+			if c.Bool("help") {
+				return cli.ShowSubcommandHelp(c)
+			}
+			if c.NArg() > 0 {
+				return usagef("hooks: unknown command %q (commands: install, uninstall, status)", c.Args().First())
+			}
+			return usagef("hooks: want a command: install, uninstall or status")
+		},
+		Subcommands: []*cli.Command{
+			{
+				Name:      "install",
+				Usage:     "install the hooks in the checkout root and every vendor/<x> repository",
+				UsageText: "agents-setup [--config FILE] [--state-dir DIR] hooks install [--root DIR] [--force]",
+				HideHelp:  true,
+				Flags:     []cli.Flag{rootFlag(), forceFlag, helpFlag()},
+				Action: o.hooksAction(func(ctx context.Context, root string, opts hooks.Options) error {
+					changes, err := hooks.Install(ctx, opts)
+					o.printChanges(root, changes)
+					if errors.Is(err, hooks.ErrForeignHooksPath) {
+						return &hintError{err, "core.hooksPath is shared; pass --force to install there"}
+					}
+					return err
+				}),
+			},
+			{
+				Name:      "uninstall",
+				Usage:     "remove the hooks and put back the ones they replaced",
+				UsageText: "agents-setup [--config FILE] [--state-dir DIR] hooks uninstall [--root DIR]",
+				HideHelp:  true,
+				Flags:     []cli.Flag{rootFlag(), helpFlag()},
+				Action: o.hooksAction(func(ctx context.Context, root string, opts hooks.Options) error {
+					changes, err := hooks.Uninstall(ctx, opts)
+					o.printChanges(root, changes)
+					return err
+				}),
+			},
+			{
+				Name:      "status",
+				Usage:     "report the hooks of each repository; exit 1 unless all are installed",
+				UsageText: "agents-setup [--config FILE] [--state-dir DIR] hooks status [--root DIR]",
+				HideHelp:  true,
+				Flags:     []cli.Flag{rootFlag(), helpFlag()},
+				Action: o.hooksAction(func(ctx context.Context, root string, opts hooks.Options) error {
+					reports, err := hooks.Status(ctx, opts)
+					if err != nil {
+						return err
+					}
+					if err := hooks.WriteReports(o.stdout, root, reports); err != nil {
+						return err
+					}
+					var bad []string
+					for _, r := range reports {
+						if s := r.State(); s != hooks.Installed && s != hooks.Chained {
+							bad = append(bad, relName(root, r.Repo))
+						}
+					}
+					if len(bad) > 0 {
+						return &hintError{fmt.Errorf("hooks not installed in %s", strings.Join(bad, ", ")), "run agents-setup hooks install"}
+					}
+					return nil
+				}),
+			},
+			{
+				// The hook itself: git runs it with the hook's arguments.
+				Name:            "run",
+				Hidden:          true,
+				SkipFlagParsing: true,
+				HideHelp:        true,
+				Action:          o.hookRun,
+			},
+		},
+	}
+}
+
+// hooksAction wraps the action of install, uninstall and status: it reads
+// the subcommand's flags and finds the repositories.
+func (o *options) hooksAction(do func(ctx context.Context, root string, opts hooks.Options) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.Bool("help") {
+			return cli.ShowSubcommandHelp(c)
+		}
+		if c.NArg() > 0 {
+			return usagef("hooks %s: unexpected argument %q (flags go before arguments; this command takes none)", c.Command.Name, c.Args().First())
+		}
+		// --root may come before "hooks" (the app's flag, already in
+		// o.root) or after the subcommand.
+		if c.IsSet("root") {
+			o.root = c.String("root")
+		}
+		o.rootSet = o.root != ""
+		root, opts, err := o.hookOptions(c.Bool("force"))
+		if err != nil {
+			return err
+		}
+		return do(c.Context, root, opts)
+	}
+}
+
+// hookOptions finds the checkout's repositories (the root, when it is one,
+// then every vendor/<x> repository, sorted: all of them, since a checkout
+// can add an overlay to any later) and the hook command, which names the
+// root, and --config and --state-dir when given, so that the hook never
+// guesses them from the repository git runs it in.
+func (o *options) hookOptions(force bool) (string, hooks.Options, error) {
+	root, err := o.findRoot()
+	if err != nil {
+		return "", hooks.Options{}, err
+	}
+	if root == "" {
+		return "", hooks.Options{}, &hintError{errors.New("hooks: not inside a checkout (no .jiri_root or git repository)"), "run it from the checkout or give --root DIR"}
+	}
+	var repos []string
+	if hasGit(root) {
+		// A jiri root need not be a repository itself; asking git about
+		// it then would find an enclosing one (a dotfiles repository in
+		// the home directory) and install there.
+		repos = append(repos, root)
+	}
+	ents, err := os.ReadDir(filepath.Join(root, "vendor"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", hooks.Options{}, fmt.Errorf("reading overlays: %w", err)
+	}
+	for _, e := range ents { // sorted by name
+		dir := filepath.Join(root, "vendor", e.Name())
+		if hasGit(dir) {
+			repos = append(repos, dir)
+		}
+	}
+	if len(repos) == 0 {
+		return "", hooks.Options{}, fmt.Errorf("hooks: no git repository in %s or its vendor directory", root)
+	}
+	path, dir, err := o.paths()
+	if err != nil {
+		return "", hooks.Options{}, err
+	}
+	exe, err := executable()
+	if err != nil {
+		return "", hooks.Options{}, fmt.Errorf("finding the agents-setup binary: %w", err)
+	}
+	flags := []string{"--root", root}
+	if o.configPath != "" {
+		flags = append(flags, "--config", path)
+	}
+	if o.stateDir != "" {
+		flags = append(flags, "--state-dir", dir)
+	}
+	return root, hooks.Options{Repos: repos, Command: hooks.HookCommand(exe, flags...), StateDir: dir, Force: force}, nil
+}
+
+// executable is the path of this binary, links resolved, for the hook
+// command; a test seam.
+var executable = func() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(exe)
+}
+
+// hasGit reports whether dir has a .git entry: a directory, or the file of
+// a linked worktree or submodule.
+func hasGit(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, ".git"))
+	return err == nil
+}
+
+func relName(root, repo string) string {
+	if rel, err := filepath.Rel(root, repo); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return repo
+}
+
+func (o *options) printChanges(root string, changes []hooks.Change) {
+	for _, c := range changes {
+		if filepath.IsAbs(c.Path) {
+			fmt.Fprintf(o.stdout, "%s: %s\n", relName(root, c.Path), c.Action)
+		} else { // a configuration key
+			fmt.Fprintf(o.stdout, "%s: %s: %s\n", relName(root, c.Repo), c.Path, c.Action)
+		}
+	}
+}
+
+// hookRun is the hook: it re-applies the saved profile and the recorded
+// ad-hoc rules when the manifests changed. It always exits 0, since a
+// failing post-checkout makes git and jiri report a failed checkout; errors
+// go to hooks.log in the state directory, and a line on stderr.
+func (o *options) hookRun(c *cli.Context) error {
+	c.App.Reader = strings.NewReader("") // nothing ever prompts
+	stderr := o.stderr
+	o.stdout, o.hook = io.Discard, true
+	args := c.Args().Slice()
+	path, dir, err := o.paths()
+	if err != nil {
+		// No state directory to log to.
+		fmt.Fprintf(stderr, "agents-setup: hook: %v\n", err)
+		return nil
+	}
+	o.rootSet = o.root != ""
+	root, rootErr := o.findRoot()
+	err = hooks.Run(c.Context, hooks.RunOptions{
+		Args:     args,
+		StateDir: dir,
+		Fingerprint: func() (string, error) {
+			if rootErr != nil {
+				return "", rootErr
+			}
+			if root == "" {
+				return "", errors.New("not inside a checkout; install the hooks again")
+			}
+			fp, err := manifest.Fingerprint(root)
+			return path + "\x00" + fp, err
+		},
+		Apply: func(ctx context.Context) error {
+			s, unlock, err := o.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			return s.apply(ctx)
+		},
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "agents-setup: hook: %v (see %s)\n", err, hooks.LogPath(dir))
+	}
+	return nil
+}
