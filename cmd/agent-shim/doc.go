@@ -1,0 +1,94 @@
+// Command agent-shim decides what an AI coding agent's tool calls may do,
+// by the policy agents-setup writes into the agent's config.json, through
+// package gate: shell commands parsed and matched rule by rule, file tools
+// against the project's path scope, other tools by the user's tool
+// patterns, with a built-in never-allow list that holds in every mode.
+//
+// # Usage
+//
+//	agent-shim hook claude-code|codex|gemini-cli [--config FILE]
+//	agent-shim -c '<command line>' [arg0 [args...]]
+//	agent-shim explain [--json] [--config FILE] [--] '<command line>'
+//	agent-shim recommend [--json] [--apply] [--config FILE]
+//
+// hook reads the agent's pre-tool-use JSON on stdin and answers in that
+// agent's protocol:
+//
+//   - claude-code (PreToolUse): prints
+//     {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow|deny|ask","permissionDecisionReason":"…"}};
+//     a call nothing decides (default) prints nothing, leaving it to
+//     Claude's own permission rules. PostToolUse of a call answered "ask"
+//     is logged as an approval (the person approved it).
+//   - codex (PreToolUse): Codex honours only "deny": allow and default print
+//     nothing; deny prints the deny above; ask prints a deny whose reason
+//     says which grant would allow the call.
+//   - gemini-cli (BeforeTool): prints {"decision":"allow|deny","reason":"…"};
+//     default prints {} (Gemini's own confirmation applies); ask is a deny
+//     saying how to allow it, as for Codex.
+//
+// Shell tools (Bash, run_shell_command, shell, …) are decided by their
+// command line; file tools (Read, Write, Edit, MultiEdit, NotebookEdit,
+// read_file, write_file, replace, read_many_files, apply_patch, …) by
+// every path they name, against the scope: the checkout holding the
+// call's cwd (the nearest .jiri_root/, else the git repository, else cwd
+// itself, but never / or the home directory) and agentShim.pathScope.allow.
+// Subagent, MCP and unknown tools are decided as a whole (tool patterns,
+// then the level). The level comes from agentShim.profile, the mode from
+// agentShim.mode (ask, allow, yolo).
+//
+// Shell mode stands in for the agent's shell: given a shell's argv (-c,
+// -lc, -e -o pipefail -c, -i -c, …; parsed by hand), it decides the -c
+// line and, when allowed, execs the real shell with the same arguments, so
+// its exit status and signals reach the agent untouched. The real shell is
+// $AGENT_SHIM_SHELL, else agentShim.shell, else /bin/bash; agent-shim
+// refuses to exec itself. A call that needs a person is asked on the
+// controlling terminal (/dev/tty): y once, s this exact command for the
+// session, t every command of its programs for the session, a always (saved
+// as the user's own grant in config.json), n or an empty line no. Without
+// a terminal it is refused with a hint saying which grant would allow it.
+//
+// The session is the hook input's session_id, else $AGENT_SHIM_SESSION,
+// else the parent process (the agent). Answers for the session last across
+// the shim's processes; every approval is logged.
+//
+// explain shows every command a line would run, how it was normalized, the
+// rule that decides it (file, line, overlay, category) and the verdict.
+//
+// recommend reads the approval log and suggests prefix grants (pattern,
+// reason, evidence), never over-broad (no shell, interpreter, env, sudo,
+// xargs, find, no glob); --apply adds them to config.json's allow list.
+//
+// # Exit codes
+//
+//	0    explain, recommend: done; hook: answered (the answer is on stdout);
+//	     shell mode never exits 0 itself: it execs the real shell, whose
+//	     status (or signal, which a shell reports as 128+N) is the result
+//	1    explain, recommend: config.json, the approval log or an I/O
+//	     operation failed
+//	2    usage error; hook: the blocking answer of all three protocols, with
+//	     the reason on stderr: input that is not JSON, an unknown event or
+//	     agent, a tool input without what the tool needs, a bad config.json,
+//	     any internal error; never an allow
+//	126  shell mode: the command is denied, needs approval nobody can give,
+//	     the person said no, or it cannot be decided or run (bad argv, bad
+//	     config.json, the real shell is agent-shim); one line on stderr
+//
+// # Files
+//
+//	$GEMINI_CONFIG_DIR/config.json, else $GEMINI_HOME/config/config.json,
+//	else ~/.gemini/config/config.json
+//	    the policy (--config overrides); "always" answers are added to its
+//	    agentShim.tools.allow (tool:pattern) or agentShim.pathScope.allow
+//	    (paths), and recommend --apply to its allow list, under
+//	<config>.lock
+//	    the lock agents-setup holds while it writes the file
+//	$XDG_STATE_HOME/agent-shim/approvals.jsonl (default ~/.local/state/...)
+//	    every approval, one JSON line: tool, key, decision, time, session
+//	$XDG_STATE_HOME/agent-shim/sessions/<id>.json (and .lock)
+//	    a session's s and t answers, and the calls hook mode answered "ask"
+//	$XDG_CACHE_HOME/agent-shim/ (default ~/.cache/agent-shim/)
+//	    a compact copy of config.json's policy, trusted only while the
+//	    file's identity (device, inode, size, times) is unchanged
+//	/dev/tty
+//	    where shell mode asks
+package main
