@@ -8,6 +8,7 @@
 //	             [--allow-list FILE]... [--ask-list FILE]... [--deny-list FILE]...
 //	             [--config FILE] [--state-dir DIR] [--root DIR] [--dry-run] [--init]
 //	agents-setup --status | --rollback [N] | --reset [--dry-run]
+//	agents-setup [--config FILE] [--state-dir DIR] hooks install|uninstall|status [--root DIR] [--force]
 //
 // The checkout root is the nearest ancestor holding .jiri_root/, else the top
 // of the enclosing git repository; --root names it directly. Its manifests
@@ -40,6 +41,25 @@
 // After a change, the user services listed in the overlays' services.txt are
 // restarted with systemctl --user try-restart (skipped without systemctl).
 //
+// # Git hooks
+//
+// "hooks install" installs post-checkout and post-merge hooks in the checkout
+// root (when it is a git repository) and in every vendor/<x> repository; see
+// package hooks for how (configuration-based hooks on git 2.54 and later, a
+// script that chains an existing hook before). The hook runs
+// "agents-setup --root ROOT [--config FILE] [--state-dir DIR] hooks run -- ARGS",
+// which re-applies the last applied profile and the ad-hoc rules of the last
+// manual run, as recorded then (list files by their content, so a deleted or
+// edited list file changes nothing), when the manifests changed. It always
+// exits 0, never reads stdin, skips file checkouts, collapses the parallel
+// runs of a jiri update into one apply, and appends errors to hooks.log in the
+// state directory. After --reset (or a rollback to before the first apply)
+// it leaves config.json alone until the next manual run; --rollback also
+// restores the ad-hoc rules the hooks re-apply. "hooks uninstall" removes the
+// hooks and puts back the ones they replaced byte for byte; "hooks status"
+// reports each repository and exits 1 unless all are installed (a foreign
+// hook chained counts as installed).
+//
 // # Exit codes
 //
 //	0  success, including "nothing to do"
@@ -47,6 +67,9 @@
 //	   file, with line and column for bad JSON), a manifest line that cannot be
 //	   read (file:line), an I/O or lock failure; nothing is written
 //	2  usage error: unknown flag or profile, conflicting modes, an argument
+//
+// "hooks status" exits 1 when a repository's hooks are missing, stale or
+// removed; "hooks run" always exits 0.
 //
 // # Files
 //
@@ -63,6 +86,12 @@
 //	<state dir>/backups/NNNNNN.json
 //	    the config and state before each change, the 10 newest; written
 //	    first, so that a change interrupted before state.json is recognized
+//	<state dir>/adhoc.json
+//	    the ad-hoc rules of the last apply, by content, which the hooks
+//	    re-apply, and those before each backed-up change (for --rollback)
+//	<state dir>/hooks.json, hook-run.*, hooks.log
+//	    the repositories hooks were installed in, the hook run's lock, dirty
+//	    mark and manifest fingerprint, and the hook run's error log
 //	<root>/.agents/config/permissions/<category>.txt, <root>/vendor/<x>/.agents/config/...
 //	    the manifests; services.txt beside permissions/ names the services
 //	    to restart
