@@ -12,7 +12,12 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 //go:embed defaults/permissions/*.txt
@@ -37,7 +42,7 @@ type Tree struct {
 
 // FindRoot returns the checkout root for dir: the nearest ancestor (or dir
 // itself) holding a .jiri_root directory, else the top of the enclosing git
-// repository or linked worktree, confirmed with go-git. It fails if dir is
+// repository or linked worktree, confirmed with go-git's storage (see isRepo). It fails if dir is
 // in neither.
 func FindRoot(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
@@ -73,24 +78,101 @@ func FindRoot(dir string) (string, error) {
 	return gitTop, nil
 }
 
-// isRepo reports whether dir (holding a .git entry) is a git repository or
-// linked worktree. It opens the repository with go-git, which reads HEAD and
-// the config but no index or worktree status. go-git refuses some valid
-// repositories (unknown extensions, newer formats): those count as
-// repositories, since only the manifests are read from them.
+// isRepo reports whether dir is a git repository or linked worktree, the way
+// go-git's PlainOpenWithOptions(dir, &PlainOpenOptions{EnableDotGitCommonDir:
+// true}) decides it: dir/.git is the git directory, or a file naming it
+// ("gitdir: …", as in a linked worktree or a submodule), or, without a .git,
+// dir itself is (a bare repository); a linked worktree's commondir file names
+// the directory that holds the refs and config; HEAD must resolve and the
+// config must parse. No index, object or worktree status is read.
+//
+// It is built on go-git's storage and plumbing packages rather than the
+// top-level package, which would link go-git's ssh, http and openpgp
+// transports into the binary and slow every start, hook runs included.
+// go-git's refusal of repository extensions and formats it does not know is
+// not checked: such repositories count, since only the manifests are read.
 func isRepo(dir string) (bool, error) {
-	_, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, git.ErrRepositoryNotExists):
-		return false, nil
-	case errors.Is(err, git.ErrUnknownExtension),
-		errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion),
-		errors.Is(err, git.ErrUnsupportedRepositoryFormatVersion):
-		return true, nil
+	dot, err := gitDir(dir)
+	if err != nil {
+		return false, fmt.Errorf("opening git repository %s: %w", dir, err)
 	}
-	return false, fmt.Errorf("opening git repository %s: %w", dir, err)
+	if _, err := dot.Stat(""); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("opening git repository %s: %w", dir, err)
+	}
+	common, err := commonDir(dot)
+	if err != nil {
+		return false, fmt.Errorf("opening git repository %s: %w", dir, err)
+	}
+	repoFS := dot
+	if common != nil {
+		repoFS = dotgit.NewRepositoryFilesystem(dot, common)
+	}
+	s := filesystem.NewStorage(repoFS, cache.NewObjectLRUDefault())
+	if _, err := s.Reference(plumbing.HEAD); errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return false, nil
+	}
+	if _, err := s.Config(); err != nil {
+		return false, fmt.Errorf("opening git repository %s: %w", dir, err)
+	}
+	return true, nil
+}
+
+// gitDir returns dir's git directory: dir/.git, the directory a .git file
+// names, or dir itself when there is no .git.
+func gitDir(dir string) (billy.Filesystem, error) {
+	fi, err := os.Stat(filepath.Join(dir, ".git"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return osfs.New(dir), nil
+	case err != nil:
+		return nil, err
+	case fi.IsDir():
+		return osfs.New(filepath.Join(dir, ".git")), nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return nil, err
+	}
+	const prefix = "gitdir: "
+	line, ok := strings.CutPrefix(string(b), prefix)
+	if !ok {
+		return nil, fmt.Errorf(".git file has no %s prefix", prefix)
+	}
+	gitdir, _, _ := strings.Cut(line, "\n")
+	gitdir = strings.TrimSpace(gitdir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(dir, gitdir)
+	}
+	return osfs.New(gitdir), nil
+}
+
+// commonDir returns the directory a linked worktree's git directory shares
+// with its main repository (its commondir file), or nil.
+func commonDir(dot billy.Filesystem) (billy.Filesystem, error) {
+	b, err := os.ReadFile(filepath.Join(dot.Root(), "commondir"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := strings.TrimSpace(string(b))
+	if p == "" {
+		return nil, nil
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dot.Root(), p)
+	}
+	if _, err := os.Stat(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("commondir %s: repository incomplete", p)
+		}
+		return nil, err
+	}
+	return osfs.New(p), nil
 }
 
 // overlay is one configuration directory.
