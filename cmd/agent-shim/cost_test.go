@@ -205,3 +205,24 @@ func fuchsiaConfig(t testing.TB, dir string, env []string) string {
 	}
 	return cfg
 }
+
+// BenchmarkHook is one hook call in process (no exec, no runtime start) on
+// a config of the full Fuchsia size, with the gate's compact copy warm.
+func BenchmarkHook(b *testing.B) {
+	dir := b.TempDir()
+	env := pinnedEnv(dir)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		b.Setenv(k, v)
+	}
+	cfg := fuchsiaConfig(b, dir, env)
+	in := fmt.Sprintf(`{"session_id":"bench","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status && fx build"},"tool_use_id":"t1"}`, filepath.Join(dir, "ck"))
+	args := []string{"agent-shim", "hook", "claude-code", "--config", cfg}
+	var stderr strings.Builder
+	for b.Loop() {
+		var out strings.Builder
+		if code := run(b.Context(), args, strings.NewReader(in), &out, &stderr); code != 0 || !strings.Contains(out.String(), `"allow"`) {
+			b.Fatalf("exit %d: %s%s", code, out.String(), stderr.String())
+		}
+	}
+}
