@@ -23,10 +23,10 @@ package shellparse
 import (
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 
-	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -662,7 +662,10 @@ func words(args []*syntax.Word, src source) []Word {
 	return out
 }
 
-// braces performs literal brace expansion ({a,b}, {1..3}) on a word.
+// braces performs literal brace expansion ({a,b}, {1..3}) on a word. It
+// is written here rather than taken from mvdan.cc/sh/v3/expand, which
+// links os/user and so makes the binary dynamically linked: several
+// milliseconds of start-up on every agent command.
 func braces(arg *syntax.Word) ([]*syntax.Word, bool) {
 	if !hasBrace(arg) {
 		return []*syntax.Word{arg}, true
@@ -674,13 +677,96 @@ func braces(arg *syntax.Word) ([]*syntax.Word, bool) {
 		return []*syntax.Word{arg}, true
 	}
 	var out []*syntax.Word
-	for w, err := range expand.BracesSeq(nil, cp) {
-		if err != nil || len(out) >= maxWords {
+	ok := expandBraces(cp.Parts, nil, func(parts []syntax.WordPart) bool {
+		if len(out) >= maxWords {
+			return false
+		}
+		out = append(out, &syntax.Word{Parts: parts})
+		return true
+	})
+	return out, ok
+}
+
+// expandBraces yields every word that parts (with prefix already expanded
+// before them) expands to; it stops when yield returns false.
+func expandBraces(parts, prefix []syntax.WordPart, yield func([]syntax.WordPart) bool) bool {
+	for i, p := range parts {
+		br, ok := p.(*syntax.BraceExp)
+		if !ok {
+			continue
+		}
+		left := append(append([]syntax.WordPart(nil), prefix...), parts[:i]...)
+		rest := parts[i+1:]
+		if br.Sequence {
+			seq, ok := sequence(br)
+			if !ok {
+				return false
+			}
+			for _, v := range seq {
+				if !expandBraces(rest, append(append([]syntax.WordPart(nil), left...), &syntax.Lit{Value: v}), yield) {
+					return false
+				}
+			}
+			return true
+		}
+		for _, elem := range br.Elems {
+			next := append(append([]syntax.WordPart(nil), elem.Parts...), rest...)
+			if !expandBraces(next, left, yield) {
+				return false
+			}
+		}
+		return true
+	}
+	return yield(append(append([]syntax.WordPart(nil), prefix...), parts...))
+}
+
+// sequence expands {from..to[..incr]} of integers (zero-padded when an end
+// is) or single characters, as bash does. ok is false past maxWords.
+func sequence(br *syntax.BraceExp) ([]string, bool) {
+	fromLit, toLit := br.Elems[0].Lit(), br.Elems[1].Lit()
+	chars := false
+	from, err1 := strconv.ParseInt(fromLit, 10, 64)
+	to, err2 := strconv.ParseInt(toLit, 10, 64)
+	if err1 != nil || err2 != nil {
+		if len(fromLit) == 0 || len(toLit) == 0 {
 			return nil, false
 		}
-		out = append(out, w)
+		chars = true
+		from, to = int64(fromLit[0]), int64(toLit[0])
+	}
+	width := 0
+	if !chars && (leadingZero(fromLit) || leadingZero(toLit)) {
+		width = max(len(fromLit), len(toLit))
+	}
+	incr := int64(1)
+	if len(br.Elems) > 2 {
+		if n, _ := strconv.ParseInt(br.Elems[2].Lit(), 10, 64); n != 0 {
+			incr = max(n, -n)
+		}
+	}
+	if from > to {
+		incr = -incr
+	}
+	if n := (to-from)/incr + 1; n > maxWords || n < 0 {
+		return nil, false
+	}
+	var out []string
+	for n := from; (incr > 0 && n <= to) || (incr < 0 && n >= to); n += incr {
+		switch {
+		case chars:
+			out = append(out, string(rune(n)))
+		case width > 0:
+			out = append(out, fmt.Sprintf("%0*d", width, n))
+		default:
+			out = append(out, strconv.FormatInt(n, 10))
+		}
 	}
 	return out, true
+}
+
+func leadingZero(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	return len(s) > 1 && s[0] == '0'
 }
 
 func hasBrace(w *syntax.Word) bool {

@@ -109,6 +109,10 @@ var parseTests = []struct {
 	{"{rm,-rf,/}", []string{"rm -rf /"}},
 	{"git push {--force,origin}", []string{"git push --force origin"}},
 	{"echo {1..3}", []string{"echo 1 2 3"}},
+	{"echo {3..1} {a..c} {01..3} {1..7..3}", []string{"echo 3 2 1 a b c 01 02 03 1 4 7"}},
+	{"echo x{a,b{1,2}}y {r,}m", []string{"echo xay xb1y xb2y rm m"}},
+	{`{r,"m"} -rf /`, []string{"r m -rf /"}},
+	{"echo {1..100000}", []string{"echo ?{1..100000}"}},
 	{"echo '{a,b}'", []string{"echo {a,b}"}},
 	{"rm${IFS}-rf${IFS}/", []string{"?rm${IFS}-rf${IFS}/"}},
 
