@@ -34,7 +34,8 @@ type adhocRecord struct {
 	Rules []adhocRule `json:"rules"`
 	// Before maps the name of a backup to the ad-hoc rules in force
 	// before the change it backs up, so that --rollback restores them
-	// with the config. Entries go with their backups.
+	// with the config; a backup without an entry had none. Entries go
+	// with their backups.
 	Before map[string][]adhocRule `json:"before,omitempty"`
 }
 
@@ -115,11 +116,12 @@ func fromRecord(rules []adhocRule) ([]manifest.Line, []int) {
 
 // recordAdhoc records rules as the ad-hoc rules now in force. backup, when
 // not "", names the backup of the change that put them in force: the rules
-// before it are kept for --rollback. Entries of backups no longer in the
-// history go. Nothing is written when nothing changed.
+// before it, if any, are kept for --rollback. Entries of backups no longer
+// in the history go. Nothing is written when nothing changed, so a user of
+// no ad-hoc rules never has the file.
 func recordAdhoc(st statefile.Store, prev *adhocRecord, rules []adhocRule, backup string, history []statefile.Entry) error {
 	next := adhocRecord{Version: adhocVersion, Rules: rules, Before: map[string][]adhocRule{}}
-	if backup != "" {
+	if backup != "" && len(prev.Rules) > 0 {
 		next.Before[backup] = prev.Rules
 	}
 	for _, e := range history {

@@ -727,13 +727,8 @@ func (s *session) rollback(ctx context.Context) error {
 	if err := s.store.Prune(st); err != nil {
 		return err
 	}
-	// The ad-hoc rules a hook run re-applies go back with the config;
-	// a backup older than the record keeps the current ones.
-	restored := rec.Rules
-	if r, ok := rec.Before[name]; ok {
-		restored = r
-	}
-	if err := recordAdhoc(s.store, rec, restored, "", st.History); err != nil {
+	// The ad-hoc rules a hook run re-applies go back with the config.
+	if err := recordAdhoc(s.store, rec, rec.Before[name], "", st.History); err != nil {
 		return err
 	}
 	return s.store.Save(st)
