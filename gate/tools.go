@@ -209,8 +209,20 @@ func (p *ToolPolicy) Patterns() (allow, deny []string) {
 	return allow, deny
 }
 
-// toolName matches the tool part of a pattern: a name, possibly with globs.
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_.*?-]+$`)
+// toolName reports whether s can be the tool part of a pattern: a name,
+// possibly with globs ([A-Za-z0-9_.*?-]+).
+func toolName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_.*?-", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
 
 func (p *ToolPolicy) parse(pattern string) (*toolPattern, error) {
 	if strings.TrimSpace(pattern) == "" {
@@ -218,7 +230,7 @@ func (p *ToolPolicy) parse(pattern string) (*toolPattern, error) {
 	}
 	tp := &toolPattern{text: pattern}
 	glob := pattern
-	if tool, rest, ok := strings.Cut(pattern, ":"); ok && toolName.MatchString(tool) {
+	if tool, rest, ok := strings.Cut(pattern, ":"); ok && toolName(tool) {
 		tp.tool = strings.ToLower(tool)
 		glob = rest
 		if strings.ContainsAny(tool, "*?") {

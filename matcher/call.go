@@ -245,21 +245,8 @@ func canon(aliases map[string][]string, name string) []string {
 	if c, ok := aliases[name]; ok {
 		return c
 	}
-	if len(name) == 1 && name[0] < 128 {
-		return single[name[0] : name[0]+1]
-	}
 	return []string{name}
 }
-
-// single holds every one-byte flag name, so that short flags cost no
-// allocation: single[c:c+1] is []string{string(c)}.
-var single = func() []string {
-	s := make([]string, 128)
-	for i := range s {
-		s[i] = string(rune(i))
-	}
-	return s
-}()
 
 // programFloors applies what is known about particular programs: options
 // that make them run or write something.

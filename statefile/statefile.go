@@ -21,7 +21,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -185,14 +184,31 @@ func Dir(stateDir, configPath string, getenv func(string) string) (string, error
 	return filepath.Join(base, "agents-setup", key(abs)), nil
 }
 
-var unreadable = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+// readable replaces each run of characters other than A-Za-z0-9._- with
+// one underscore.
+func readable(s string) string {
+	var b strings.Builder
+	run := false
+	for _, r := range s {
+		ok := r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
+		switch {
+		case ok:
+			b.WriteRune(r)
+			run = false
+		case !run:
+			b.WriteByte('_')
+			run = true
+		}
+	}
+	return b.String()
+}
 
 // key names the state directory of a config path: the last two path
 // elements made readable, then a hash of the whole path.
 func key(abs string) string {
 	sum := sha256.Sum256([]byte(abs))
 	name := filepath.Base(filepath.Dir(abs)) + "-" + filepath.Base(abs)
-	name = strings.Trim(unreadable.ReplaceAllString(name, "_"), "_.-")
+	name = strings.Trim(readable(name), "_.-")
 	if len(name) > 40 {
 		name = name[len(name)-40:]
 	}
