@@ -399,10 +399,11 @@ func (s *session) apply(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	managed := statefile.Digests(res.Managed) // a SHA-256 per grant: once
 	backup, err := s.store.SaveBackup(st, &statefile.Backup{
 		Time: now().UTC(), Existed: s.raw != nil, Content: string(s.raw),
 		Profile: st.Profile, Managed: statefile.Digests(prevManaged),
-		Next: statefile.Digests(res.Managed),
+		Next: managed,
 	})
 	if err != nil {
 		return err
@@ -415,7 +416,7 @@ func (s *session) apply(ctx context.Context) error {
 	}
 	final := *st
 	final.History = append(slices.Clone(st.History), statefile.Entry{Time: now().UTC(), Action: action, Profile: profile, Backup: backup, Created: s.raw == nil})
-	final.Profile, final.Managed = profile, statefile.Digests(res.Managed)
+	final.Profile, final.Managed = profile, managed
 	if o.reset {
 		final.Profile = ""
 	}
