@@ -175,37 +175,50 @@ func readCompact(path string) (*compact, error) {
 	if !ok || header != compactHeader || !strings.HasSuffix(text, "\n") {
 		return nil, errors.New("not a compact policy")
 	}
-	c := &compact{Version: compactVersion}
-	for line := range strings.Lines(text) {
-		f := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
-		for i := range f {
-			if f[i], err = unfield(f[i]); err != nil {
+	c := &compact{Version: compactVersion, Rules: make([]compactRule, 0, strings.Count(text, "\nrule\t")+1)}
+	// Fields are substrings of text: no copy unless quoted.
+	var f [8]string
+	for len(text) > 0 {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
+		n, rest := 0, line
+		for ; n < len(f); n++ {
+			var more bool
+			f[n], rest, more = strings.Cut(rest, "\t")
+			if f[n], err = unfield(f[n]); err != nil {
 				return nil, err
 			}
+			if !more {
+				n++
+				break
+			}
+		}
+		if rest != "" && n == len(f) {
+			return nil, fmt.Errorf("bad compact policy line %q", line)
 		}
 		switch {
-		case f[0] == "path" && len(f) == 2:
+		case f[0] == "path" && n == 2:
 			c.Path = f[1]
-		case f[0] == "stamp" && len(f) == 2:
+		case f[0] == "stamp" && n == 2:
 			if _, err := fmt.Sscan(f[1], &c.Stamp.Dev, &c.Stamp.Ino, &c.Stamp.Size, &c.Stamp.Mtime, &c.Stamp.Ctime); err != nil {
 				return nil, err
 			}
-		case f[0] == "mode" && len(f) == 2:
+		case f[0] == "mode" && n == 2:
 			c.Mode = f[1]
-		case f[0] == "profile" && len(f) == 2:
+		case f[0] == "profile" && n == 2:
 			c.Profile = f[1]
-		case f[0] == "scope" && len(f) == 2:
+		case f[0] == "scope" && n == 2:
 			c.PathScope = append(c.PathScope, f[1])
-		case f[0] == "tool" && len(f) == 3 && f[1] == "allow":
+		case f[0] == "tool" && n == 3 && f[1] == "allow":
 			c.Tools.Allow = append(c.Tools.Allow, f[2])
-		case f[0] == "tool" && len(f) == 3 && f[1] == "deny":
+		case f[0] == "tool" && n == 3 && f[1] == "deny":
 			c.Tools.Deny = append(c.Tools.Deny, f[2])
-		case f[0] == "rule" && len(f) == 7:
-			n, err := strconv.Atoi(f[5])
+		case f[0] == "rule" && n == 7:
+			num, err := strconv.Atoi(f[5])
 			if err != nil {
 				return nil, err
 			}
-			c.Rules = append(c.Rules, compactRule{Decision: f[1], Category: f[2], Overlay: f[3], File: f[4], Line: n, Text: f[6]})
+			c.Rules = append(c.Rules, compactRule{Decision: f[1], Category: f[2], Overlay: f[3], File: f[4], Line: num, Text: f[6]})
 		default:
 			return nil, fmt.Errorf("bad compact policy line %q", line)
 		}

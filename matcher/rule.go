@@ -45,7 +45,7 @@ type Rule struct {
 	Grant string
 
 	once sync.Once
-	c    compiled
+	c    *compiled // set by compile; a pointer keeps uncompiled rules small
 	err  error
 }
 
@@ -112,7 +112,10 @@ func program(text string) string {
 }
 
 func (r *Rule) compile() error {
-	r.once.Do(func() { r.c, r.err = compileRule(r.Text) })
+	r.once.Do(func() {
+		c, err := compileRule(r.Text)
+		r.c, r.err = &c, err
+	})
 	return r.err
 }
 
