@@ -50,7 +50,8 @@
 // "agents-setup --root ROOT [--config FILE] [--state-dir DIR] hooks run -- ARGS",
 // which re-applies the last applied profile and the ad-hoc rules of the last
 // manual run, as recorded then (list files by their content, so a deleted or
-// edited list file changes nothing), when the manifests changed. It always
+// edited list file changes nothing), when the manifests changed since the
+// hook's last apply or a manual run wrote state.json since. It always
 // exits 0, never reads stdin, skips file checkouts, collapses the parallel
 // runs of a jiri update into one apply, and appends errors to hooks.log in the
 // state directory. After --reset (or a rollback to before the first apply)

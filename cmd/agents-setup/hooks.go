@@ -11,6 +11,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/hooks"
 	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/statefile"
 	"github.com/urfave/cli/v2"
 )
 
@@ -256,6 +257,10 @@ func (o *options) hookRun(c *cli.Context) error {
 	err = hooks.Run(c.Context, hooks.RunOptions{
 		Args:     args,
 		StateDir: dir,
+		// The manifests, and state.json by stat: a manual run since the
+		// hook's last apply may have applied other manifests (a hand
+		// edit), which a checkout back to the hook's last ones must undo.
+		// Every write of state.json is a rename, so its identity changes.
 		Fingerprint: func() (string, error) {
 			if rootErr != nil {
 				return "", rootErr
@@ -264,7 +269,14 @@ func (o *options) hookRun(c *cli.Context) error {
 				return "", errors.New("not inside a checkout; install the hooks again")
 			}
 			fp, err := manifest.Fingerprint(root)
-			return path + "\x00" + fp, err
+			if err != nil {
+				return "", err
+			}
+			info, err := os.Stat(statefile.Store{Dir: dir}.Path())
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return "", fmt.Errorf("reading state: %w", err)
+			}
+			return path + "\x00" + identity(info) + "\x00" + fp, nil
 		},
 		Apply: func(ctx context.Context) error {
 			s, unlock, err := o.open(ctx)
