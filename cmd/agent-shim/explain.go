@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
@@ -38,11 +39,38 @@ func (e *env) explain(args []string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	res := p.Decide(fs.Arg(0))
+	// The verdict is the config's policy. Hook and shell mode also apply
+	// the built-in never-allow list, which explain names when it differs.
+	never := ""
+	if res.Decision != matcher.Deny {
+		if nr := neverPolicy().Decide(fs.Arg(0)); nr.Decision == matcher.Deny {
+			for _, v := range nr.Commands {
+				if v.Decision == matcher.Deny && v.Rule != nil {
+					never = v.Rule.Text
+					break
+				}
+			}
+		}
+	}
 	if *asJSON {
-		return writeJSON(e.stdout, explainJSON(f, res))
+		out := explainJSON(f, res)
+		out.NeverAllow = never
+		return writeJSON(e.stdout, out)
 	}
 	writeExplain(e.stdout, f, res)
+	if never != "" {
+		fmt.Fprintf(e.stdout, "note: hook and shell mode deny it: the built-in never-allow list has `%s`\n", never)
+	}
 	return nil
+}
+
+// neverPolicy is the built-in never-allow list as a policy of deny rules.
+func neverPolicy() *matcher.Policy {
+	p := matcher.New()
+	for _, l := range gate.NeverAllow() {
+		p.Add(matcher.Deny, l, matcher.Source{Category: "never_allow", Overlay: "builtin"})
+	}
+	return p
 }
 
 func writeExplain(w io.Writer, f *config.File, res *matcher.Result) {
@@ -122,11 +150,14 @@ func oneLine(s string) string {
 }
 
 type jsonResult struct {
-	Verdict  string        `json:"verdict"`
-	Reason   string        `json:"reason"`
-	Config   string        `json:"config"`
-	Error    string        `json:"error,omitempty"`
-	Commands []jsonCommand `json:"commands"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+	Config  string `json:"config"`
+	Error   string `json:"error,omitempty"`
+	// NeverAllow is the rule of the built-in never-allow list that hook
+	// and shell mode would deny the line by, when the verdict is not deny.
+	NeverAllow string        `json:"neverAllow,omitempty"`
+	Commands   []jsonCommand `json:"commands"`
 }
 
 type jsonCommand struct {
