@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -21,12 +22,14 @@ type Line struct {
 	Num      int    // 1-based line number in File
 }
 
-// passThrough matches a line that is a grant already: name(…).
-var passThrough = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\(.*\)$`)
+// passThrough matches a line that is a grant already: name(…). The
+// expressions of this package are compiled on first use, not at start: a
+// hook run that finds nothing changed never parses a line.
+var passThrough = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\(.*\)$`) })
 
 // passThroughComment is a trailing comment after a pass-through grant. It may
 // not hold ")", so that "command(regex:^a #b$)" keeps its "#b$".
-var passThroughComment = regexp.MustCompile(`[ \t]+#[^)]*$`)
+var passThroughComment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[ \t]+#[^)]*$`) })
 
 // ParseList reads a manifest or list file: one rule per line, blank lines and
 // # comments skipped. name is the file's path as reported in errors and in
@@ -102,9 +105,9 @@ func (p *lineParser) clean(raw []byte) (string, error) {
 
 // grantLine recognizes a pass-through grant, dropping a trailing comment.
 func grantLine(s string) (string, bool, error) {
-	if loc := passThroughComment.FindStringIndex(s); loc != nil && passThrough.MatchString(s[:loc[0]]) {
+	if loc := passThroughComment().FindStringIndex(s); loc != nil && passThrough().MatchString(s[:loc[0]]) {
 		s = s[:loc[0]]
-	} else if !passThrough.MatchString(s) {
+	} else if !passThrough().MatchString(s) {
 		return "", false, nil
 	}
 	if re, ok := strings.CutPrefix(s, "command(regex:"); ok {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -334,7 +335,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-var serviceName = regexp.MustCompile(`^[A-Za-z0-9:_.@\\-]+$`)
+var serviceName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9:_.@\\-]+$`) })
 
 // ParseServices reads a services.txt: one systemd user unit name per line,
 // blank lines and # comments skipped. A name with other characters is an
@@ -350,7 +351,7 @@ func ParseServices(name string, data []byte) ([]string, error) {
 		if s == "" {
 			continue
 		}
-		if !serviceName.MatchString(s) || s[0] == '-' {
+		if !serviceName().MatchString(s) || s[0] == '-' {
 			return nil, fmt.Errorf("%s:%d: %q is not a service name", name, i+1, s)
 		}
 		res = append(res, s)
