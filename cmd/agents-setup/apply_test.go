@@ -378,3 +378,34 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkHookRunUnchanged is a hook run in process that finds the
+// manifests unchanged: what a jiri update pays per project beyond starting
+// the process.
+func BenchmarkHookRunUnchanged(b *testing.B) {
+	home := pinEnv(b)
+	root := filepath.Join(home, "tree")
+	if err := makeJiri(root, bigManifests()); err != nil {
+		b.Fatal(err)
+	}
+	base := []string{"agents-setup", "--config", filepath.Join(home, "config.json"), "--state-dir", filepath.Join(home, "state"), "--root", root}
+	hook := append(slices.Clone(base), "hooks", "run", "--", "0", "0", "1")
+	for _, args := range [][]string{base, hook} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), args, nil, &stdout, &stderr); code != 0 || stderr.Len() > 0 {
+			b.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+		}
+	}
+	start := cpuTime()
+	for b.Loop() {
+		var stdout, stderr bytes.Buffer
+		run(context.Background(), hook, nil, &stdout, &stderr)
+		if stderr.Len() > 0 {
+			b.Fatal(stderr.String())
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+	if _, err := os.Stat(filepath.Join(home, "state", "hooks.log")); err == nil {
+		b.Fatal("the hook logged an error")
+	}
+}
