@@ -245,6 +245,9 @@ func (o *options) hookRun(c *cli.Context) error {
 	c.App.Reader = strings.NewReader("") // nothing ever prompts
 	stderr := o.stderr
 	o.stdout, o.hook = io.Discard, true
+	// The hook re-applies; flags of the other modes given before "hooks"
+	// do not turn it into a dry run, an --init or a reset.
+	o.dryRun, o.init, o.status, o.reset, o.rollbackSet, o.profileSet = false, false, false, false, false, false
 	args := c.Args().Slice()
 	path, dir, err := o.paths()
 	if err != nil {
