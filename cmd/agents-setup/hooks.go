@@ -193,10 +193,10 @@ func (o *options) hookOptions(force bool) (string, hooks.Options, error) {
 	if err != nil {
 		return "", hooks.Options{}, fmt.Errorf("finding the agents-setup binary: %w", err)
 	}
-	flags := []string{"--root", root}
-	if o.configPath != "" {
-		flags = append(flags, "--config", path)
-	}
+	// The config is always named: git runs hooks without the environment
+	// that chose it here ($GEMINI_CONFIG_DIR, $GEMINI_HOME), and a hook
+	// keeping another config in step would be worse than none.
+	flags := []string{"--root", root, "--config", path}
 	if o.stateDir != "" {
 		flags = append(flags, "--state-dir", dir)
 	}
