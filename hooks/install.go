@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/agent-shim/agent-shim/statefile"
 )
 
 // The configuration keys of config-based hooks, as git 2.54 documents them
@@ -451,31 +453,12 @@ func rename(from, to string) error {
 // writeHook writes an executable hook atomically: a temporary file in the
 // same directory, renamed over the hook.
 func writeHook(path string, content []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("writing hook: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
+	if err := statefile.WriteAtomic(path, content, 0o755); err != nil {
 		return fmt.Errorf("writing hook: %w", err)
 	}
-	tmp := f.Name()
-	_, err = f.Write(content)
-	if err == nil {
-		err = f.Chmod(0o755)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing hook %s: %w", path, err)
-	}
-	return nil
+	// WriteAtomic keeps the mode of a file it replaces; a hook must run.
+	return os.Chmod(path, 0o755)
 }

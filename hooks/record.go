@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/gofrs/flock"
+
+	"github.com/agent-shim/agent-shim/statefile"
 )
 
 // recordFile, in the state directory, lists the repositories hooks were
@@ -72,33 +74,5 @@ func updateRecord(stateDir string, edit func(*record)) error {
 	if err != nil {
 		return fmt.Errorf("writing hook record: %w", err)
 	}
-	return writeFileAtomic(path, append(b, '\n'), 0o600)
-}
-
-// writeFileAtomic writes a temporary file in the same directory, syncs it
-// and renames it over path.
-func writeFileAtomic(path string, content []byte, mode os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(content)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return statefile.WriteAtomic(path, append(b, '\n'), 0o600)
 }

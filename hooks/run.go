@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/agent-shim/agent-shim/statefile"
 )
 
 // RunOptions configure one hook run.
@@ -166,7 +168,7 @@ func drain(ctx context.Context, opts RunOptions) error {
 		if err := opts.Apply(ctx); err != nil {
 			return fmt.Errorf("applying profile: %w", err)
 		}
-		if err := writeFileAtomic(fpPath, []byte(fp+"\n"), 0o600); err != nil {
+		if err := statefile.WriteAtomic(fpPath, []byte(fp+"\n"), 0o600); err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-shim/agent-shim/statefile"
 )
 
 // The test binary doubles as the hook command: with HOOKS_TEST_HOOK set it
@@ -88,7 +90,7 @@ func copyApply(manifest, state string, hold time.Duration) func(context.Context)
 			return err
 		}
 		time.Sleep(hold)
-		return writeFileAtomic(filepath.Join(state, "config.json"), b, 0o600)
+		return statefile.WriteAtomic(filepath.Join(state, "config.json"), b, 0o600)
 	}
 }
 
@@ -299,7 +301,7 @@ func TestRunParallel(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := writeFileAtomic(manifest, fmt.Appendf(nil, "change %d\n", i), 0o644); err != nil {
+			if err := statefile.WriteAtomic(manifest, fmt.Appendf(nil, "change %d\n", i), 0o644); err != nil {
 				t.Error(err)
 			}
 			err := Run(context.Background(), RunOptions{
@@ -332,7 +334,7 @@ func TestRunParallelProcesses(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := writeFileAtomic(manifest, fmt.Appendf(nil, "change %d\n", i), 0o644); err != nil {
+			if err := statefile.WriteAtomic(manifest, fmt.Appendf(nil, "change %d\n", i), 0o644); err != nil {
 				t.Error(err)
 			}
 			cmd := exec.Command(exe, "hooks", "run", "--", "a", "b", "1")
@@ -489,7 +491,7 @@ func TestRunLateChange(t *testing.T) {
 			fp, err := base()
 			calls++
 			if calls == 3 { // the look after the first apply: [fast path, drain, this]
-				if err := writeFileAtomic(manifest, []byte("late\n"), 0o644); err != nil {
+				if err := statefile.WriteAtomic(manifest, []byte("late\n"), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				late := RunOptions{Args: []string{"0"}, StateDir: state, Fingerprint: base, Apply: func(context.Context) error {
