@@ -1,36 +1,26 @@
 package shellparse
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
 
-// agentScript is about 20 KB of what agents send.
-func agentScript() string {
-	block := `cd /work/repo && git status --short && git diff --stat HEAD~1
-for f in $(git ls-files '*.go'); do gofmt -l "$f"; done | sort | uniq -c
-go test -run 'TestDecide|TestParse' ./... 2>&1 | tail -n 20
-if [ -f go.mod ]; then go vet ./... || echo "vet failed" >&2; fi
-git log --oneline -20 | grep -v Merge | head -5
-cat <<'END' | wc -l
-line one $(not run)
-line two
-END
-bash -c 'npm ci && npm run build' && ls -la dist/
-find . -name '*.tmp' -exec rm {} \;
-x=$(git rev-parse HEAD); echo "at ${x:0:7}"
-`
-	var sb strings.Builder
-	for sb.Len() < 20<<10 {
-		sb.WriteString(block)
+// agentScript returns about 20 KB of what agents send: chains, pipelines,
+// substitutions, here-documents, loops and nested shells, repeated from
+// testdata/agent-script.sh.
+func agentScript(tb testing.TB) string {
+	block, err := os.ReadFile("testdata/agent-script.sh")
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return sb.String()
+	return strings.Repeat(string(block), (20<<10)/len(block)+1)
 }
 
 func BenchmarkParse(b *testing.B) {
 	for _, bc := range []struct{ name, src string }{
 		{"GitStatus", "git status"},
-		{"Script20KB", agentScript()},
+		{"Script20KB", agentScript(b)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(bc.src)))

@@ -345,22 +345,14 @@ func (w *walker) node(n syntax.Node, src source, c ctx) {
 			if x.Backquotes {
 				kind = "` `"
 			}
-			inner := c.push(Frame{Kind: kind, Pos: pos(x.Pos())})
-			inner.redirs = nil
-			for _, st := range x.Stmts {
-				w.stmt(st, src, inner)
-			}
+			w.subst(kind, x.Pos(), x.Stmts, src, c)
 			return false
 		case *syntax.ProcSubst:
 			kind := "<( )"
 			if x.Op == syntax.CmdOut {
 				kind = ">( )"
 			}
-			inner := c.push(Frame{Kind: kind, Pos: pos(x.Pos())})
-			inner.redirs = nil
-			for _, st := range x.Stmts {
-				w.stmt(st, src, inner)
-			}
+			w.subst(kind, x.Pos(), x.Stmts, src, c)
 			return false
 		case *syntax.FuncDecl:
 			name := ""
@@ -396,6 +388,16 @@ func literal(word *syntax.Word) bool {
 		}
 	}
 	return true
+}
+
+// subst walks the statements of a command or process substitution, which
+// run in a subshell of their own: redirections outside do not apply.
+func (w *walker) subst(kind string, p syntax.Pos, stmts []*syntax.Stmt, src source, c ctx) {
+	inner := c.push(Frame{Kind: kind, Pos: pos(p)})
+	inner.redirs = nil
+	for _, st := range stmts {
+		w.stmt(st, src, inner)
+	}
 }
 
 func (w *walker) stmt(st *syntax.Stmt, src source, c ctx) {
