@@ -77,11 +77,20 @@ func newCall(words []shellparse.Word, dir string) *call {
 	prog := words[0]
 	if !prog.Static {
 		c.floor("program is not known statically: %s", prog.Text)
-		c.argv = []string{prog.Text}
-		for _, w := range words[1:] {
-			c.argv = append(c.argv, w.Text)
+		// $HOME/bin/rm is rm wherever $HOME is: with a literal last
+		// element the name is known, so deny and ask rules still apply
+		// (the floor keeps any allow rule from allowing it).
+		if i := strings.LastIndexByte(prog.Text, '/'); i >= 0 && wordLike(prog.Text[i+1:]) && !strings.ContainsAny(prog.Text[i+1:], "$`'\"\\") {
+			words = append([]shellparse.Word{{Text: prog.Text[i+1:], Static: true}}, words[1:]...)
+			c.words = words
+			prog = words[0]
+		} else {
+			c.argv = []string{prog.Text}
+			for _, w := range words[1:] {
+				c.argv = append(c.argv, w.Text)
+			}
+			return c
 		}
-		return c
 	}
 	progDir, base := path.Split(prog.Text)
 	progDir = strings.TrimSuffix(progDir, "/")

@@ -76,6 +76,10 @@ var decideTests = []struct {
 
 	// Not statically known: at least ask.
 	{"$(echo rm) -rf /", Ask},
+	{"$HOME/bin/rm -rf /", Deny},
+	{`"$DIR"/git push -f`, Deny},
+	{"$DIR/git status", Ask},
+	{"$DIR/rm$X -rf /", Ask},
 	{"git $OPT status", Ask},
 	{"echo 'rm -rf /' | sh", Ask},
 	{"cat script.sh | bash", Ask},
