@@ -35,7 +35,8 @@ import (
 const MaxDepth = 16
 
 // maxWords bounds brace expansion so a tiny line cannot allocate millions of
-// words; past it the word is kept unexpanded and marked not static.
+// words: past it, for one word or a whole command, a word is kept
+// unexpanded and marked not static.
 const maxWords = 1 << 12
 
 // Script is the result of parsing a command line.
@@ -653,7 +654,9 @@ func words(args []*syntax.Word, src source) []Word {
 			continue
 		}
 		expanded, ok := braces(arg)
-		if !ok {
+		if !ok || len(out)+len(expanded) > maxWords {
+			// Too many words to read one by one: the command is
+			// as unknown as an expansion.
 			out = append(out, Word{Text: text, Split: true})
 			continue
 		}

@@ -3,6 +3,7 @@ package shellparse
 import (
 	"bytes"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -113,6 +114,7 @@ var parseTests = []struct {
 	{"echo x{a,b{1,2}}y {r,}m", []string{"echo xay xb1y xb2y rm m"}},
 	{`{r,"m"} -rf /`, []string{"r m -rf /"}},
 	{"echo {1..100000}", []string{"echo ?{1..100000}"}},
+	{"echo {1..4000} {1..4000}", []string{"echo " + seqWords(1, 4000) + " ?{1..4000}"}},
 	{"echo '{a,b}'", []string{"echo {a,b}"}},
 	{"rm${IFS}-rf${IFS}/", []string{"?rm${IFS}-rf${IFS}/"}},
 
@@ -212,6 +214,15 @@ var parseTests = []struct {
 	{"alias ls='rm -rf /'; ls", []string{"alias ls=rm -rf /", "alias › rm -rf /", "ls"}},
 	{"sudo sh -c 'git reset --hard'", []string{"sudo › sh -c › git reset --hard"}},
 	{"xargs sh -c 'rm \"$@\"' _", []string{`xargs › sh -c › rm ?"$@"`}},
+}
+
+// seqWords is "from from+1 … to".
+func seqWords(from, to int) string {
+	var parts []string
+	for i := from; i <= to; i++ {
+		parts = append(parts, strconv.Itoa(i))
+	}
+	return strings.Join(parts, " ")
 }
 
 func TestParse(t *testing.T) {
