@@ -215,6 +215,10 @@ var ruleTests = []struct {
 	{"command(git log)", Allow,
 		[]string{"git log", "git log --oneline", "git -C x log"},
 		[]string{"git logx", "git show", "./git log"}},
+	// A command(…) grant is read as the line it spells: every spelling.
+	{"command(git push --force)", Deny,
+		[]string{"git push --force", "git push origin main -f", "git -C x push -fu o b", "git push origin +main"},
+		[]string{"git push origin", "git pull --force"}},
 	{"command(*)", Deny,
 		[]string{"ls", "anything at all"},
 		nil},

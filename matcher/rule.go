@@ -52,10 +52,9 @@ type Rule struct {
 type ruleKind int
 
 const (
-	lineRule   ruleKind = iota // a manifest line, matched semantically
-	regexRule                  // command(regex:RE)
-	prefixRule                 // command(words …)
-	anyRule                    // command(*)
+	lineRule  ruleKind = iota // a manifest line, matched semantically
+	regexRule                 // command(regex:RE)
+	anyRule                   // command(*)
 )
 
 type compiled struct {
@@ -65,7 +64,6 @@ type compiled struct {
 	operands []string // further words, matched as a set
 	flags    []string // canonical flags, all required
 	re       *regexp.Regexp
-	words    []string // prefixRule
 }
 
 // errNotCommand marks a grant for another tool (read_file(…)): valid, but
@@ -137,12 +135,22 @@ func compileRule(text string) (compiled, error) {
 			}
 			return compiled{kind: regexRule, re: re}, nil
 		}
-		words, err := shellparse.Fields(body)
-		if err != nil || len(words) == 0 {
-			return compiled{}, fmt.Errorf("grant %s: cannot read its words", text)
+		// command(git push --force) is read as the manifest line it
+		// spells, so that it holds for every spelling of the command
+		// (git push -f origin, git -C x push --force), not only for
+		// text that starts with these words.
+		c, err := compileLine(body)
+		if err != nil {
+			return compiled{}, fmt.Errorf("grant %s: %w", text, err)
 		}
-		return compiled{kind: prefixRule, words: words, prog: strings.ToLower(path.Base(words[0]))}, nil
+		return c, nil
 	}
+	return compileLine(text)
+}
+
+// compileLine compiles a manifest line: program, leading words, operands
+// and flags.
+func compileLine(text string) (compiled, error) {
 	words, err := shellparse.Fields(text)
 	if err != nil {
 		return compiled{}, fmt.Errorf("rule %q: %v", text, err)
@@ -209,8 +217,6 @@ func (r *Rule) match(c *call, cmd *shellparse.Command) strength {
 		return definite
 	case regexRule:
 		return r.matchRegex(c, cmd)
-	case prefixRule:
-		return r.matchPrefix(c)
 	}
 	if c.prog != r.c.prog {
 		return none
@@ -406,28 +412,6 @@ func operandMatch(want, got string, glob bool) strength {
 		}
 	}
 	return none
-}
-
-// matchPrefix matches command(words…): the command's words start with them.
-func (r *Rule) matchPrefix(c *call) strength {
-	if c.prog == "" || c.prog != r.c.prog {
-		return none
-	}
-	want := r.c.words[1:]
-	if len(c.rest) < len(want) {
-		return none
-	}
-	s := definite
-	for i, w := range want {
-		got := c.rest[i]
-		switch {
-		case !got.Static:
-			s = possible
-		case got.Text != w:
-			return none
-		}
-	}
-	return s
 }
 
 // matchRegex matches command(regex:RE) against the command's text after

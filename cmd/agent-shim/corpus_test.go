@@ -13,10 +13,21 @@ import (
 )
 
 // TestExplainCorpus runs the adversarial corpus through the whole explain
-// path: a config.json whose grants are managed rules (as agents-setup
-// writes them, each with a regex that matches nothing useful, so that only
-// the rule's line can decide), read, decided and printed as JSON.
+// path, read, decided and printed as JSON, for the two ways a config.json
+// can hold the reference policy: managed rules (as agents-setup writes
+// them, each grant a regex that matches nothing useful, so that only the
+// rule's line can decide) and plain command(…) grants written by hand.
 func TestExplainCorpus(t *testing.T) {
+	for _, managed := range []bool{true, false} {
+		name := "managed"
+		if !managed {
+			name = "grants"
+		}
+		t.Run(name, func(t *testing.T) { explainCorpus(t, managed) })
+	}
+}
+
+func explainCorpus(t *testing.T, managed bool) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.json")
 	lists := map[string][]string{
@@ -30,7 +41,10 @@ func TestExplainCorpus(t *testing.T) {
 	for _, list := range []string{"allow", "ask", "deny"} {
 		for _, line := range lists[list] {
 			n++
-			grant := "command(regex:^managed-rule-" + strings.Repeat("x", n) + "$)"
+			grant := "command(" + line + ")"
+			if managed {
+				grant = "command(regex:^managed-rule-" + strings.Repeat("x", n) + "$)"
+			}
 			switch list {
 			case "allow":
 				g.Allow = append(g.Allow, grant)
@@ -38,6 +52,9 @@ func TestExplainCorpus(t *testing.T) {
 				g.Ask = append(g.Ask, grant)
 			case "deny":
 				g.Deny = append(g.Deny, grant)
+			}
+			if !managed {
+				continue
 			}
 			rules = append(rules, config.Rule{Line: line, Category: list, Source: config.Source{Overlay: ".", File: list + ".txt", Line: n}, Grants: []string{grant}})
 		}
