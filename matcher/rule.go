@@ -439,7 +439,25 @@ func (r *Rule) matchRegex(c *call, cmd *shellparse.Command) strength {
 			return definite
 		}
 	}
+	// A deny or ask regex that would match were each word not known
+	// statically a plain word is a possible match: at least Ask.
+	if r.Decision != Allow && !cmd.Static() && r.c.re.MatchString(c.plainText()) {
+		return possible
+	}
 	return none
+}
+
+// plainText is text() with every word not known statically replaced by a
+// plain word.
+func (c *call) plainText() string {
+	words := make([]shellparse.Word, len(c.words))
+	for i, w := range c.words {
+		if !w.Static {
+			w = shellparse.Word{Text: "x", Static: true}
+		}
+		words[i] = w
+	}
+	return quoteJoin(words)
 }
 
 func quoteJoin(words []shellparse.Word) string {
