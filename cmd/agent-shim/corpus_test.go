@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,6 +70,13 @@ func explainCorpus(t *testing.T, managed bool) {
 	if err := os.WriteFile(cfg, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	checkCorpus(t, cfg)
+}
+
+// checkCorpus decides every row of the adversarial corpus with explain
+// --json under cfg: never weaker than expected, exact unless a floor.
+func checkCorpus(t *testing.T, cfg string) {
+	t.Helper()
 	corpus, err := os.ReadFile(filepath.Join("..", "..", "matcher", "testdata", "adversarial.tsv"))
 	if err != nil {
 		t.Fatal(err)
@@ -99,4 +107,36 @@ func explainCorpus(t *testing.T, managed bool) {
 			t.Errorf("%q: explain says %s, want exactly %s", line, res.Verdict, want)
 		}
 	}
+}
+
+// TestCorpusThroughAgentsSetup is the whole flow: the reference policy as
+// manifests in a checkout, agents-setup writing config.json from them
+// (read_only allowed, external_changes asked, never_allow denied under
+// local-changes), and explain deciding the corpus under that file.
+func TestCorpusThroughAgentsSetup(t *testing.T) {
+	dir, cfg := testEnv(t, "")
+	setup := buildBinary(t, dir, "agents-setup")
+	ck := filepath.Join(dir, "ck")
+	manifests := map[string][]string{
+		"read_only":        {"git status", "git diff", "git log", "ls", "cat", "grep", "rg", "echo", "go test", "go build"},
+		"external_changes": {"git push", "git commit", "rm", "sed -i", "curl", "wget"},
+		"never_allow":      {"git push --force", "git push -f", "git push --force-with-lease", "rm -rf /", "git reset --hard", "git clean -fdx"},
+	}
+	perms := filepath.Join(ck, ".agents", "config", "permissions")
+	if err := os.MkdirAll(perms, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(ck, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for cat, lines := range manifests {
+		if err := os.WriteFile(filepath.Join(perms, cat+".txt"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(setup, "--root", ck, "--config", cfg, "-p", "local-changes")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("agents-setup: %v\n%s", err, out)
+	}
+	checkCorpus(t, cfg)
 }
