@@ -70,9 +70,5 @@ func updateRecord(stateDir string, edit func(*record)) error {
 		return err
 	}
 	edit(&rec)
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return fmt.Errorf("writing hook record: %w", err)
-	}
-	return statefile.WriteAtomic(path, append(b, '\n'), 0o600)
+	return statefile.WriteJSON(path, rec, 0o600)
 }

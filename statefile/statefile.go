@@ -112,6 +112,19 @@ func newFlock(path string) (*flock.Flock, error) {
 	return flock.New(lock, flock.SetPermissions(0o600)), nil
 }
 
+// WriteJSON writes v as indented JSON with a trailing newline, atomically
+// (see WriteAtomic), creating the directory if needed.
+func WriteJSON(path string, v any, perm os.FileMode) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return WriteAtomic(path, append(data, '\n'), perm)
+}
+
 // WriteAtomic replaces the file at path with data: it writes a temporary
 // file in the same directory, syncs it, renames it over path and syncs the
 // directory, so a crash leaves the old or the new content. No temporary
@@ -306,14 +319,7 @@ func (s Store) Save(st *State) error {
 	if st.History == nil {
 		st.History = []Entry{}
 	}
-	data, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding state: %w", err)
-	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return fmt.Errorf("writing state: %w", err)
-	}
-	return WriteAtomic(s.Path(), append(data, '\n'), 0o600)
+	return WriteJSON(s.Path(), st, 0o600)
 }
 
 func nonNil(g config.Grants) config.Grants {
@@ -327,18 +333,12 @@ func nonNil(g config.Grants) config.Grants {
 
 // SaveBackup writes b as the next backup of st and returns its name.
 func (s Store) SaveBackup(st *State, b *Backup) (string, error) {
-	if err := os.MkdirAll(s.backupDir(), 0o700); err != nil {
-		return "", fmt.Errorf("writing backup: %w", err)
-	}
 	b.Managed = nonNil(b.Managed)
 	b.Next = nonNil(b.Next)
-	data, err := json.MarshalIndent(b, "", "  ")
-	if err != nil {
-		return "", fmt.Errorf("encoding backup: %w", err)
-	}
 	st.NextBackup++
 	name := fmt.Sprintf("%06d.json", st.NextBackup)
-	if err := WriteAtomic(filepath.Join(s.backupDir(), name), append(data, '\n'), 0o600); err != nil {
+	if err := WriteJSON(filepath.Join(s.backupDir(), name), b, 0o600); err != nil {
+		st.NextBackup--
 		return "", err
 	}
 	return name, nil

@@ -153,11 +153,7 @@ func (s *session) update(ctx context.Context, change func(*sessionFile)) error {
 	if sf.Asked == nil {
 		sf.Asked = []askedCall{}
 	}
-	data, err := json.MarshalIndent(sf, "", "  ")
-	if err != nil {
-		return fmt.Errorf("updating session %s: %w", s.path, err)
-	}
-	return statefile.WriteAtomic(s.path, append(data, '\n'), 0o600)
+	return statefile.WriteJSON(s.path, sf, 0o600)
 }
 
 // remember keeps a session or tool answer for the other processes of the

@@ -82,14 +82,7 @@ func saveAdhoc(st statefile.Store, rec *adhocRecord) error {
 	if rec.Rules == nil {
 		rec.Rules = []adhocRule{}
 	}
-	data, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding ad-hoc rules: %w", err)
-	}
-	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
-		return fmt.Errorf("writing ad-hoc rules: %w", err)
-	}
-	return statefile.WriteAtomic(adhocPath(st), append(data, '\n'), 0o600)
+	return statefile.WriteJSON(adhocPath(st), rec, 0o600)
 }
 
 func listIndex(name string) int { return slices.Index(listNames[:], name) }
