@@ -292,8 +292,6 @@ func (c *call) programFloors() {
 		}
 	case "sed":
 		c.sedFloors()
-	default:
-		c.interpreterBlocks()
 	case "tee":
 		for _, t := range c.toks {
 			if (t.kind == posTok && t.text != "/dev/null") || t.kind == wildTok {
@@ -314,6 +312,8 @@ func (c *call) programFloors() {
 				break
 			}
 		}
+	default:
+		c.interpreterBlocks()
 	}
 }
 

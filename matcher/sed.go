@@ -164,7 +164,12 @@ func sedRuns(s string) bool {
 			}
 			d := s[i]
 			i++
-			if !delimited(d) || !delimited(d) {
+			// Two delimited parts: the pattern (or source set),
+			// then the replacement (or target set).
+			if !delimited(d) {
+				return true
+			}
+			if !delimited(d) {
 				return true
 			}
 			if cmd == 'y' {

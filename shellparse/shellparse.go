@@ -606,11 +606,11 @@ func quotedDelim(w *syntax.Word) bool {
 		return false
 	}
 	for _, p := range w.Parts {
-		switch p.(type) {
+		switch p := p.(type) {
 		case *syntax.SglQuoted, *syntax.DblQuoted:
 			return true
 		case *syntax.Lit:
-			if strings.Contains(p.(*syntax.Lit).Value, `\`) {
+			if strings.Contains(p.Value, `\`) {
 				return true
 			}
 		}

@@ -101,3 +101,24 @@ func TestHookCost(t *testing.T) {
 }
 
 // buildHello builds an empty Go program: the floor of any Go process.
+
+func buildHello(t testing.TB, dir string) string {
+	t.Helper()
+	src := filepath.Join(dir, "hello")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module hello\n\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "hello-bin")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir, cmd.Env = src, append(origEnv, "GOWORK=off", "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building hello: %v\n%s", err, out)
+	}
+	return bin
+}

@@ -15,27 +15,6 @@ import (
 
 var agentsSetupBin = flag.String("agents-setup", "", "use this agents-setup binary instead of building ../agents-setup")
 
-func buildHello(t testing.TB, dir string) string {
-	t.Helper()
-	src := filepath.Join(dir, "hello")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module hello\n\ngo 1.26\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "hello-bin")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir, cmd.Env = src, append(origEnv, "GOWORK=off", "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building hello: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // pinnedEnv is an environment with HOME and the XDG directories under dir.
 func pinnedEnv(dir string) []string {
 	return []string{
