@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/matcher"
+	"github.com/agent-shim/agent-shim/statefile"
 )
 
 // The copy leaves out the grant each managed rule stands for (Rule.Grant):
@@ -51,20 +51,9 @@ type compactRule struct {
 }
 
 // stamp identifies one version of a file.
-type stamp struct {
-	Dev, Ino, Size, Mtime, Ctime int64
-}
+type stamp = statefile.Identity
 
-func stampOf(fi fs.FileInfo) (stamp, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return stamp{}, false
-	}
-	return stamp{
-		Dev: int64(st.Dev), Ino: int64(st.Ino), Size: st.Size,
-		Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(),
-	}, true
-}
+func stampOf(fi fs.FileInfo) (stamp, bool) { return statefile.IdentityOf(fi) }
 
 func cachePath(cacheDir, configPath string) string {
 	sum := sha256.Sum256([]byte(configPath))

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/agent-shim/agent-shim/config"
@@ -163,8 +162,8 @@ func identity(info os.FileInfo) string {
 		return "absent"
 	}
 	id := fmt.Sprintf("%d %d %v", info.Size(), info.ModTime().UnixNano(), info.Mode())
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		id += fmt.Sprintf(" %d %d %d", st.Dev, st.Ino, st.Ctim.Nano())
+	if st, ok := statefile.IdentityOf(info); ok {
+		id += fmt.Sprintf(" %d %d %d", st.Dev, st.Ino, st.Ctime)
 	}
 	return id
 }

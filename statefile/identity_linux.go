@@ -1,0 +1,15 @@
+package statefile
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+func sysIdentity(fi fs.FileInfo, id *Identity) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	id.Dev, id.Ino, id.Ctime = int64(st.Dev), int64(st.Ino), st.Ctim.Nano()
+	return true
+}
