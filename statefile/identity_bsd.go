@@ -2,16 +2,6 @@
 
 package statefile
 
-import (
-	"io/fs"
-	"syscall"
-)
+import "syscall"
 
-func sysIdentity(fi fs.FileInfo, id *Identity) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return false
-	}
-	id.Dev, id.Ino, id.Ctime = int64(st.Dev), int64(st.Ino), st.Ctimespec.Nano()
-	return true
-}
+func ctime(st *syscall.Stat_t) int64 { return st.Ctimespec.Nano() }
