@@ -63,15 +63,20 @@ type Tools struct {
 
 // Shim is the shim's section of config.json (the key "agentShim").
 // Version, Profile and Rules are written by agents-setup; Mode, Shell,
-// PathScope and Tools belong to the user.
+// Runtime, RequireHook, PathScope and Tools belong to the user.
 type Shim struct {
-	Version   int       `json:"version"`
-	Profile   string    `json:"profile"`
-	Rules     []Rule    `json:"rules"`
-	Mode      string    `json:"mode"`
-	Shell     string    `json:"shell"`
-	PathScope PathScope `json:"pathScope"`
-	Tools     Tools     `json:"tools"`
+	Version int    `json:"version"`
+	Profile string `json:"profile"`
+	Rules   []Rule `json:"rules"`
+	Mode    string `json:"mode"`
+	Shell   string `json:"shell"`
+	// Runtime controls shell mode's run-time layer (Linux): "on" (the
+	// default when empty), "off", or "require".
+	Runtime string `json:"runtime"`
+	// RequireHook makes shell mode refuse a line no hook call has seen.
+	RequireHook bool      `json:"requireHook"`
+	PathScope   PathScope `json:"pathScope"`
+	Tools       Tools     `json:"tools"`
 }
 
 // File is a loaded config.json.

@@ -450,3 +450,26 @@ func TestLoadMatchesParse(t *testing.T) {
 		t.Error("Marshal of a loaded file differs from the file")
 	}
 }
+
+func TestRuntimeAndRequireHook(t *testing.T) {
+	f, err := Parse("c.json", []byte(`{"agentShim": {"runtime": "require", "requireHook": true, "other": 1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Shim.Runtime != "require" || !f.Shim.RequireHook {
+		t.Fatalf("got runtime %q requireHook %v", f.Shim.Runtime, f.Shim.RequireHook)
+	}
+	f.Shim.RequireHook = false
+	out, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"requireHook": false`) || !strings.Contains(string(out), `"runtime": "require"`) {
+		t.Fatalf("marshal lost a change or a kept key:\n%s", out)
+	}
+	for _, bad := range []string{`{"agentShim": {"requireHook": "yes"}}`, `{"agentShim": {"requireHook": 1}}`, `{"agentShim": {"runtime": true}}`} {
+		if _, err := Parse("c.json", []byte(bad)); err == nil {
+			t.Errorf("Parse(%s) = nil error, want a shape error", bad)
+		}
+	}
+}

@@ -281,6 +281,19 @@ func (d *decoder) string() (string, error) {
 	return "", d.shape("a string")
 }
 
+// bool decodes true or false (null yields false).
+func (d *decoder) bool() (bool, error) {
+	switch d.peek() {
+	case 't':
+		return true, d.literal("true")
+	case 'f':
+		return false, d.literal("false")
+	case 'n':
+		return false, d.literal("null")
+	}
+	return false, d.shape("a boolean")
+}
+
 // int decodes an integer value (null yields 0).
 func (d *decoder) int() (int, error) {
 	c := d.peek()
@@ -613,6 +626,10 @@ func (d *decoder) shim(f *File) error {
 			s.Mode, err = d.string()
 		case "shell":
 			s.Shell, err = d.string()
+		case "runtime":
+			s.Runtime, err = d.string()
+		case "requireHook":
+			s.RequireHook, err = d.bool()
 		case "rules":
 			s.Rules = nil
 			err = d.array(func() error {

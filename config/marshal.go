@@ -299,6 +299,12 @@ func (f *File) shimObject() object {
 	if s.Shell != f.orig.Shell {
 		o = o.set("shell", str(s.Shell))
 	}
+	if s.Runtime != f.orig.Runtime {
+		o = o.set("runtime", str(s.Runtime))
+	}
+	if s.RequireHook != f.orig.RequireHook {
+		o = o.set("requireHook", func(w *writer, d int) { w.value(s.RequireHook, d) })
+	}
 	if !reflect.DeepEqual(s.PathScope, f.orig.PathScope) {
 		o = o.set("pathScope", func(w *writer, d int) { w.value(s.PathScope, d) })
 	}
