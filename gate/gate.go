@@ -185,6 +185,11 @@ type Options struct {
 	// config.json there, so that an unchanged file is not parsed again
 	// on every call; "" always reads config.json.
 	CacheDir string
+	// CacheKey, used by Load only and only with CacheDir, is the file of
+	// the key that authenticates the compact copy (created, 0600, on
+	// first use). Keep it where the agent cannot write: the shim's state
+	// directory is a protected path.
+	CacheKey string
 }
 
 // Gate decides tool calls. It is safe for concurrent use.
@@ -264,34 +269,28 @@ func (g *Gate) Approvals() []Approval {
 	return slices.Clone(g.approvals)
 }
 
-// Verdict is the outcome of a decision.
-type Verdict int
+// Verdict is the outcome of a decision: the matcher's Decision, so that
+// one enum is shared by the command policy and the gate. Its zero value is
+// Default (nothing decided; a person is needed), never Allow.
+type Verdict = matcher.Decision
 
+// The verdicts, weakest first: Allow < Default < Ask < Deny (see
+// matcher.Combine).
 const (
-	// Allow runs the call.
-	Allow Verdict = iota
 	// Default means nothing decided the call and it needs a person: a
 	// front end may leave it to the agent's own rules.
-	Default
+	Default = matcher.Default
+	// Allow runs the call.
+	Allow = matcher.Allow
 	// Ask needs a person: a rule, the scope or a floor asks.
-	Ask
+	Ask = matcher.Ask
 	// Deny refuses the call.
-	Deny
+	Deny = matcher.Deny
 )
 
-func (v Verdict) String() string {
-	switch v {
-	case Allow:
-		return "allow"
-	case Default:
-		return "default"
-	case Ask:
-		return "ask"
-	case Deny:
-		return "deny"
-	}
-	return fmt.Sprintf("Verdict(%d)", int(v))
-}
+// Stronger reports whether a is a stronger verdict than b (Allow <
+// Default < Ask < Deny); unknown values are the strongest.
+func Stronger(a, b Verdict) bool { return a != b && matcher.Combine(b, a) == a }
 
 // Decision is what the gate decided about a call, before prompting.
 type Decision struct {
@@ -371,7 +370,7 @@ func (g *Gate) Apply(req Request, a Answer) error {
 		}
 		var err error
 		if req.Always.Tool == "" {
-			err = g.scope.AddAlwaysAllow(req.Always.Pattern)
+			err = g.scope.Allow(req.Always.Pattern)
 		} else {
 			err = g.tools.Allow(req.Always.Tool + ":" + req.Always.Pattern)
 		}
@@ -492,7 +491,7 @@ func (g *Gate) decideBash(tool, command string) Decision {
 		if cv.v != Allow && cv.v != Deny && cv.prog != "" && !slices.Contains(progs, cv.prog) {
 			progs = append(progs, cv.prog)
 		}
-		if i == 0 || cv.v > d.Verdict {
+		if i == 0 || Stronger(cv.v, d.Verdict) {
 			d.Verdict, d.Reason = cv.v, cv.reason
 			if len(verdicts) > 1 && len(cv.argv) > 0 {
 				d.Reason = strings.Join(cv.argv, " ") + ": " + cv.reason

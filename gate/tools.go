@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -191,6 +192,20 @@ func (p *ToolPolicy) Deny(pattern string) error {
 	p.deny = append(p.deny, tp)
 	p.mu.Unlock()
 	return nil
+}
+
+// merge adds q's patterns to p's; a nil q adds nothing.
+func (p *ToolPolicy) merge(q *ToolPolicy) {
+	if q == nil || q == p {
+		return
+	}
+	q.mu.RLock()
+	allow, deny := slices.Clone(q.allow), slices.Clone(q.deny)
+	q.mu.RUnlock()
+	p.mu.Lock()
+	p.allow = append(p.allow, allow...)
+	p.deny = append(p.deny, deny...)
+	p.mu.Unlock()
 }
 
 // Patterns returns the allow and deny patterns as written.

@@ -38,7 +38,7 @@ func decideCall(g *gate.Gate, in *hookInput) (gate.Decision, error) {
 		} else {
 			d = g.DecideFileRead(tool, p)
 		}
-		if i == 0 || d.Verdict > worst.Verdict {
+		if i == 0 || gate.Stronger(d.Verdict, worst.Verdict) {
 			worst = d
 		}
 	}
