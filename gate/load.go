@@ -3,6 +3,7 @@ package gate
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/matcher"
@@ -52,6 +53,13 @@ func Load(configPath string, opts Options) (*Gate, error) {
 	o.Prompter, o.Persist, o.Audit, o.Now, o.Session = opts.Prompter, opts.Persist, opts.Audit, opts.Now, opts.Session
 	if opts.Dir != "" {
 		o.Dir = opts.Dir
+	}
+	if abs, err := filepath.Abs(configPath); err == nil {
+		o.protected = append(o.protected, abs)
+	}
+	if opts.CacheKey != "" {
+		o.secrets = append(o.secrets, opts.CacheKey)
+		o.protected = append(o.protected, opts.CacheKey)
 	}
 	return New(o), nil
 }
