@@ -150,8 +150,8 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 		c := *cmd
 		c.Redirs = nil
 		for _, r := range cmd.Redirs {
-			if r.Kind == shellparse.Write && r.Target.Static && !ls.cd {
-				if a := g.absIn(cmd.Dir, r.Target.Text); a != "" && g.scope.Contains(a) {
+			if r.Kind == shellparse.Write && r.Target.Static {
+				if a := g.targetAbs(cmd, r.Target.Text, ls); a != "" && g.scope.Contains(a) {
 					ce.InScope = append(ce.InScope, r.Target.Text)
 					continue
 				}
@@ -260,6 +260,15 @@ func (g *Gate) absIn(dir, p string) string {
 	return d + "/" + p
 }
 
+// targetAbs makes a static write target of cmd absolute; "" when it
+// cannot: a relative path after a cd the gate cannot follow.
+func (g *Gate) targetAbs(cmd *shellparse.Command, p string, ls *lineState) string {
+	if ls.cd && cmd.Dir == "" && !filepath.IsAbs(p) && !strings.HasPrefix(p, "~") {
+		return ""
+	}
+	return g.absIn(cmd.Dir, p)
+}
+
 // guardWrites returns why the writes of cmd need a person in every mode,
 // "" when they do not: a write to a protected path, or a write whose
 // target cannot be told (not static, after a cd the gate cannot follow,
@@ -300,10 +309,7 @@ func (g *Gate) guardWrites(cmd *shellparse.Command, argv []string, ls *lineState
 			note(fmt.Sprintf("writes %s (%s), a path not known statically", t.text, t.how))
 			continue
 		}
-		a := ""
-		if !ls.cd || cmd.Dir != "" || filepath.IsAbs(t.text) || strings.HasPrefix(t.text, "~") {
-			a = g.absIn(cmd.Dir, t.text)
-		}
+		a := g.targetAbs(cmd, t.text, ls)
 		if a == "" {
 			note(fmt.Sprintf("writes %s (%s) from a directory the gate cannot tell", t.text, t.how))
 			continue
