@@ -87,7 +87,7 @@ func hookVerdict(t *testing.T, agent, out string) string {
 }
 
 var hookAgents = []struct {
-	name              string
+	name               string
 	shell, write, edit string
 }{
 	{"claude-code", "Bash", "Write", "Edit"},
