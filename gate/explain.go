@@ -76,6 +76,21 @@ type lineState struct {
 	cd          bool     // a cd (pushd, popd) ran
 	made        []string // paths an earlier command linked, copied or moved into place
 	madeUnknown bool     // an earlier command made paths nobody can tell
+	resolved    map[string]string
+}
+
+// resolve is the gate's scope's resolve, remembered for the line: the
+// scope and the protected paths look at the same targets.
+func (ls *lineState) resolve(s *Scope, abs string) (string, bool) {
+	if r, ok := ls.resolved[abs]; ok {
+		return r, r != ""
+	}
+	r, ok := s.resolve(abs)
+	if ls.resolved == nil {
+		ls.resolved = map[string]string{}
+	}
+	ls.resolved[abs] = r
+	return r, ok
 }
 
 // linkMakers are programs that can put a link (or a copy of one) where a
@@ -151,7 +166,8 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 		c.Redirs = nil
 		for _, r := range cmd.Redirs {
 			if r.Kind == shellparse.Write && r.Target.Static {
-				if a := g.targetAbs(cmd, r.Target.Text, ls); a != "" && g.scope.Contains(a) {
+				a := g.targetAbs(cmd, r.Target.Text, ls)
+				if real, ok := ls.resolve(g.scope, a); a != "" && ok && g.scope.containsResolved(real) {
 					ce.InScope = append(ce.InScope, r.Target.Text)
 					continue
 				}
@@ -318,7 +334,7 @@ func (g *Gate) guardWrites(cmd *shellparse.Command, argv []string, ls *lineState
 		if ls.madeUnknown || slices.ContainsFunc(ls.made, func(m string) bool { return within(filepath.Clean(a), m) }) {
 			note(fmt.Sprintf("writes %s (%s), which an earlier command on the line may have made a link", t.text, t.how))
 		}
-		real, ok := g.scope.resolve(a)
+		real, ok := ls.resolve(g.scope, a)
 		if !ok {
 			note(fmt.Sprintf("writes %s (%s), which cannot be resolved (a link loop?)", t.text, t.how))
 			continue

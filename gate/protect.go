@@ -136,8 +136,9 @@ func (p *protector) checkOne(x string) string {
 			return x + " (under " + t + ")"
 		}
 	}
+	xd, xb := filepath.Split(x)
 	for _, f := range p.files {
-		if x == f || filepath.Dir(x) == filepath.Dir(f) && siblingOf(filepath.Base(x), filepath.Base(f)) {
+		if x == f || len(xd) < len(f) && f[:len(xd)] == xd && siblingOf(xb, f[len(xd):]) {
 			return x
 		}
 	}
