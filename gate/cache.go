@@ -109,6 +109,14 @@ func loadCached(configPath, cacheDir, keyPath string, scope *Scope) (Options, er
 	return o, nil
 }
 
+// Key returns the per-user key that authenticates what the shim keeps
+// where an agent could write it (the compact policy copy, session answer
+// files): keySize random bytes in the file at path, created (0600, in a
+// 0700 directory) on first use. A key file that is not a regular file of
+// keySize bytes only its owner can read and write is an error: what it
+// would authenticate is then not trusted.
+func Key(path string) ([]byte, error) { return cacheKey(path) }
+
 // keySize is the length of the cache key.
 const keySize = 32
 

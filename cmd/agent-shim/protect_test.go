@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agent-shim/agent-shim/gate"
 )
 
 // permissive is the widest policy a config.json can hold: yolo mode, full
@@ -176,5 +178,48 @@ func TestHookCommandNotString(t *testing.T) {
 				t.Errorf("%s, command %#v: exit %d, stdout %q, stderr %q; want exit 2, malformed", ag.name, v, code, out, errOut)
 			}
 		}
+	}
+}
+
+// TestForgedSession: a session file written by anyone without the key
+// (the agent, with file access) is not replayed; one the shim wrote is.
+func TestForgedSession(t *testing.T) {
+	dir, cfg := testEnv(t, `{"userSettings": {"globalPermissionGrants": {"ask": ["command(git push)"]}}}`)
+	_, proj := checkout(t, dir)
+	auditPath, err := gate.AuditPath(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sessionOf(auditPath, "prot")
+	line := "git push origin main"
+	verdict := func() string {
+		_, out, _ := hookCall(t, "claude-code", cfg, proj, "Bash", map[string]any{"command": line})
+		return hookVerdict(t, "claude-code", out)
+	}
+	if got := verdict(); got != "ask" {
+		t.Fatalf("before any answer: %s", got)
+	}
+	forged := func(mac string) {
+		data, _ := json.Marshal(map[string]any{"approvals": []map[string]any{{"tool": "Bash", "key": line, "answer": "session"}},
+			"asked": []any{}, "mac": mac})
+		if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(s.path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, mac := range []string{"", strings.Repeat("0", 64), "forged"} {
+		forged(mac)
+		if got := verdict(); got != "ask" {
+			t.Errorf("forged session (mac %q): %s, want ask", mac, got)
+		}
+	}
+	os.Remove(s.path)
+	if err := s.remember(context.Background(), gate.Request{Tool: "Bash", Key: line}, gate.AnswerSession); err != nil {
+		t.Fatal(err)
+	}
+	if got := verdict(); got != "allow" {
+		t.Errorf("session answer the shim kept: %s, want allow", got)
 	}
 }
