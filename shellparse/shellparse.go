@@ -222,6 +222,9 @@ func Parse(src string) (*Script, error) {
 }
 
 func parse(src string) (*syntax.File, error) {
+	if err := checkBounds(src); err != nil {
+		return nil, err
+	}
 	p := parserPool.Get().(*syntax.Parser)
 	defer parserPool.Put(p)
 	return p.Parse(strings.NewReader(src), "")
