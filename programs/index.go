@@ -41,7 +41,7 @@ type Block struct {
 	parent *Block
 	shorts map[byte]*Opt
 	longs  map[string]*Opt
-	plus   []Effect          // less +! and +|
+	plus   []Effect            // less +! and +|
 	shapes map[string][]Effect // operand shapes: "of=" (dd)
 	// Targets says which operands the program always writes.
 	Targets *Fact
