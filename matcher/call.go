@@ -498,8 +498,14 @@ func (c *call) operandEffects(w string) {
 	if f := c.block.Expands(); f != nil && strings.ContainsAny(value, "$`") {
 		c.floors = append(c.floors, limit{why: fmt.Sprintf("%s expands %s=, which can run a command", c.prog, name), fact: f.String()})
 		for _, open := range []string{"$(shell ", "${shell "} {
-			if i := strings.Index(value, open); i >= 0 {
-				c.nested = append(c.nested, nested{script: value[i+len(open):], via: name + "=", fact: f.String()})
+			for rest := value; ; {
+				i := strings.Index(rest, open)
+				if i < 0 {
+					break
+				}
+				script, after := makeCall(rest[i+len(open):], open[1])
+				c.nested = append(c.nested, nested{script: script, via: name + "=", fact: f.String()})
+				rest = after
 			}
 		}
 	}
@@ -608,4 +614,26 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// makeCall returns the text of a make function call up to its closing
+// bracket (nested brackets balanced), and what follows it.
+func makeCall(s string, open byte) (string, string) {
+	closer := byte(')')
+	if open == '{' {
+		closer = '}'
+	}
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case open:
+			depth++
+		case closer:
+			if depth == 0 {
+				return s[:i], s[i+1:]
+			}
+			depth--
+		}
+	}
+	return s, ""
 }

@@ -279,6 +279,7 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	}
 
 	var ask, allow, maybeDeny, maybe *Rule
+	var allows []*Rule
 	scan := func(rules []*Rule) *Rule {
 		for _, r := range rules {
 			if err := r.compile(tbl); err != nil {
@@ -304,8 +305,8 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 					ask = r
 				}
 			case Allow:
-				if s == definite && allow == nil {
-					allow = r
+				if s == definite {
+					allows = append(allows, r)
 				} else if s == possible && maybe == nil {
 					maybe = r
 				}
@@ -320,9 +321,16 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 		return deny(v, r)
 	}
 	// An allow rule that names a flag accepts what the table says the
-	// flag does: `sed -i` allows sed -i, `sed` does not.
-	if allow != nil {
-		floors, blocks = waive(floors, allow), waive(blocks, allow)
+	// flag does: `sed -i` allows sed -i, `sed` does not. The rule that
+	// accepts the most decides.
+	for _, r := range allows {
+		f, b := waive(floors, r), waive(blocks, r)
+		if allow == nil || len(f)+len(b) < len(floors)+len(blocks) {
+			allow, floors, blocks = r, f, b
+		}
+	}
+	if r := p.globDeny(cmd, depth); r != nil {
+		return deny(v, r)
 	}
 	switch {
 	case maybeDeny != nil:
@@ -349,6 +357,27 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 		v.Decision, v.Reason = Default, "no rule matches"
 	}
 	return v
+}
+
+// globDeny decides a command whose program is a pattern (/usr/bin/r[m])
+// as each program with rules that the pattern matches: a deny for any of
+// them is a deny.
+func (p *Policy) globDeny(cmd *shellparse.Command, depth int) *Rule {
+	if len(cmd.Args) == 0 || !cmd.Args[0].Glob || depth > 0 {
+		return nil
+	}
+	pat := strings.ToLower(path.Base(cmd.Args[0].Text))
+	for name := range p.byProg {
+		if ok, _ := path.Match(pat, name); !ok || name == pat {
+			continue
+		}
+		cp := *cmd
+		cp.Args = append([]shellparse.Word{{Text: name, Static: true}}, cmd.Args[1:]...)
+		if v := p.decideCommand(&cp, depth+1); v.Decision == Deny {
+			return v.Rule
+		}
+	}
+	return nil
 }
 
 // waive drops the limits an allow rule accepts by naming their flag.
