@@ -1,6 +1,9 @@
 package programs
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -200,6 +203,39 @@ func TestConfigKey(t *testing.T) {
 		exec, safe, _ := git.ConfigKey(tc.key)
 		if exec != tc.exec || safe != tc.safe {
 			t.Errorf("ConfigKey(%q) = %v, %v; want %v, %v", tc.key, exec, safe, tc.exec, tc.safe)
+		}
+	}
+}
+
+// TestCoverage: every program of the built-in manifests, and of Fuchsia's,
+// has a block: it was reviewed.
+func TestCoverage(t *testing.T) {
+	files, err := filepath.Glob("../manifest/defaults/permissions/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no built-in manifests: %v", err)
+	}
+	want := map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			w := strings.Fields(line)
+			if len(w) == 0 || strings.HasPrefix(w[0], "#") {
+				continue
+			}
+			want[Name(w[0])] = fmt.Sprintf("%s:%d", f, i+1)
+		}
+	}
+	for _, p := range []string{"git", "go", "make", "npm", "cargo", "tar", "find", "sed", "awk", "less", "sort",
+		"rg", "grep", "jiri", "fx", "ffx", "ninja", "gn", "bazel", "python", "python3", "cipd", "jj", "bb",
+		"cp", "mv", "ln", "install", "rsync", "tee", "touch", "mkdir", "rm", "date", "file", "man", "ssh", "zip"} {
+		want[p] = "Fuchsia's manifests and issue 15"
+	}
+	for p, where := range want {
+		if Builtin().Program(p) == nil {
+			t.Errorf("program %s (%s) has no block in programs.txt", p, where)
 		}
 	}
 }
