@@ -117,7 +117,7 @@ var runners = map[string]*optSpec{
 	"runcon": {flags: "c", valued: "urtl", keep: true,
 		long: set("compute", "user=", "role=", "type=", "range=")},
 	"firejail": {anyLong: true, keep: true, noCmd: "an interactive shell"},
-	"proot": {flags: "0Vh", valued: "rbmwvkiRS", keep: true,
+	"proot": {flags: "0Vh", valued: "rbmwvkiRSq", keep: true,
 		long: set("rootfs=", "bind=", "mount=", "cwd=", "pwd=", "verbose=", "kernel-release=",
 			"root-id", "change-id=", "link2symlink", "kill-on-exit", "help", "version", "qemu="),
 		progOpts: names("-q", "--qemu"), noCmd: "an interactive shell", chdirOpts: names("-w", "--cwd", "--pwd")},

@@ -554,7 +554,10 @@ func (w *walker) testHazard(expr syntax.TestExpr, p *params) string {
 			if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
 				if word, ok := x.X.(*syntax.Word); ok {
 					if v := evalWord(word, ""); !plainName(v) {
-						why = fmt.Sprintf("[[ -v %s ]] evaluates its subscript", v.Text)
+						why = "[[ -v ]] evaluates the subscript of a name not known statically"
+						if v.Static {
+							why = fmt.Sprintf("[[ -v %s ]] evaluates its subscript", v.Text)
+						}
 					}
 				}
 				return false
@@ -677,6 +680,8 @@ func (w *walker) call(x *syntax.CallExpr, src source, c ctx) {
 		return
 	}
 	cmd.Args = argWords(x.Args, src, c.params)
+	// PS4='…' bash -x …: prompt variables reach the command too.
+	w.prompts(cmd, c)
 	if why != "" {
 		// Report the command as unknown, and still follow what it
 		// runs: a deny rule may match inside.

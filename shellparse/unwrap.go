@@ -187,7 +187,11 @@ func (s *optSpec) scan(args []Word) (out split, why string) {
 // assignWord recognizes NAME=VALUE as env and sudo take it.
 func assignWord(w Word) (string, Word, bool) {
 	name, val, ok := strings.Cut(w.Text, "=")
-	if !ok || !validName(name) {
+	if !ok || name == "" || strings.HasPrefix(name, "-") {
+		// env takes any NAME=VALUE, BASH_FUNC_f%%=… included.
+		return "", Word{}, false
+	}
+	if !w.Static && !validName(name) {
 		return "", Word{}, false
 	}
 	if !w.Static {
@@ -254,7 +258,7 @@ var suSpec = &optSpec{
 
 // exec reports cmd, after unwrapping runners and following nested scripts.
 func (w *walker) exec(cmd *Command, c ctx) {
-	if len(cmd.Args) > 0 && cmd.Args[0].Static && globProgram(cmd.Args[0].Text) {
+	if len(cmd.Args) > 0 && cmd.Args[0].Static && cmd.Args[0].Glob && globProgram(cmd.Args[0].Text) {
 		// The shell expands a pattern in program position (/???/r?,
 		// /bin/r[m]) to whatever files match: the program is not known.
 		args := append([]Word(nil), cmd.Args...)
@@ -269,6 +273,10 @@ func (w *walker) exec(cmd *Command, c ctx) {
 	args := cmd.Args[1:]
 	if spec, ok := runners[name]; ok {
 		w.runner(name, spec, cmd, c)
+		return
+	}
+	if name == "parallel" || name == "sem" {
+		w.parallel(name, cmd, c)
 		return
 	}
 	if subs, ok := subRunners[name]; ok {
@@ -485,6 +493,13 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 				cp.join = false
 				spec = &cp
 			}
+		}
+	case "script":
+		// script's operand is the file it writes, not a command.
+		if len(rest) > 0 {
+			t := rest[0]
+			cmd.Redirs = append(append([]Redirect(nil), cmd.Redirs...), Redirect{Op: "script", Target: t, Kind: writeKind(t)})
+			rest = nil
 		}
 	case "sg":
 		if len(rest) > 0 && rest[0].Text == "-c" && rest[0].Static {
