@@ -374,6 +374,9 @@ func TestBashAgrees(t *testing.T) {
 	for _, tc := range classTests {
 		check(tc.in, true)
 	}
+	for _, tc := range interpTests {
+		check(tc.in, true)
+	}
 	for _, tc := range errorTests {
 		check(tc.in, tc.bashOK)
 	}

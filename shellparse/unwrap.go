@@ -354,6 +354,9 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		w.chdir(args)
 	default:
 		w.emit(cmd)
+		if l := interpreter(name); l != langNone {
+			w.interp(l, cmd, c)
+		}
 	}
 }
 
