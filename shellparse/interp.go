@@ -78,11 +78,11 @@ var inlineSpecs = map[lang]*inlineSpec{
 	langNode: {code: "ep", valued: "rC", long: names("--eval", "--print"),
 		longV: names("--require", "--import", "--loader", "--experimental-loader", "--conditions",
 			"--input-type", "--title", "--env-file", "--inspect-port", "--stack-size")},
-	langPerl:  {code: "eE", valued: "IMmx", multi: true},
-	langRuby:  {code: "e", valued: "rICEFx", multi: true},
-	langPHP:   {code: "rBRE", valued: "dcfFz", multi: true},
-	langLua:   {code: "e", valued: "l", multi: true},
-	langR:     {code: "e", valued: "", multi: true, long: map[string]bool{}},
+	langPerl: {code: "eE", valued: "IMmx", multi: true},
+	langRuby: {code: "e", valued: "rICEFx", multi: true},
+	langPHP:  {code: "rBRE", valued: "dcfFz", multi: true},
+	langLua:  {code: "e", valued: "l", multi: true},
+	langR:    {code: "e", valued: "", multi: true, long: map[string]bool{}},
 }
 
 // interp follows the shell commands inside an interpreter's code.
