@@ -37,6 +37,9 @@ var runners = map[string]*optSpec{
 	"ionice":  {flags: "t", valued: "cn", query: "pPu", long: set("class=", "classdata=", "ignore", "pid", "pgid", "uid")},
 	"setsid":  {flags: "cfw", long: set("ctty", "fork", "wait")},
 	"busybox": {},
+	"noglob":    {}, // zsh precommand modifiers
+	"nocorrect": {},
+	"repeat":    {operands: 1}, // zsh: repeat N cmd
 	"toybox":  {},
 	"xargs": {flags: "0prtxo", valued: "aEdILnPs", optional: "eil",
 		long: set("null", "arg-file=", "delimiter=", "max-args=", "max-procs=", "interactive",

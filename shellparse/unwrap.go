@@ -677,6 +677,7 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 		}
 		// The words after the script are $0, $1, …: known here.
 		inner := c
+		inner.zsh = name == "zsh"
 		inner.params = &params{words: []Word{{Text: name, Static: true}}, valid: true}
 		if len(sp.rest) > 1 {
 			inner.params.words = sp.rest[1:]
@@ -689,11 +690,13 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 			return
 		}
 		if fd, ok := fdPath(script.Text); ok {
+			c.zsh = name == "zsh"
 			w.fdScript(name, fd, cmd, c)
 			return
 		}
 		w.emit(cmd) // a script file: the shell command is what is matched
 	default:
+		c.zsh = name == "zsh"
 		w.fdScript(name, 0, cmd, c)
 	}
 }
@@ -981,7 +984,7 @@ func (w *walker) nested(kind string, script Word, cmd *Command, c ctx) {
 		w.unknown(cmd, fmt.Sprintf("%s script is not static: %s", kind, script.Text))
 		return
 	}
-	f, err := parse(script.Text)
+	f, err := parseDialect(script.Text, c.zsh)
 	if err != nil {
 		w.unknown(cmd, fmt.Sprintf("%s script does not parse: %v", kind, err))
 		return
