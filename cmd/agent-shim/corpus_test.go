@@ -175,3 +175,35 @@ func TestCorpusThroughAgentsSetup(t *testing.T) {
 	}
 	checkCorpusFile(t, cfg, "adversarial-2.tsv", 40)
 }
+
+// TestExplainFact: explain names the program fact that made a command
+// stricter, in text and JSON.
+func TestExplainFact(t *testing.T) {
+	_, cfg := testEnv(t, `{"userSettings":{"globalPermissionGrants":{"allow":["command(git ls-remote)","command(tar -tf)"],"deny":["command(rm -rf /)"]}}}`)
+	for _, tc := range []struct{ line, verdict, fact string }{
+		{"git ls-remote --upload-pack='rm -rf /' .", "deny", "[git ls-remote] exec -u --upload-pack"},
+		{"tar -tf x.tar --index-file=/tmp/i", "ask", "[tar] write --index-file"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{"agent-shim", "explain", "--config", cfg, "--", tc.line}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.line, code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "fact: ") || !strings.Contains(stdout.String(), tc.fact) {
+			t.Errorf("%q: explain does not name the fact %q:\n%s", tc.line, tc.fact, stdout.String())
+		}
+		stdout.Reset()
+		if code := run(context.Background(), []string{"agent-shim", "explain", "--json", "--config", cfg, "--", tc.line}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.line, code, stderr.String())
+		}
+		var res struct {
+			Verdict  string
+			Commands []struct{ Fact string }
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != tc.verdict || len(res.Commands) == 0 || !strings.Contains(res.Commands[0].Fact, tc.fact) {
+			t.Errorf("%q: explain --json = %s", tc.line, stdout.String())
+		}
+	}
+}
