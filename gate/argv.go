@@ -54,3 +54,10 @@ func (g *Gate) askedByRule(cmd *shellparse.Command) bool {
 	}
 	return strings.Contains(mv.Reason, "cannot be read")
 }
+
+// LineApproved reports whether a person approved this exact command line
+// for the session or always: what runs under it then counts as approved
+// (see DecideExec).
+func (g *Gate) LineApproved(command string) bool {
+	return g.sessionExact("Bash", command) || g.tools.exactAllow("Bash", command)
+}
