@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,6 +31,8 @@ var (
 		syscall.Kill(os.Getpid(), sig)
 		time.Sleep(100 * time.Millisecond) // a signal sent to oneself arrives at once; this is slack
 	}
+	// tempDirs are the temporary directories the tree may write in.
+	tempDirs = func() []string { return []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} }
 )
 
 // runCmd is `agent-shim run [--config FILE] -- PROGRAM [ARGS...]`: PROGRAM
@@ -105,9 +108,14 @@ func (e *env) execProgram(path string, argv []string) int {
 // supervise runs the program under the supervisor, deciding every
 // execution with g.
 func (e *env) supervise(ctx context.Context, g *gate.Gate, path string, argv []string, approved bool) (supervisor.Status, error) {
+	// The refusals and the tree's stderr share one writer.
+	report := io.Writer(e.stderr)
+	if _, ok := e.stderr.(*os.File); !ok {
+		report = &lockedWriter{w: e.stderr}
+	}
 	stdin, doneIn := inFile(e.stdin)
 	stdout, doneOut := outFile(e.stdout)
-	stderr, doneErr := outFile(e.stderr)
+	stderr, doneErr := outFile(report)
 	defer func() { doneIn(); doneOut(); doneErr() }()
 	confine := g.Level() < gate.LevelFullAccess
 	var writable []string
@@ -119,7 +127,7 @@ func (e *env) supervise(ctx context.Context, g *gate.Gate, path string, argv []s
 		Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Confine: confine, Writable: writable,
 		Decide: execDecider(g, approved),
-		Report: e.stderr,
+		Report: report,
 	})
 }
 
@@ -153,7 +161,7 @@ func (e *env) writable(g *gate.Gate) []string {
 			}
 		}
 	}
-	out = append(out, os.TempDir(), "/tmp", "/var/tmp", "/dev/shm")
+	out = append(out, tempDirs()...)
 	if c := e.cacheDir(); c != "" {
 		out = append(out, filepath.Dir(c)) // the user cache directory, not only agent-shim's
 	}
@@ -232,4 +240,16 @@ func outFile(w io.Writer) (*os.File, func()) {
 		case <-time.After(2 * time.Second): // a background process holds it open
 		}
 	}
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
