@@ -471,3 +471,35 @@ func TestRuntimeChildRefusesStrangers(t *testing.T) {
 }
 
 var _ = gate.Allow
+
+// BenchmarkExecDecision is the decision of one execution at run time,
+// with the policy of the full Fuchsia size: every argv it may amount to,
+// decided by the gate (the memory reads are not included).
+func BenchmarkExecDecision(b *testing.B) {
+	dir := b.TempDir()
+	pinned := pinnedEnv(dir)
+	for _, kv := range pinned {
+		k, v, _ := strings.Cut(kv, "=")
+		b.Setenv(k, v)
+	}
+	cfg := fuchsiaConfig(b, dir, pinned)
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: os.Getenv}
+	s, err := e.open(context.Background(), openOptions{config: cfg, cwd: filepath.Join(dir, "ck")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.close()
+	decide := execDecider(s.g, false)
+	execs := []supervisor.Exec{
+		{Path: "/usr/bin/git", Real: "/usr/bin/git", Argv: []string{"git", "status", "--porcelain"}, Dir: dir},
+		{Path: "/bin/true", Real: "/usr/bin/true", Argv: []string{"/bin/true"}, Dir: dir},
+		{Path: "/usr/bin/make", Real: "/usr/bin/make", Argv: []string{"make", "-C", "out", "-j8", "all"}, Dir: dir},
+		{Path: filepath.Join(dir, "ck", "build.sh"), Argv: []string{"./build.sh", "--fast"}, Dir: filepath.Join(dir, "ck"), Interp: []string{"/usr/bin/env", "bash"}},
+		{Path: "/usr/bin/git", Real: "/usr/bin/git", Argv: []string{"git", "push", "--force", "origin", "main"}, Dir: dir},
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		decide(execs[i%len(execs)])
+	}
+}
