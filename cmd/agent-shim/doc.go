@@ -10,6 +10,7 @@
 //	agent-shim -c '<command line>' [arg0 [args...]]
 //	agent-shim explain [--json] [--config FILE] [--] '<command line>'
 //	agent-shim recommend [--json] [--apply] [--config FILE]
+//	agent-shim run [--config FILE] -- PROGRAM [ARGS...]
 //
 // hook reads the agent's pre-tool-use JSON on stdin and answers in that
 // agent's protocol:
@@ -47,6 +48,17 @@
 // as the user's own grant in config.json), n or an empty line no. Without
 // a terminal it is refused with a hint saying which grant would allow it.
 //
+// On Linux an allowed line runs under the run-time layer (package
+// supervisor): every program the line's process tree executes is decided
+// by its exact argv (a deny rule, the never-allow list, or an ask rule
+// nobody approved fails the exec with EPERM and one line on stderr), and
+// below full access its writes are confined to the scope, the temporary
+// and cache directories (EACCES elsewhere). agentShim.runtime: "on" (the
+// default) falls back to exec where the kernel lacks seccomp user
+// notification or Landlock, saying so once per session; "off" always
+// execs; "require" refuses (126) without it. run wraps any program (an
+// agent, a CI job) the same way; the program itself is decided too.
+//
 // The session is the hook input's session_id, else $AGENT_SHIM_SESSION,
 // else the parent process (the agent). Answers for the session last across
 // the shim's processes; every approval is logged.
@@ -71,7 +83,11 @@
 //	     any internal error; never an allow
 //	126  shell mode: the command is denied, needs approval nobody can give,
 //	     the person said no, or it cannot be decided or run (bad argv, bad
-//	     config.json, the real shell is agent-shim); one line on stderr
+//	     config.json, the real shell is agent-shim, agentShim.runtime is
+//	     "require" and the run-time layer is unavailable); one line on stderr
+//	run: the status of PROGRAM (a signal kills agent-shim with the same
+//	     signal); 126 when PROGRAM cannot be found, is refused or cannot
+//	     run; 2 for a usage error
 //
 // # Files
 //

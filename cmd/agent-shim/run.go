@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/agent-shim/agent-shim/supervisor"
 )
 
 // Exit codes. They are a contract: see doc.go.
@@ -38,6 +40,7 @@ const usage = `usage: agent-shim hook claude-code|codex|gemini-cli [--config FIL
        agent-shim -c '<command line>' [arg0 [args...]]    (shell mode; also -lc, -e -o pipefail -c, -i -c)
        agent-shim explain [--json] [--config FILE] [--] '<command line>'
        agent-shim recommend [--json] [--apply] [--config FILE]
+       agent-shim run [--config FILE] -- PROGRAM [ARGS...]
 
 agent-shim decides what an AI agent's tool calls may do.
 
@@ -45,6 +48,7 @@ agent-shim decides what an AI agent's tool calls may do.
   -c ...      stand in for the agent's shell: decide, then exec the real shell
   explain     show every command a line would run, the rule that decides it and why
   recommend   suggest grants from the approval log; --apply saves them
+  run         run a program (an agent, a CI job) with every program it executes decided
 `
 
 // run is main without the process: tests call it directly.
@@ -70,6 +74,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = e.explain(args[2:])
 	case "recommend":
 		err = e.recommend(ctx, args[2:])
+	case "run":
+		return e.runCmd(ctx, args[2:])
+	case supervisor.ChildArg:
+		return supervisor.Child(stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
