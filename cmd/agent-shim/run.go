@@ -70,6 +70,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = e.explain(args[2:])
 	case "recommend":
 		err = e.recommend(ctx, args[2:])
+	case "install":
+		err = e.install(ctx, args[2:])
+	case "uninstall":
+		err = e.uninstall(ctx, args[2:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
