@@ -218,7 +218,9 @@ func commandWords(cmd string) []string {
 type installRecord struct {
 	Agent    string   `json:"agent"`
 	Settings string   `json:"settings"`
-	Created  []string `json:"created,omitempty"` // objects install created: "hooks", "hooks.PreToolUse", "env"
+	// SettingsCreated: install created the settings file.
+	SettingsCreated bool     `json:"settingsCreated,omitempty"`
+	Created         []string `json:"created,omitempty"` // objects install created: "hooks", "hooks.PreToolUse", "env"
 	// CLAUDE_CODE_SHELL in "env": what it was before, if anything.
 	ShellEnv     bool    `json:"shellEnv,omitempty"`
 	PrevShellEnv *string `json:"prevShellEnv,omitempty"`
@@ -363,6 +365,9 @@ func (e *env) install(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if _, err := os.Stat(o.settings); errors.Is(err, fs.ErrNotExist) {
+		rec.SettingsCreated = true
+	}
 	changed, err := e.editSettings(ctx, o.settings, func(data []byte) ([]byte, error) {
 		data, err := installGroups(o.settings, data, o.agent, cmd, rec)
 		if err != nil || link == "" {
@@ -439,6 +444,11 @@ func (e *env) uninstall(ctx context.Context, args []string) error {
 		})
 		if err != nil {
 			return err
+		}
+		if data, err := os.ReadFile(o.settings); err == nil && rec.SettingsCreated && string(bytes.TrimSpace(data)) == "{}" {
+			if err := os.Remove(o.settings); err != nil {
+				return err
+			}
 		}
 		if changed {
 			fmt.Fprintf(e.stdout, "agent-shim: removed the %s hook from %s\n", o.agent.agent, o.settings)
