@@ -214,7 +214,32 @@ func encodeAt(v any, ind, unit string) (string, error) {
 	if err := enc.Encode(v); err != nil {
 		return "", err
 	}
-	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if unit == "" {
+		out = spaced(out)
+	}
+	return string(out), nil
+}
+
+// spaced puts a space after each comma and colon outside strings, the
+// way people write JSON on one line.
+func spaced(b []byte) []byte {
+	var out []byte
+	in, esc := false, false
+	for _, c := range b {
+		out = append(out, c)
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ',' || c == ':'):
+			out = append(out, ' ')
+		}
+	}
+	return out
 }
 
 // itemSpans lists the spans of an object's members or an array's elements.
