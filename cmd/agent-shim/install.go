@@ -216,8 +216,8 @@ func commandWords(cmd string) []string {
 
 // installRecord is what one install added besides its hook groups.
 type installRecord struct {
-	Agent    string   `json:"agent"`
-	Settings string   `json:"settings"`
+	Agent    string `json:"agent"`
+	Settings string `json:"settings"`
 	// SettingsCreated: install created the settings file.
 	SettingsCreated bool     `json:"settingsCreated,omitempty"`
 	Created         []string `json:"created,omitempty"` // objects install created: "hooks", "hooks.PreToolUse", "env"
