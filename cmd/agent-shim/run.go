@@ -70,6 +70,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = e.explain(args[2:])
 	case "recommend":
 		err = e.recommend(ctx, args[2:])
+	case "doctor":
+		return e.doctor(ctx, args[2:])
 	case "install":
 		err = e.install(ctx, args[2:])
 	case "uninstall":
