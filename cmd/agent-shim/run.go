@@ -38,6 +38,9 @@ const usage = `usage: agent-shim hook claude-code|codex|gemini-cli [--config FIL
        agent-shim -c '<command line>' [arg0 [args...]]    (shell mode; also -lc, -e -o pipefail -c, -i -c)
        agent-shim explain [--json] [--config FILE] [--] '<command line>'
        agent-shim recommend [--json] [--apply] [--config FILE]
+       agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell]
+       agent-shim uninstall claude-code|codex|gemini-cli [--settings FILE]
+       agent-shim doctor [--config FILE] [--json]
 
 agent-shim decides what an AI agent's tool calls may do.
 
@@ -45,6 +48,9 @@ agent-shim decides what an AI agent's tool calls may do.
   -c ...      stand in for the agent's shell: decide, then exec the real shell
   explain     show every command a line would run, the rule that decides it and why
   recommend   suggest grants from the approval log; --apply saves them
+  install     put the hook into an agent's settings (absolute path); --shell: shell mode too
+  uninstall   take out what install put in
+  doctor      check that every agent found is guarded and fails closed
 `
 
 // run is main without the process: tests call it directly.
