@@ -96,11 +96,8 @@ func stateDir(getenv func(string) string) (string, error) {
 func ticketKey(dir string) ([]byte, error) {
 	path := filepath.Join(dir, "key")
 	for range 2 {
-		key, err := os.ReadFile(path)
+		key, err := readKey(path)
 		if err == nil {
-			if len(key) != 32 {
-				return nil, fmt.Errorf("reading the ticket key %s: %d bytes, want 32 (remove it to make a new one)", path, len(key))
-			}
 			return key, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -134,6 +131,28 @@ func ticketKey(dir string) ([]byte, error) {
 		return key, nil
 	}
 	return nil, fmt.Errorf("reading the ticket key %s: it keeps changing", path)
+}
+
+// readKey reads a key file, which must be a regular file of 32 bytes only
+// its owner can read (as gate's policy-cache key must be).
+func readKey(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 || fi.Size() != 32 {
+		return nil, fmt.Errorf("ticket key %s: not a 32-byte file only its owner can read (remove it to make a new one)", path)
+	}
+	key := make([]byte, 32)
+	if _, err := io.ReadFull(f, key); err != nil {
+		return nil, fmt.Errorf("reading the ticket key %s: %w", path, err)
+	}
+	return key, nil
 }
 
 // lp appends s with its length first, so that no two field lists encode

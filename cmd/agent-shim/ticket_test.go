@@ -335,3 +335,29 @@ func TestWrappedCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestTicketKeyRefused: a key others can read, or of the wrong size, is
+// not used: no ticket is written or taken.
+func TestTicketKeyRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data []byte
+		mode os.FileMode
+	}{
+		{"readable by others", make([]byte, 32), 0o644},
+		{"short", make([]byte, 16), 0o600},
+	} {
+		t.Logf("input: %s", tc.name)
+		e, root := ticketEnv(t)
+		dir := filepath.Join(root, "state", "agent-shim")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "key"), tc.data, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.recordTicket(agents["claude-code"], hookCall("s", filepath.Join(root, "proj"), "x"), gate.Decision{Verdict: gate.Ask}); err == nil {
+			t.Errorf("%s: a ticket was written", tc.name)
+		}
+	}
+}
