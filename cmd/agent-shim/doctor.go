@@ -100,7 +100,7 @@ func (e *env) doctor(ctx context.Context, args []string) int {
 	r.Policy = e.policyChecks(cfgFlag, exe)
 	found := false
 	for _, s := range setups {
-		ar, ok := e.agentChecks(ctx, s, exe)
+		ar, ok := e.agentChecks(ctx, s, exe, cfgFlag)
 		if !ok {
 			continue
 		}
@@ -213,7 +213,7 @@ func isExecutable(p string) bool {
 }
 
 // agentChecks checks one agent, if its settings are there.
-func (e *env) agentChecks(ctx context.Context, s *setup, exe string) (*agentReport, bool) {
+func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*agentReport, bool) {
 	path, err := s.settings(e.getenv)
 	if err != nil {
 		return nil, false
@@ -303,7 +303,12 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe string) (*agentRepo
 	}
 	// Shell mode.
 	if s.agent == "claude-code" {
-		add(e.claudeShell(data, root, exe))
+		c := e.claudeShell(data, root, exe)
+		if c.Status == checkInfo && e.requireHook(cfgFlag) {
+			c.Status = checkWarn
+			c.Detail += "; agentShim.requireHook has no effect while Claude Code's commands do not run through shell mode"
+		}
+		add(c)
 	} else {
 		add(check{Name: "shell mode", Status: checkInfo, Detail: "this agent has no setting for its shell; the hook is the integration"})
 	}
@@ -448,6 +453,16 @@ func codexHooksOff(toml []byte) string {
 		return "[features] codex_hooks = false"
 	}
 	return ""
+}
+
+// requireHook reports whether the policy sets agentShim.requireHook.
+func (e *env) requireHook(cfgFlag string) bool {
+	path, err := e.configPath(cfgFlag)
+	if err != nil {
+		return false
+	}
+	f, err := config.Load(path)
+	return err == nil && f.Shim.RequireHook
 }
 
 // claudeShell checks Claude Code's shell mode: env.CLAUDE_CODE_SHELL.
