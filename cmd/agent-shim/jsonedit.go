@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // An ordered, byte-preserving edit of a JSON document, for the agents'
@@ -264,6 +265,11 @@ func appendItem(data []byte, root, c *jval, key string, v any) ([]byte, error) {
 	switch {
 	case len(spans) > 0 && bytes.Contains(data[c.start:spans[0][0]], []byte("\n")):
 		ind = lineIndent(data, spans[0][0])
+		if unit == "" { // a block in a document otherwise on one line
+			if unit = strings.TrimPrefix(ind, lineIndent(data, c.start)); unit == "" {
+				unit = "  "
+			}
+		}
 	case len(spans) > 0 || unit == "":
 		unit = ""
 	default:
@@ -274,8 +280,11 @@ func appendItem(data []byte, root, c *jval, key string, v any) ([]byte, error) {
 		return nil, err
 	}
 	if c.kind == '{' {
-		k, _ := json.Marshal(key)
-		text = string(k) + ": " + text
+		k, err := encodeAt(key, "", "")
+		if err != nil {
+			return nil, err
+		}
+		text = k + ": " + text
 	}
 	if len(spans) == 0 {
 		if unit == "" {
