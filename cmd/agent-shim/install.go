@@ -494,6 +494,8 @@ func (e *env) editSettings(ctx context.Context, path string, change func([]byte)
 		target = r
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return false, err
+	} else if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return false, fmt.Errorf("%s is a symbolic link to nothing: not replacing the link with a file", path)
 	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 		return false, err
