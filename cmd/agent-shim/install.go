@@ -541,7 +541,7 @@ func (e *env) backup(path string, data []byte) error {
 	}
 	var nonce [4]byte
 	rand.Read(nonce[:])
-	p := filepath.Join(bdir, fmt.Sprintf("%s-%s-%x", readableName(path), now().UTC().Format("20060102T150405"), nonce))
+	p := filepath.Join(bdir, fmt.Sprintf("%s-%s-%x", readableName(path), ticketNow().UTC().Format("20060102T150405"), nonce))
 	if err := os.WriteFile(p, data, 0o600); err != nil {
 		return fmt.Errorf("backing up %s: %w", path, err)
 	}

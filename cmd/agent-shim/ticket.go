@@ -61,8 +61,8 @@ const (
 	ticketSeen = "seen"
 )
 
-// now is the clock of tickets; tests move it.
-var now = time.Now
+// ticketNow is the clock of tickets; tests move it.
+var ticketNow = time.Now
 
 // ticket is one ticket file's content.
 type ticket struct {
@@ -266,7 +266,7 @@ func (e *env) recordTicket(ag *agent, in *hookInput, d gate.Decision) error {
 		Session: in.SessionID,
 		Dir:     realDir(callDir(in)),
 		Command: cmd,
-		Expires: now().Add(ticketTTL).Unix(),
+		Expires: ticketNow().Add(ticketTTL).Unix(),
 	}
 	if t.Dir == "" { // no cwd given: the agent runs its hooks where it works
 		wd, err := os.Getwd()
@@ -325,7 +325,7 @@ func pruneTickets(tdir string) {
 	if err != nil {
 		return
 	}
-	t := now().Unix()
+	t := ticketNow().Unix()
 	for _, de := range entries {
 		if exp, ok := ticketExpiry(de.Name()); ok && exp < t {
 			os.Remove(filepath.Join(tdir, de.Name()))
@@ -384,7 +384,7 @@ func (e *env) takeTicket(line string) (*ticket, string, error) {
 			}
 			path := filepath.Join(tdir, de.Name())
 			t, ok := readTicket(path, key)
-			if !ok || t.Dir != wd || t.Command != cmd || now().Unix() > t.Expires ||
+			if !ok || t.Dir != wd || t.Command != cmd || ticketNow().Unix() > t.Expires ||
 				session != "" && t.Session != "" && t.Session != session ||
 				t.Kind == ticketAsk && !slices.Contains(t.PIDs, ppid) {
 				continue

@@ -38,9 +38,9 @@ func hookCall(session, cwd, command string) *hookInput {
 
 func setNow(t *testing.T, at time.Time) {
 	t.Helper()
-	old := now
-	t.Cleanup(func() { now = old })
-	now = func() time.Time { return at }
+	old := ticketNow
+	t.Cleanup(func() { ticketNow = old })
+	ticketNow = func() time.Time { return at }
 }
 
 func TestTicketOnce(t *testing.T) {
