@@ -50,3 +50,44 @@ func TestREADMESnippets(t *testing.T) {
 		}
 	}
 }
+
+func TestIsOurCommand(t *testing.T) {
+	tests := []struct {
+		cmd, agent string
+		want       bool
+	}{
+		{"/home/u/go/bin/agent-shim hook claude-code", "claude-code", true},
+		{"agent-shim hook claude-code --config /x.json", "claude-code", true},
+		{"'/opt/my tools/agent-shim' hook codex", "codex", true},
+		{`"/opt/tools/agent-shim" hook gemini-cli`, "gemini-cli", true},
+		{"/home/u/go/bin/agent-shim hook claude-code", "codex", false},
+		{"/home/u/go/bin/agent-shim explain x", "claude-code", false},
+		{"my-linter hook claude-code", "claude-code", false},
+		{"agent-shim hook claude-code; rm -rf ~", "claude-code", false},
+		{"X=1 agent-shim hook claude-code", "claude-code", false},
+		{"$HOME/bin/agent-shim hook claude-code", "claude-code", false},
+		{"agent-shim hook", "claude-code", false},
+		{"", "claude-code", false},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q", tc.cmd)
+		if got := isOurCommand(tc.cmd, tc.agent); got != tc.want {
+			t.Errorf("isOurCommand(%q, %s) = %v, want %v", tc.cmd, tc.agent, got, tc.want)
+		}
+	}
+}
+
+func TestHookCommand(t *testing.T) {
+	for _, tc := range []struct{ exe, cfg, want string }{
+		{"/home/u/go/bin/agent-shim", "", "/home/u/go/bin/agent-shim hook claude-code"},
+		{"/opt/my tools/agent-shim", "/etc/a b.json", "'/opt/my tools/agent-shim' hook claude-code --config '/etc/a b.json'"},
+	} {
+		got := hookCommand(tc.exe, "claude-code", tc.cfg)
+		if got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+		if !isOurCommand(got, "claude-code") {
+			t.Errorf("%q is not recognised as ours", got)
+		}
+	}
+}
