@@ -62,8 +62,9 @@
 // xargs, find, no glob); --apply adds them to config.json's allow list.
 //
 // install merges the hook into the agent's user settings, or --settings
-// FILE: Claude Code's PreToolUse and PostToolUse in ~/.claude/settings.json
-// ($CLAUDE_CONFIG_DIR), Codex's PreToolUse in ~/.codex/hooks.json ($CODEX_HOME)
+// FILE: Claude Code's PreToolUse (with "onFailure": "block", so a hook that
+// dies or times out blocks the call) and PostToolUse in
+// ~/.claude/settings.json ($CLAUDE_CONFIG_DIR), Codex's PreToolUse in ~/.codex/hooks.json ($CODEX_HOME)
 // with [features] hooks = true in the config.toml beside it, Gemini CLI's
 // BeforeTool in ~/.gemini/settings.json; the command is this binary's
 // absolute path (links resolved), never a name PATH must find. Every other
@@ -80,8 +81,9 @@
 // for each event, by an absolute path to an executable, and a self-test
 // that runs the installed command as the agent does (sh -c, the call on
 // stdin, PATH=/usr/bin:/bin) for `rm -rf /` (must be denied) and `git
-// status` (must not be blocked); Codex's and Gemini CLI's switches that turn
-// hooks off; the policy (config.json readable, profile, mode, requireHook,
+// status` (must not be blocked); the agents' switches that turn hooks off
+// (Claude Code's disableAllHooks and allowManagedHooksOnly, Codex's
+// [features] hooks, Gemini CLI's hooksConfig); the policy (config.json readable, profile, mode, requireHook,
 // runtime); shell mode; the run-time layer. A failing check prints the
 // command that fixes it.
 //

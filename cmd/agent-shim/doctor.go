@@ -241,7 +241,7 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 	// The hook, for each event.
 	var cmds []string
 	for _, ev := range s.events {
-		cmd, matcher, ok := findOurs(data, root, ev, s.agent)
+		cmd, matcher, h, ok := findOurs(data, root, ev, s.agent)
 		if !ok && ev == "PostToolUse" {
 			add(check{Name: "hook " + ev, Status: checkWarn,
 				Detail: "not installed: the approvals given in Claude's prompt are not logged", Fix: fix})
@@ -252,10 +252,18 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 				Detail: "not installed: the agent runs every tool unchecked", Fix: fix})
 			continue
 		}
-		if !catchAll(matcher) {
+		onFailure := ""
+		if v := h.member("onFailure"); v != nil {
+			onFailure, _ = decoded(data, v).(string)
+		}
+		switch {
+		case !catchAll(matcher):
 			add(check{Name: "hook " + ev, Status: checkWarn,
 				Detail: fmt.Sprintf("matcher %q: tools it does not match are not checked", matcher), Fix: fix})
-		} else {
+		case s.agent == "claude-code" && ev == "PreToolUse" && onFailure != "block":
+			add(check{Name: "hook " + ev, Status: checkWarn,
+				Detail: cmd + `: without "onFailure": "block" (Claude Code 2.1.295 and later) a hook that dies or times out lets the call through`, Fix: fix})
+		default:
 			add(check{Name: "hook " + ev, Status: checkOK, Detail: cmd})
 		}
 		if !slices.Contains(cmds, cmd) {
@@ -282,6 +290,12 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 	}
 	// Switches that turn hooks off.
 	switch s.agent {
+	case "claude-code":
+		for _, k := range []string{"disableAllHooks", "allowManagedHooksOnly"} {
+			if v := root.member(k); v != nil && string(data[v.start:v.end]) == "true" {
+				add(check{Name: k, Status: checkFail, Detail: k + " is true: Claude Code runs no hook of yours", Fix: "remove " + k + " from " + path})
+			}
+		}
 	case "codex":
 		if off := codexHooksOff(toml); off != "" {
 			add(check{Name: "hooks feature", Status: checkFail,
@@ -317,10 +331,10 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 
 // findOurs returns the first hook command of ours for event, with its
 // group's matcher.
-func findOurs(data []byte, root *jval, event, agent string) (cmd, matcher string, ok bool) {
+func findOurs(data []byte, root *jval, event, agent string) (cmd, matcher string, handler *jval, ok bool) {
 	arr := root.member("hooks").member(event)
 	if arr == nil || arr.kind != '[' {
-		return "", "", false
+		return "", "", nil, false
 	}
 	for _, g := range arr.elems {
 		hs := g.member("hooks")
@@ -340,10 +354,10 @@ func findOurs(data []byte, root *jval, event, agent string) (cmd, matcher string
 			if mv := g.member("matcher"); mv != nil {
 				m, _ = decoded(data, mv).(string)
 			}
-			return c, m, true
+			return c, m, h, true
 		}
 	}
-	return "", "", false
+	return "", "", nil, false
 }
 
 // catchAll reports whether a matcher matches every tool.

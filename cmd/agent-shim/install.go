@@ -30,7 +30,14 @@ import (
 //     set), {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type":
 //     "command", "command": …, "timeout": seconds}]}]}}; "*" matches every
 //     tool. Its "env" key sets variables for the session, and
-//     CLAUDE_CODE_SHELL the shell its Bash tool runs.
+//     CLAUDE_CODE_SHELL the shell its Bash tool runs. Since 2.1.295 a
+//     hook's "onFailure": "block" makes "a hook that can't start, times
+//     out, or exits with an unexpected code" block the action instead of
+//     letting it through (the changelog, as quoted in
+//     https://dev.to/gabrielanhaia/a-claude-code-hook-that-times-out-lets-the-command-through-make-it-fail-closed-1g5k
+//     and NVIDIA's https://docs.nvidia.com/nemo/guardrails/run-guardrailed-inference/using-hooks-server/claude-code):
+//     install sets it on PreToolUse. "disableAllHooks" and
+//     "allowManagedHooksOnly" turn user hooks off (doctor checks them).
 //   - Codex, https://developers.openai.com/codex/hooks.md: hooks.json next
 //     to config.toml in ~/.codex ($CODEX_HOME when set), the same shape
 //     with "timeout" in seconds (and no matcher: every tool). "Hooks are
@@ -61,10 +68,11 @@ import (
 const hookTimeout = 30 // seconds
 
 type hookHandler struct {
-	Type    string `json:"type"`
-	Name    string `json:"name,omitempty"`
-	Command string `json:"command"`
-	Timeout int    `json:"timeout"`
+	Type      string `json:"type"`
+	Name      string `json:"name,omitempty"`
+	Command   string `json:"command"`
+	Timeout   int    `json:"timeout"`
+	OnFailure string `json:"onFailure,omitempty"`
 }
 
 type hookGroup struct {
@@ -77,7 +85,7 @@ type setup struct {
 	agent    string
 	events   []string
 	settings func(getenv func(string) string) (string, error)
-	group    func(command string) hookGroup
+	group    func(command, event string) hookGroup
 }
 
 var setups = []*setup{
@@ -87,8 +95,12 @@ var setups = []*setup{
 		settings: func(getenv func(string) string) (string, error) {
 			return agentFile(getenv, "CLAUDE_CONFIG_DIR", ".claude", "settings.json")
 		},
-		group: func(cmd string) hookGroup {
-			return hookGroup{Matcher: "*", Hooks: []hookHandler{{Type: "command", Command: cmd, Timeout: hookTimeout}}}
+		group: func(cmd, event string) hookGroup {
+			h := hookHandler{Type: "command", Command: cmd, Timeout: hookTimeout}
+			if event == "PreToolUse" {
+				h.OnFailure = "block" // a hook that dies or times out blocks the call
+			}
+			return hookGroup{Matcher: "*", Hooks: []hookHandler{h}}
 		},
 	},
 	{
@@ -97,7 +109,7 @@ var setups = []*setup{
 		settings: func(getenv func(string) string) (string, error) {
 			return agentFile(getenv, "CODEX_HOME", ".codex", "hooks.json")
 		},
-		group: func(cmd string) hookGroup {
+		group: func(cmd, _ string) hookGroup {
 			return hookGroup{Hooks: []hookHandler{{Type: "command", Command: cmd, Timeout: hookTimeout}}}
 		},
 	},
@@ -107,7 +119,7 @@ var setups = []*setup{
 		settings: func(getenv func(string) string) (string, error) {
 			return agentFile(getenv, "", ".gemini", "settings.json")
 		},
-		group: func(cmd string) hookGroup {
+		group: func(cmd, _ string) hookGroup {
 			return hookGroup{Matcher: ".*", Hooks: []hookHandler{{Type: "command", Name: "agent-shim", Command: cmd, Timeout: hookTimeout * 1000}}}
 		},
 	},
@@ -583,8 +595,8 @@ func objectAt(path string, data []byte, root, obj *jval, key, name string, rec *
 // event running cmd: an equal group is kept, other groups of ours (an
 // older path, other flags) are replaced.
 func installGroups(path string, data []byte, s *setup, cmd string, rec *installRecord) ([]byte, error) {
-	want := s.group(cmd)
 	for _, ev := range s.events {
+		want := s.group(cmd, ev)
 		for range 8 { // each round changes one thing and scans again
 			root, err := parseDoc(path, data)
 			if err != nil {
