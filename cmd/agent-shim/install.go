@@ -45,11 +45,14 @@ import (
 //     `codex_hooks` still works as a deprecated alias": install sets
 //     [features] hooks = true in config.toml all the same, for builds that
 //     still have the flag off, and says so. Codex asks the person to review
-//     and trust a new command hook before it runs it.
+//     and trust a new command hook before it runs it. Codex has no switch
+//     that makes a failed hook block (openai/codex#41979 asks for one): a
+//     hook that crashes or times out lets the call run.
 //   - Gemini CLI, https://geminicli.com/docs/hooks/reference ("Configuration
 //     schema"): ~/.gemini/settings.json, {"hooks": {"BeforeTool":
 //     [{"matcher": regex, "hooks": [{"type": "command", "command": …,
-//     "name": …, "timeout": milliseconds}]}]}}.
+//     "name": …, "timeout": milliseconds}]}]}}. Exit codes other than 0
+//     and 2 are "a warning … the CLI continues": no fail-closed switch.
 //
 // Install merges one group per event into the file with the absolute path
 // of this binary (symbolic links resolved): a hook that names a bare
