@@ -317,7 +317,7 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 	}
 	if s.agent != "claude-code" && len(cmds) > 0 {
 		add(check{Name: "hook failure", Status: checkInfo,
-			Detail: "this agent has no setting that makes a hook that crashes or times out block the call; the hook's timeout is " + map[string]string{"codex": "30 s", "gemini-cli": "30000 ms"}[s.agent]})
+			Detail: "this agent has no setting that makes a hook that crashes or times out block the call"})
 	}
 	// Shell mode.
 	if s.agent == "claude-code" {
