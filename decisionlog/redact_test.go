@@ -88,4 +88,3 @@ func TestMarshalRedacts(t *testing.T) {
 		}
 	}
 }
-
