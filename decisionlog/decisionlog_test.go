@@ -1,3 +1,5 @@
+//go:build unix
+
 package decisionlog
 
 import (
@@ -240,20 +242,20 @@ func TestLogNeverBlocksOrFails(t *testing.T) {
 	t.Run("disk full", func(t *testing.T) {
 		old := writeLine
 		t.Cleanup(func() { writeLine = old })
-		writeLine = func(*os.File, []byte) (int, error) { return 0, syscall.ENOSPC }
+		writeLine = func(int, []byte) (int, error) { return 0, syscall.ENOSPC }
 		check(t, NewWriter(filepath.Join(dir, "full", FileName), Options{}), "no space left")
 	})
 	t.Run("short write", func(t *testing.T) {
 		old := writeLine
 		t.Cleanup(func() { writeLine = old })
-		writeLine = func(f *os.File, b []byte) (int, error) { return writeOnce(f, b[:len(b)/2]) }
+		writeLine = func(fd int, b []byte) (int, error) { return writeOnce(fd, b[:len(b)/2]) }
 		check(t, NewWriter(filepath.Join(dir, "short", FileName), Options{}), "short write")
 	})
 	t.Run("slow disk", func(t *testing.T) {
 		old := writeLine
 		release := make(chan struct{})
 		t.Cleanup(func() { close(release); time.Sleep(10 * time.Millisecond); writeLine = old })
-		writeLine = func(*os.File, []byte) (int, error) { <-release; return 0, syscall.EIO }
+		writeLine = func(int, []byte) (int, error) { <-release; return 0, syscall.EIO }
 		check(t, NewWriter(filepath.Join(dir, "slow", FileName), Options{Wait: 20 * time.Millisecond}), "no answer from the disk")
 	})
 	t.Run("unwritable", func(t *testing.T) {

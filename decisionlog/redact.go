@@ -6,8 +6,9 @@ import (
 	"sync"
 )
 
-// Mask replaces a secret in the log.
-const Mask = "***"
+// Mask replaces a secret in the log: a plain word, so that a masked
+// command still parses as it did (replay decides it again).
+const Mask = "REDACTED"
 
 // Redact masks the secrets in a command line or tool key, keeping the rest:
 //
@@ -60,11 +61,26 @@ func RedactArgv(argv []string) []string {
 	return out
 }
 
-// mayHoldSecret is a cheap test that skips the expressions for the common
-// line without any sign of a secret.
+// mayHoldSecret is a cheap test that skips the expressions (and their
+// compilation) for the common line without any sign of a secret: every
+// pattern Redact masks has one of these words in it, or a URL's @, or
+// curl's -u.
 func mayHoldSecret(s string) bool {
-	return strings.ContainsAny(s, "=:@") || strings.Contains(s, "--")
+	if !strings.ContainsAny(s, "=:@-") {
+		return false
+	}
+	u := strings.ToUpper(s)
+	for _, w := range secretWords {
+		if strings.Contains(u, w) {
+			return true
+		}
+	}
+	return strings.Contains(u, "://") && strings.Contains(u, "@") || strings.Contains(u, "-U") || strings.Contains(u, "--USER")
 }
+
+// secretWords are the words a secret's name holds (see secretName), and
+// those of the headers Redact masks.
+var secretWords = []string{"TOKEN", "SECRET", "PASS", "KEY", "CREDENTIAL", "COOKIE", "SESSION", "PRIVATE", "AUTH"}
 
 type redactorSet struct {
 	assign, option, header, url, userOpt *regexp.Regexp
@@ -95,7 +111,7 @@ func secretName(name string) bool {
 	if n == "" {
 		return false
 	}
-	for _, w := range []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "KEY", "CREDENTIAL", "COOKIE", "SESSION", "PRIVATE"} {
+	for _, w := range secretWords[:len(secretWords)-1] {
 		if strings.Contains(n, w) {
 			return !strings.HasSuffix(n, "_FILE") && !strings.HasSuffix(n, "_PATH") && !passNotSecret(n)
 		}

@@ -12,38 +12,38 @@ func TestRedact(t *testing.T) {
 		in, want string
 	}{
 		// Environment assignments with secret-looking names.
-		{"GITHUB_TOKEN=ghp_abc123 gh pr list", "GITHUB_TOKEN=*** gh pr list"},
-		{"env AWS_SECRET_ACCESS_KEY=wJalr aws s3 ls", "env AWS_SECRET_ACCESS_KEY=*** aws s3 ls"},
-		{"export PGPASSWORD='p a s s'; psql", "export PGPASSWORD=***; psql"},
-		{`DB_PASSWD="x\"y" run`, "DB_PASSWD=*** run"},
-		{"API_KEY=k1 OTHER=keep cmd", "API_KEY=*** OTHER=keep cmd"},
-		{"AUTH_HEADER=abc curl x", "AUTH_HEADER=*** curl x"},
-		{"MY_CREDENTIALS=c do", "MY_CREDENTIALS=*** do"},
-		{"a; SESSION_SECRET=s b", "a; SESSION_SECRET=*** b"},
-		{"x=$(TOKEN=t cmd)", "x=$(TOKEN=*** cmd)"},
+		{"GITHUB_TOKEN=ghp_abc123 gh pr list", "GITHUB_TOKEN=REDACTED gh pr list"},
+		{"env AWS_SECRET_ACCESS_KEY=wJalr aws s3 ls", "env AWS_SECRET_ACCESS_KEY=REDACTED aws s3 ls"},
+		{"export PGPASSWORD='p a s s'; psql", "export PGPASSWORD=REDACTED; psql"},
+		{`DB_PASSWD="x\"y" run`, "DB_PASSWD=REDACTED run"},
+		{"API_KEY=k1 OTHER=keep cmd", "API_KEY=REDACTED OTHER=keep cmd"},
+		{"AUTH_HEADER=abc curl x", "AUTH_HEADER=REDACTED curl x"},
+		{"MY_CREDENTIALS=c do", "MY_CREDENTIALS=REDACTED do"},
+		{"a; SESSION_SECRET=s b", "a; SESSION_SECRET=REDACTED b"},
+		{"x=$(TOKEN=t cmd)", "x=$(TOKEN=REDACTED cmd)"},
 		{"FOO=1 rm -rf /", "FOO=1 rm -rf /"},
 		{"PATH=/bin:/usr/bin ls", "PATH=/bin:/usr/bin ls"},
 		{"TOKEN_FILE=/run/tok cmd", "TOKEN_FILE=/run/tok cmd"},
 		{"echo TOKEN value", "echo TOKEN value"},
-		{"echo x TOKEN=y", "echo x TOKEN=***"},
+		{"echo x TOKEN=y", "echo x TOKEN=REDACTED"},
 		// Options.
-		{"mysql --password=hunter2 db", "mysql --password=*** db"},
-		{"tool --api-key k123 --verbose", "tool --api-key *** --verbose"},
-		{"tool --foo TOKEN=x", "tool --foo TOKEN=***"},
+		{"mysql --password=hunter2 db", "mysql --password=REDACTED db"},
+		{"tool --api-key k123 --verbose", "tool --api-key REDACTED --verbose"},
+		{"tool --foo TOKEN=x", "tool --foo TOKEN=REDACTED"},
 		{"git log --format=%H", "git log --format=%H"},
 		// Headers.
-		{`curl -H 'Authorization: Bearer eyJhbGci.x.y' https://api`, `curl -H 'Authorization: ***' https://api`},
-		{`curl -H "authorization:Basic dXNlcjpwYXNz" u`, `curl -H "authorization:***" u`},
-		{`curl -H 'X-Api-Key: abc' -H 'Accept: json' u`, `curl -H 'X-Api-Key: ***' -H 'Accept: json' u`},
-		{`curl -H 'Cookie: sid=1' u`, `curl -H 'Cookie: ***' u`},
-		{`curl -H 'PRIVATE-TOKEN: glpat-x' u`, `curl -H 'PRIVATE-TOKEN: ***' u`},
+		{`curl -H 'Authorization: Bearer eyJhbGci.x.y' https://api`, `curl -H 'Authorization: REDACTED' https://api`},
+		{`curl -H "authorization:Basic dXNlcjpwYXNz" u`, `curl -H "authorization:REDACTED" u`},
+		{`curl -H 'X-Api-Key: abc' -H 'Accept: json' u`, `curl -H 'X-Api-Key: REDACTED' -H 'Accept: json' u`},
+		{`curl -H 'Cookie: sid=1' u`, `curl -H 'Cookie: REDACTED' u`},
+		{`curl -H 'PRIVATE-TOKEN: glpat-x' u`, `curl -H 'PRIVATE-TOKEN: REDACTED' u`},
 		// URLs.
-		{"git clone https://user:s3cret@example.com/r.git", "git clone https://user:***@example.com/r.git"},
-		{"git push https://ghp_0123456789abcdefghij@github.com/o/r", "git push https://***@github.com/o/r"},
+		{"git clone https://user:s3cret@example.com/r.git", "git clone https://user:REDACTED@example.com/r.git"},
+		{"git push https://ghp_0123456789abcdefghij@github.com/o/r", "git push https://REDACTED@github.com/o/r"},
 		{"git clone https://git@example.com/r.git", "git clone https://git@example.com/r.git"},
 		{"ssh git@github.com", "ssh git@github.com"},
-		{"curl -u alice:pw https://x", "curl -u alice:*** https://x"},
-		{"curl --user=alice:'p w' https://x", "curl --user=alice:*** https://x"},
+		{"curl -u alice:pw https://x", "curl -u alice:REDACTED https://x"},
+		{"curl --user=alice:'p w' https://x", "curl --user=alice:REDACTED https://x"},
 		// Nothing to mask.
 		{"git status && fx build", "git status && fx build"},
 		{"", ""},
@@ -63,7 +63,7 @@ func TestRedact(t *testing.T) {
 
 func TestRedactArgv(t *testing.T) {
 	in := []string{"curl", "--token", "abc", "-u", "bob:pw", "-H", "Authorization: Bearer x", "https://a:b@h/p", "plain"}
-	want := []string{"curl", "--token", "***", "-u", "bob:***", "-H", "Authorization: ***", "https://a:***@h/p", "plain"}
+	want := []string{"curl", "--token", "REDACTED", "-u", "bob:REDACTED", "-H", "Authorization: REDACTED", "https://a:REDACTED@h/p", "plain"}
 	if got := RedactArgv(in); !slices.Equal(got, want) {
 		t.Errorf("RedactArgv:\n got %q\nwant %q", got, want)
 	}

@@ -142,6 +142,7 @@ func (e *env) hook(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.block(err)
 	}
+	e.logHook(ag.name, &in, d) // the decision log (logcmd.go)
 	hint := ""
 	if d.Verdict == gate.Ask || d.Verdict == gate.Default {
 		hint = approveHint(s.config, d.Request)

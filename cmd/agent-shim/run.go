@@ -38,6 +38,8 @@ const usage = `usage: agent-shim hook claude-code|codex|gemini-cli [--config FIL
        agent-shim -c '<command line>' [arg0 [args...]]    (shell mode; also -lc, -e -o pipefail -c, -i -c)
        agent-shim explain [--json] [--config FILE] [--] '<command line>'
        agent-shim recommend [--json] [--apply] [--config FILE]
+       agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]
+       agent-shim replay [--config NEW] [--log FILE] [--json]
 
 agent-shim decides what an AI agent's tool calls may do.
 
@@ -45,6 +47,8 @@ agent-shim decides what an AI agent's tool calls may do.
   -c ...      stand in for the agent's shell: decide, then exec the real shell
   explain     show every command a line would run, the rule that decides it and why
   recommend   suggest grants from the approval log; --apply saves them
+  log         the recent decisions, with the rule that decided each
+  replay      decide the logged commands under another policy: the verdicts that change
 `
 
 // run is main without the process: tests call it directly.
@@ -70,6 +74,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = e.explain(args[2:])
 	case "recommend":
 		err = e.recommend(ctx, args[2:])
+	case "log":
+		err = e.logcmd(args[2:])
+	case "replay":
+		err = e.replay(args[2:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

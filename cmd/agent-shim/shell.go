@@ -139,6 +139,7 @@ func (e *env) shell(ctx context.Context, args []string) int {
 // nil means run it.
 func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd string) error {
 	d := s.g.DecideBash(cmd)
+	defer e.logShell(s, cmd, d, &p)() // the decision log, with the answer (logcmd.go)
 	switch d.Verdict {
 	case gate.Allow:
 		return nil
