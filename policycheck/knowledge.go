@@ -1,9 +1,17 @@
 package policycheck
 
+import (
+	"strings"
+	"sync"
+
+	"github.com/agent-shim/agent-shim/programs"
+)
+
 // What lint knows about programs. The knowledge table of package programs
-// (being built) holds the options of each program; these lists say which
-// programs an allow rule should not name whole, and why. Keep them in
-// step with it, and move them there when it has such facts.
+// holds the options by which a program runs code or writes (tableRisk
+// reads it); these lists add what it does not say: which programs are
+// runners, interpreters, shells or build tools whole, and why naming them
+// in an allow rule is risky. Move them there when it has such facts.
 
 // risk is why allowing a program whole is risky, and what to write instead.
 type risk struct {
@@ -111,3 +119,44 @@ var gitGlobalValued = map[string]bool{"-C": true, "-c": true, "--git-dir": true,
 // shortAliases are the short spellings most programs give these long
 // options; a deny rule naming one spelling should hold for the other.
 var shortAliases = map[string]string{"--force": "-f", "--recursive": "-r", "--delete": "-d"}
+
+// tableFacts indexes the program table's facts that make a program run
+// code or write, by block ("rg", "git fetch").
+var tableFacts = sync.OnceValue(func() map[string][]*programs.Fact {
+	m := map[string][]*programs.Fact{}
+	for _, f := range programs.Builtin().Facts() {
+		switch f.Kind {
+		case programs.Exec, programs.Runs, programs.Inline, programs.Script, programs.Writes, programs.Targets:
+			m[f.Key] = append(m[f.Key], f)
+		}
+	}
+	return m
+})
+
+// tableRisk is what the program table (package programs) says about a
+// read_only rule that names block whole: the options by which it runs
+// code, and how it writes.
+func tableRisk(block string) (risk, bool) {
+	var runs, writes []string
+	for _, f := range tableFacts()[block] {
+		switch f.Kind {
+		case programs.Script:
+			runs = append(runs, "its "+f.Arg+" program")
+		case programs.Exec, programs.Runs, programs.Inline:
+			runs = append(runs, f.Args...)
+		case programs.Writes:
+			writes = append(writes, f.Args...)
+		case programs.Targets:
+			writes = append(writes, "its operands")
+		}
+	}
+	switch {
+	case len(runs) > 0:
+		return risk{"a runner of code", "runs code through " + strings.Join(runs, ", ") + " (the program table)",
+			"agent-shim asks when these are used; an agent applying config.json's grants itself does not: allow narrower lines"}, true
+	case len(writes) > 0:
+		return risk{"a writer", "writes through " + strings.Join(writes, ", ") + " (the program table)",
+			"move it to local_changes, or allow only its read-only forms"}, true
+	}
+	return risk{}, false
+}

@@ -105,6 +105,15 @@ func lintRisky(lines []manifest.Line) []Finding {
 		if !found && writers[prog] && l.Category == "read_only" {
 			r, found = writerRisk, true
 		}
+		if !found && len(ws) <= 2 && l.Category == "read_only" {
+			// The table's block: the program, or a subcommand's. Only
+			// in read_only: elsewhere an option that runs code is
+			// what the category is about, and the shim asks for it.
+			block := strings.Join(append([]string{prog}, ws[1:]...), " ")
+			if r, found = tableRisk(block); found {
+				rest = nil
+			}
+		}
 		if !found || len(rest) > 0 && allHarmless(rest) {
 			continue
 		}

@@ -43,6 +43,10 @@ func TestLint(t *testing.T) {
 		{"read_only: python3 --version\nread_only: make -n\nlocal_changes: make", []string{"read_only.txt:2 risky", "local_changes.txt:1 risky"}},
 		{"read_only: tee\nlocal_changes: tee\nread_only: cat", []string{"read_only.txt:1 risky"}},
 		{"local_changes: command(*)", []string{"local_changes.txt:1 risky"}},
+		// From the program table: code run through options, and writes,
+		// in read_only only.
+		{"read_only: rg\nread_only: rg --files\nread_only: git log\nread_only: cat\nlocal_changes: rg\nread_only: gofmt", []string{
+			"read_only.txt:1 risky", "read_only.txt:5 risky"}},
 		{"never_allow: env\nnever_allow: bash", nil},
 		// Shadowed: an allow rule a deny or ask rule always overrides, an
 		// ask rule a deny rule does; the built-in never-allow list too.
@@ -50,7 +54,7 @@ func TestLint(t *testing.T) {
 		{"local_changes: git clean -fdx", []string{"local_changes.txt:1 shadowed"}},
 		{"read_only: git push origin main\nexternal_changes: git push", []string{"read_only.txt:1 shadowed"}},
 		{"cache_destruction: rm -rf out\nnever_allow: rm -r", []string{"cache_destruction.txt:1 shadowed"}},
-		{"read_only: git push\nnever_allow: git push --force", nil},
+		{"local_changes: git push\nnever_allow: git push --force", nil},
 		{"local_changes: rm -rf out/tmp\nnever_allow: rm -rf out/x", nil},
 		// Duplicates in one category, any overlay, any spelling.
 		{"read_only: git status\ngoogle/read_only: git status", []string{"vendor/google/.agents/config/permissions/read_only.txt:1 duplicate"}},
