@@ -11,7 +11,7 @@
 //	agent-shim explain [--json] [--config FILE] [--] '<command line>'
 //	agent-shim recommend [--json] [--apply] [--config FILE]
 //	agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]
-//	agent-shim replay [--config NEW | --manifests DIR [--profile P]] [--log FILE] [--json]
+//	agent-shim replay [--config NEW] [--log FILE] [--json]
 //
 // hook reads the agent's pre-tool-use JSON on stdin and answers in that
 // agent's protocol:
@@ -69,9 +69,9 @@
 // prints the entries as JSON lines.
 //
 // replay decides every shell command of the decision log again, under
-// another config.json (--config; default the agent's own, as it is now) or
-// under the manifests of a checkout and a profile (--manifests, --profile),
-// and prints the verdicts that change (allow → ask, ask → allow, …) with
+// another config.json (--config; default the agent's own, as it is now;
+// write the one a manifest change would give with agents-setup --config
+// NEW), and prints the verdicts that change (allow → ask, ask → allow, …) with
 // counts and, per command, the reason then and now. Decisions a session's
 // answer made are skipped: they depend on the session, not the policy.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -108,5 +109,25 @@ func BenchmarkHookLog(b *testing.B) {
 			defer func() { logDecisions = old }()
 			BenchmarkHook(b)
 		})
+	}
+}
+
+// TestNoManifestReader keeps go-git (which the manifest reader and the
+// policy checks link) out of agent-shim: every hook call pays for the
+// packages it links.
+func TestNoManifestReader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	cmd := exec.Command("go", "list", "-deps", ".")
+	cmd.Env = origEnv
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/go-git/") || pkg == "github.com/agent-shim/agent-shim/policycheck" {
+			t.Errorf("agent-shim links %s", pkg)
+		}
 	}
 }

@@ -9,17 +9,17 @@ import (
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
-	"github.com/agent-shim/agent-shim/manifest"
-	"github.com/agent-shim/agent-shim/policycheck"
 )
 
-const replaySynopsis = "agent-shim replay [--config NEW | --manifests DIR [--profile P]] [--log FILE] [--json]"
+const replaySynopsis = "agent-shim replay [--config NEW] [--log FILE] [--json]"
 
 // replay decides every command of the decision log again, under the policy
-// of another config.json (by default the agent's own, as it is now) or of
-// the manifests of a checkout under a profile (as agents-setup would write
-// it: --manifests), and prints the verdicts that change, so that a policy
-// change can be reviewed against real history before it lands.
+// of another config.json (by default the agent's own, as it is now), and
+// prints the verdicts that change, so that a policy change can be reviewed
+// against real history before it lands. To replay a manifest change, write
+// the config.json it would give to another file first (agents-setup
+// --config NEW --root DIR --profile P): the shim links no manifest reader
+// (no go-git), which every hook call would pay for.
 //
 // Only shell commands are replayed: hook and shell-mode decisions of a
 // command line, and run-time decisions of an argv (as the line that
@@ -30,24 +30,12 @@ func (e *env) replay(args []string) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	cfg := fs.String("config", "", "the config.json to decide under (default: the agent's)")
 	file := fs.String("log", "", "the decision log (default: $XDG_STATE_HOME/agent-shim/decisions.jsonl)")
-	manifests := fs.String("manifests", "", "decide under the manifests of the checkout holding DIR instead of a config.json")
-	profile := fs.String("profile", manifest.DefaultProfile, "with --manifests: the profile")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if err := e.parseFlags(fs, replaySynopsis, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("replay takes no arguments; got %q", fs.Arg(0))
-	}
-	if *manifests != "" && *cfg != "" {
-		return usagef("replay: --config and --manifests exclude each other")
-	}
-	if *manifests != "" {
-		load, err := e.manifestGates(*manifests, *profile)
-		if err != nil {
-			return err
-		}
-		return e.replayWith(*file, load, *asJSON)
 	}
 	path, err := e.configPath(*cfg)
 	if err != nil {
@@ -57,30 +45,6 @@ func (e *env) replay(args []string) error {
 		return gate.Load(path, e.projectRoot(cwd), "", gate.Options{Dir: cwd})
 	}
 	return e.replayWith(*file, load, *asJSON)
-}
-
-// manifestGates returns a gate builder for the policy profile would give
-// the manifests of the checkout holding dir.
-func (e *env) manifestGates(dir, profile string) (func(cwd string) (*gate.Gate, error), error) {
-	root, err := manifest.FindRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	tree, err := manifest.Load(root)
-	if err != nil {
-		return nil, err
-	}
-	p, err := policycheck.Policy(tree.Lines, profile)
-	if err != nil {
-		return nil, usagef("replay: %v", err)
-	}
-	level, err := gate.LevelOf(profile)
-	if err != nil {
-		return nil, usagef("replay: %v", err)
-	}
-	return func(cwd string) (*gate.Gate, error) {
-		return gate.New(gate.Options{Level: level, Policy: p, Scope: gate.NewScope(e.projectRoot(cwd)), Dir: cwd}), nil
-	}, nil
 }
 
 // replayWith replays the log at file (default: the decision log) with

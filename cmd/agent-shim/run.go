@@ -39,7 +39,7 @@ const usage = `usage: agent-shim hook claude-code|codex|gemini-cli [--config FIL
        agent-shim explain [--json] [--config FILE] [--] '<command line>'
        agent-shim recommend [--json] [--apply] [--config FILE]
        agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]
-       agent-shim replay [--config NEW | --manifests DIR [--profile P]] [--log FILE] [--json]
+       agent-shim replay [--config NEW] [--log FILE] [--json]
 
 agent-shim decides what an AI agent's tool calls may do.
 
