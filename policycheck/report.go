@@ -62,3 +62,24 @@ func WriteLint(w io.Writer, tree *manifest.Tree, asJSON bool) (int, error) {
 	}
 	return len(findings), nil
 }
+
+// Verify runs the policy tests of tree as every apply does: silent when
+// they pass (or there are none); else it writes the failures to w and
+// returns an error wrapping ErrTestsFailed, and the caller writes nothing.
+func Verify(w io.Writer, tree *manifest.Tree) error {
+	tests, err := LoadTests(tree)
+	if err != nil || len(tests) == 0 {
+		return err
+	}
+	failures, ran, err := Run(tree, tests)
+	if err != nil {
+		return err
+	}
+	for _, f := range failures {
+		fmt.Fprintln(w, f)
+	}
+	if len(failures) > 0 {
+		return fmt.Errorf("%w: %d of %d (nothing written; agents-setup --check runs them)", ErrTestsFailed, len(failures), ran)
+	}
+	return nil
+}

@@ -148,3 +148,21 @@ func TestPolicyProfiles(t *testing.T) {
 		}
 	}
 }
+
+func TestVerify(t *testing.T) {
+	root := fixture(t, "fuchsia")
+	var out strings.Builder
+	if err := Verify(&out, loadTree(t, root)); err != nil || out.Len() != 0 {
+		t.Fatalf("Verify on passing tests: %v, %q", err, out.String())
+	}
+	if err := writeFile(root, "vendor/google/.agents/config/tests.txt", "profile: read-only\nallow git push origin main\n"); err != nil {
+		t.Fatal(err)
+	}
+	err := Verify(&out, loadTree(t, root))
+	if !errors.Is(err, ErrTestsFailed) || !strings.Contains(err.Error(), "1 of 36") {
+		t.Fatalf("Verify: %v", err)
+	}
+	if want := "vendor/google/.agents/config/tests.txt:2: read-only: git push origin main: expected allow, got ask (matches an ask rule: `git push` (.agents/config/permissions/external_changes.txt:1))\n"; out.String() != want {
+		t.Errorf("Verify printed %q, want %q", out.String(), want)
+	}
+}
