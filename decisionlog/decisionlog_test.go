@@ -253,9 +253,9 @@ func TestLogNeverBlocksOrFails(t *testing.T) {
 	})
 	t.Run("slow disk", func(t *testing.T) {
 		old := writeLine
-		release := make(chan struct{})
-		t.Cleanup(func() { close(release); time.Sleep(10 * time.Millisecond); writeLine = old })
-		writeLine = func(int, []byte) (int, error) { <-release; return 0, syscall.EIO }
+		release, finished := make(chan struct{}), make(chan struct{})
+		t.Cleanup(func() { close(release); <-finished; writeLine = old })
+		writeLine = func(int, []byte) (int, error) { <-release; close(finished); return 0, syscall.EIO }
 		check(t, NewWriter(filepath.Join(dir, "slow", FileName), Options{Wait: 20 * time.Millisecond}), "no answer from the disk")
 	})
 	t.Run("unwritable", func(t *testing.T) {
