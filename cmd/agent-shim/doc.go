@@ -14,6 +14,8 @@
 //	agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell]
 //	agent-shim uninstall claude-code|codex|gemini-cli [--settings FILE]
 //	agent-shim doctor [--config FILE] [--json]
+//	agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]
+//	agent-shim replay [--config NEW] [--log FILE] [--json]
 //
 // hook reads the agent's pre-tool-use JSON on stdin and answers in that
 // agent's protocol:
@@ -107,14 +109,29 @@
 // "seen" ticket. With agentShim.requireHook, shell mode refuses a line no
 // ticket vouches for: the hook died, timed out or was bypassed.
 //
+// log prints the recent decisions of every layer from the decision log,
+// oldest first, one line each: time, verdict (→ the answer, when a person
+// was asked), layer, the command (cut to fit) and the rule that decided
+// with its file and line, or the reason. --since takes a duration (90m,
+// 24h, 7d) or a time (2006-01-02, RFC 3339); --verdict one or more
+// verdicts, comma-separated; -n the last N (default 50, 0 for all); --json
+// prints the entries as JSON lines.
+//
+// replay decides every shell command of the decision log again, under
+// another config.json (--config; default the agent's own, as it is now;
+// write the one a manifest change would give with agents-setup --config
+// NEW), and prints the verdicts that change (allow → ask, ask → allow, …) with
+// counts and, per command, the reason then and now. Decisions a session's
+// answer made are skipped: they depend on the session, not the policy.
+//
 // # Exit codes
 //
-//	0    explain, recommend, install, uninstall: done; doctor: every check
+//	0    explain, recommend, log, replay, install, uninstall: done; doctor: every check
 //	     passed (warnings and notes aside); hook: answered (the answer is
 //	     on stdout);
 //	     shell mode never exits 0 itself: it execs the real shell, whose
 //	     status (or signal, which a shell reports as 128+N) is the result
-//	1    explain, recommend: config.json, the approval log or an I/O
+//	1    explain, recommend, log, replay: config.json, a log or an I/O
 //	     operation failed; install, uninstall: a settings file that is not
 //	     JSON (file:line:col) or not of the agents' shape, a file in the way
 //	     of the shell link, or an I/O or lock error — nothing is written;
@@ -146,6 +163,12 @@
 //	    the lock agents-setup holds while it writes the file
 //	$XDG_STATE_HOME/agent-shim/approvals.jsonl (default ~/.local/state/...)
 //	    every approval, one JSON line: tool, key, decision, time, session
+//	$XDG_STATE_HOME/agent-shim/decisions.jsonl (and .1, .2, .lock)
+//	    every decision of hook and shell mode, one JSON line: time, agent,
+//	    session, layer, cwd, tool, command (secrets masked), verdict,
+//	    reason, rule (text, list, category, overlay, file, line) or floor,
+//	    answer; rotated past 8 MiB, two old files kept; a log that cannot
+//	    be written loses the line, never the decision
 //	$XDG_STATE_HOME/agent-shim/sessions/<id>.json (and .lock)
 //	    a session's s and t answers, and the calls hook mode answered "ask"
 //	$XDG_CACHE_HOME/agent-shim/ (default ~/.cache/agent-shim/)

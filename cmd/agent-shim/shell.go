@@ -143,6 +143,7 @@ func (e *env) shell(ctx context.Context, args []string) int {
 // just now.
 func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd string) (approved bool, err error) {
 	d := s.g.DecideBash(cmd)
+	defer e.logShell(s, cmd, d, &p)() // the decision log, with the answer (logcmd.go)
 	switch d.Verdict {
 	case gate.Allow:
 		return false, nil
