@@ -54,6 +54,9 @@ type CommandExplanation struct {
 	// InScope are the write redirections inside the scope, which the
 	// level allows.
 	InScope []string
+	// Fact is the program fact (see package programs) that made the
+	// command policy's verdict stricter, "" if none.
+	Fact string
 }
 
 // Explain decides a shell command line, as DecideBash does, and says why.
@@ -177,7 +180,7 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 		stripped = &c
 	}
 	mv := g.policy.DecideCommand(stripped)
-	ce.Argv, ce.Matcher, ce.Rule = mv.Argv, mv.Decision, mv.Rule
+	ce.Argv, ce.Matcher, ce.Rule, ce.Fact = mv.Argv, mv.Decision, mv.Rule, mv.Fact
 	// Judged for every command, in order: what a command links or
 	// moves into place changes the writes of the commands after it.
 	guard := g.guardWrites(cmd, mv.Argv, ls)

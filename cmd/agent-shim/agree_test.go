@@ -71,7 +71,7 @@ func TestExplainAgreesWithHook(t *testing.T) {
 				if err := json.Unmarshal(stdout.Bytes(), &x); err != nil {
 					t.Fatal(err)
 				}
-				code, out, errOut := hookCall(t, "claude-code", cfg, cwd, "Bash", map[string]any{"command": line})
+				code, out, errOut := protHookCall(t, "claude-code", cfg, cwd, "Bash", map[string]any{"command": line})
 				if code != 0 {
 					t.Fatalf("%s: hook %q: exit %d: %s", name, line, code, errOut)
 				}

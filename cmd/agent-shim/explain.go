@@ -82,6 +82,11 @@ func writeExplain(w io.Writer, config string, x gate.Explanation) {
 				oneLine(argvString(c.Argv)), c.Verdict, oneLine(ruleString(c.Rule)), oneLine(c.Reason))
 		}
 		tw.Flush()
+		for _, c := range x.Commands {
+			if c.Fact != "" {
+				fmt.Fprintf(w, "fact: %s: %s\n", oneLine(argvString(c.Argv)), oneLine(c.Fact))
+			}
+		}
 	}
 	fmt.Fprintf(w, "verdict: %s (%s)\n", x.Verdict, oneLine(x.Reason))
 }
@@ -166,6 +171,8 @@ type jsonCommand struct {
 	Protected  string    `json:"protected,omitempty"`
 	Tool       string    `json:"toolPattern,omitempty"`
 	InScope    []string  `json:"inScope,omitempty"`
+	// Fact is the program fact that made the verdict stricter.
+	Fact string `json:"fact,omitempty"`
 }
 
 type jsonRule struct {
@@ -196,6 +203,7 @@ func explainJSON(config string, x gate.Explanation) jsonResult {
 			NeverAllow: c.NeverAllow,
 			Protected:  c.Protected,
 			InScope:    c.InScope,
+			Fact:       c.Fact,
 		}
 		if c.Tool != gate.ToolUnmatched {
 			jc.Tool = c.Tool.String()

@@ -45,7 +45,7 @@ func checkout(t *testing.T, dir string) (home, proj string) {
 
 // hookCall runs one hook call of agent with tool and input from cwd; it
 // returns the exit code and stdout.
-func hookCall(t *testing.T, agent, cfg, cwd, tool string, input map[string]any) (int, string, string) {
+func protHookCall(t *testing.T, agent, cfg, cwd, tool string, input map[string]any) (int, string, string) {
 	t.Helper()
 	event := "PreToolUse"
 	if agent == "gemini-cli" {
@@ -135,7 +135,7 @@ func TestHookProtected(t *testing.T) {
 	for _, ag := range hookAgents {
 		check := func(what, tool string, input map[string]any, want string) {
 			t.Helper()
-			code, out, errOut := hookCall(t, ag.name, cfg, proj, tool, input)
+			code, out, errOut := protHookCall(t, ag.name, cfg, proj, tool, input)
 			if code != 0 {
 				t.Errorf("%s %s: exit %d: %s", ag.name, what, code, errOut)
 				return
@@ -173,7 +173,7 @@ func TestHookCommandNotString(t *testing.T) {
 	_, proj := checkout(t, dir)
 	for _, ag := range hookAgents {
 		for _, v := range []any{nil, 42, map[string]any{}, []string{}, true, []any{"ls", 1}, []string{"a\x00b"}} {
-			code, out, errOut := hookCall(t, ag.name, cfg, proj, ag.shell, map[string]any{"command": v})
+			code, out, errOut := protHookCall(t, ag.name, cfg, proj, ag.shell, map[string]any{"command": v})
 			if code != 2 || out != "" || !strings.Contains(errOut, "malformed tool input") {
 				t.Errorf("%s, command %#v: exit %d, stdout %q, stderr %q; want exit 2, malformed", ag.name, v, code, out, errOut)
 			}
@@ -193,7 +193,7 @@ func TestForgedSession(t *testing.T) {
 	s := sessionOf(auditPath, "prot")
 	line := "git push origin main"
 	verdict := func() string {
-		_, out, _ := hookCall(t, "claude-code", cfg, proj, "Bash", map[string]any{"command": line})
+		_, out, _ := protHookCall(t, "claude-code", cfg, proj, "Bash", map[string]any{"command": line})
 		return hookVerdict(t, "claude-code", out)
 	}
 	if got := verdict(); got != "ask" {
