@@ -4,61 +4,21 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/agent-shim/agent-shim/programs"
 )
 
 // writeTargets returns the paths a command (its argv as the rules see
 // it: program basename, runners unwrapped) writes through its operands
-// and options, and whether some target cannot be told. It is the gate's
-// stand-in for the knowledge table's programs.WriteTargets, for the
-// programs that copy, link, move and write files.
+// and options, and whether some target cannot be told: the knowledge
+// table's (programs.WriteTargets), and `git config`'s writes.
 func writeTargets(argv []string) (paths []string, unknown bool) {
-	if len(argv) == 0 {
-		return nil, false
+	paths, unknown = programs.WriteTargets(argv)
+	if len(argv) > 0 && path.Base(argv[0]) == "git" {
+		p, u := gitWrites(argv[1:])
+		paths, unknown = append(paths, p...), unknown || u
 	}
-	ops, opts := operands(argv[1:])
-	switch path.Base(argv[0]) {
-	case "tee":
-		return ops, false
-	case "cp", "mv", "install", "ln", "link":
-		if dir, ok := optValue(opts, "-t", "--target-directory"); ok {
-			return []string{dir}, dir == ""
-		}
-		switch {
-		case len(ops) >= 2:
-			return ops[len(ops)-1:], false
-		case len(ops) == 1 && path.Base(argv[0]) == "ln":
-			return []string{path.Base(ops[0])}, false // a link in the working directory
-		}
-	case "rsync":
-		if len(ops) >= 2 && !strings.Contains(ops[len(ops)-1], ":") {
-			return ops[len(ops)-1:], false
-		}
-	case "dd":
-		for _, o := range ops {
-			if t, ok := strings.CutPrefix(o, "of="); ok {
-				paths = append(paths, t)
-			}
-		}
-		return paths, false
-	case "truncate", "shred":
-		return ops, false
-	case "sed", "perl", "ruby":
-		if slices.ContainsFunc(opts, func(o string) bool {
-			return o == "-i" || strings.HasPrefix(o, "-i") || strings.HasPrefix(o, "--in-place") || strings.HasPrefix(o, "-") && !strings.HasPrefix(o, "--") && strings.Contains(o, "i")
-		}) {
-			return ops, false // the script may be among them: harmless here
-		}
-	case "curl", "wget":
-		for _, name := range []string{"-o", "--output", "-O", "--output-document"} {
-			if v, ok := optValue(opts, name, ""); ok && !(argv[0] == "curl" && name == "-O") {
-				paths = append(paths, v)
-			}
-		}
-		return paths, false
-	case "git":
-		return gitWrites(argv[1:])
-	}
-	return nil, false
+	return paths, unknown
 }
 
 // operands splits args into operands and options; after `--` all are
