@@ -161,7 +161,7 @@ func (g *Gate) explain(tool, command string) Explanation {
 // decideCommand decides one command of a line. approved reports that the
 // person approved this exact line (for the session, or always).
 func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool, ls *lineState) CommandExplanation {
-	ce := CommandExplanation{Command: cmd, Argv: cmd.Argv()}
+	ce := CommandExplanation{Command: cmd}
 	// Writes inside the scope are the file writes the level allows.
 	stripped := cmd
 	if g.level >= LevelLocalChanges && len(cmd.Redirs) > 0 {
