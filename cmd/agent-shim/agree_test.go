@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,14 +38,18 @@ func TestExplainAgreesWithHook(t *testing.T) {
 			lines = append(lines, strings.NewReplacer("␤", "\n", "⇥", "\t").Replace(f[0]))
 		}
 	}
-	lines = append(lines,
+	extra := []string{
 		"make all", "make install", "npm test", "echo x > notes.txt", "echo x > /etc/motd",
 		"echo x >> .git/config", "cat ~/.bashrc", "git push origin main", "rm -rf build",
-	)
+	}
 	grants := `"userSettings": {"globalPermissionGrants": {
 	    "allow": ["command(git status)", "command(ls)", "command(cat)", "command(echo)", "command(go test)"],
 	    "ask": ["command(git push)", "command(rm)", "command(curl)"],
 	    "deny": ["command(git push --force)", "command(rm -rf /)"]}}`
+	// The corpora under the two ends (ask at local-changes, yolo at full
+	// access); the lines tool patterns, levels and the scope decide under
+	// every config.
+	corpusConfigs := map[string]bool{"ask, local-changes": true, "yolo, full-access": true}
 	configs := map[string]string{
 		"ask, local-changes": `{` + grants + `}`,
 		"allow, read-only, tools": `{` + grants + `, "agentShim": {"version": 1, "mode": "allow", "profile": "read-only",
@@ -59,8 +64,12 @@ func TestExplainAgreesWithHook(t *testing.T) {
 		if err := os.WriteFile(cfg, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		todo := extra
+		if corpusConfigs[name] {
+			todo = append(slices.Clip(lines), extra...)
+		}
 		for _, cwd := range []string{proj, outside} {
-			for _, line := range lines {
+			for _, line := range todo {
 				var stdout, stderr bytes.Buffer
 				code := run(context.Background(), []string{"agent-shim", "explain", "--json", "--config", cfg, "--cwd", cwd, "-"},
 					strings.NewReader(line), &stdout, &stderr)
