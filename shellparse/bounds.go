@@ -64,6 +64,7 @@ type bounds struct {
 	line      int
 	lineStart int
 	pending   []bframe // here-documents whose bodies start at the next newline
+	max       int      // the deepest depth seen
 	letMode   bool     // the words of this command are let's expressions
 	wordArith bool     // the current word is arithmetic (a subscript, let)
 }
@@ -75,6 +76,7 @@ func (b *bounds) err(i int) error {
 func (b *bounds) push(i int, f bframe) error {
 	b.stack = append(b.stack, f)
 	b.depth++
+	b.max = max(b.max, b.depth)
 	if b.depth > MaxNesting {
 		return b.err(i)
 	}
@@ -93,6 +95,7 @@ func (b *bounds) op(i int) error {
 	}
 	b.stack[len(b.stack)-1].ops++
 	b.depth++
+	b.max = max(b.max, b.depth)
 	if b.depth > MaxNesting {
 		return b.err(i)
 	}
@@ -170,7 +173,9 @@ func (b *bounds) scan() error {
 					continue
 				}
 				if top.kind == fRawHdoc {
-					i = end - 1
+					if end > i {
+						i = end - 1 // the newline is read next
+					}
 					continue
 				}
 			}

@@ -66,6 +66,8 @@ func TestWithinBounds(t *testing.T) {
 		strings.Repeat("if a; then b; fi; for x in y; do z; done\n", 3000),
 		strings.Repeat("echo '((((((((((' \"(((((((\" \\( # ((((((\n", 2000),
 		strings.Repeat("echo $((1+2*3)) ${x:-y} ${#a[@]}\n", 3000),
+		"cat <<'E'\n\nx\n\nE\n", // empty lines in a quoted here-document
+		"cat <<E\n\n\nE",
 	} {
 		if _, err := Parse(in); err != nil {
 			t.Errorf("input %.60q…: %v", in, err)
