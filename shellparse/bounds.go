@@ -30,6 +30,11 @@ func checkBounds(src string) error {
 	if len(src) > MaxSize {
 		return fmt.Errorf("line is longer than %d bytes (%d)", MaxSize, len(src))
 	}
+	if len(src) <= MaxNesting {
+		// Every level of nesting the scan counts takes at least one
+		// byte: a line this short cannot go deeper.
+		return nil
+	}
 	b := &bounds{src: src, line: 1, lineStart: 0}
 	return b.scan()
 }

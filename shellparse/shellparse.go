@@ -18,6 +18,26 @@
 // Parse never guesses: a line that does not parse is an error with its
 // position, and a nested script that cannot be read (not static, not
 // parseable, too deep) yields a Command whose Unknown field says why.
+//
+// Beyond the syntax tree it models what bash does to a line at run time:
+//   - runners, kept as data in runners.go (which options each has, which
+//     operand starts the command, whether the command is run through sh -c
+//     as watch and ssh do, which options write files or change directory);
+//     GNU parallel and sem; jiri runp;
+//   - static scripts fed to a shell on a pipe (echo '…' | bash), a
+//     here-document or a descriptor (bash /dev/fd/3 3<<<…), and the known
+//     positional parameters of sh -c 'script' _ ARG;
+//   - the points where bash evaluates a value again as code (arithmetic on
+//     a variable not proven a number, ${x@P}, declare -n, printf -v, read,
+//     BASH_ENV, hash -p, /dev/tcp, …, see reeval.go): the command is
+//     Unknown, with the reason;
+//   - shell commands visible in interpreter code (python -c, node -e, perl
+//     -e, …, see interp.go), followed as nested scripts;
+//   - zsh's own syntax, through ParseShell.
+//
+// Parse is bounded: a line longer than MaxSize or nested deeper than
+// MaxNesting is refused with an error before it reaches the parser, and
+// the cost of reading a line is linear in its length.
 package shellparse
 
 import (
