@@ -392,6 +392,8 @@ type walker struct {
 	// skip is a command already reported: exec follows it without
 	// reporting it again.
 	skip *Command
+	// funcs are the functions the line defines.
+	funcs map[string]bool
 	// cwd is the working directory set by the last static cd, "" when
 	// unknown. It follows source order and ignores subshell scoping, which
 	// can only make a later relative path look more dangerous.
@@ -455,7 +457,16 @@ func (w *walker) node(n syntax.Node, src source, c ctx) {
 			inner.redirs = nil
 			inner.stdin = nil
 			inner.params = &params{} // the function's own arguments
+			if w.funcs == nil {
+				w.funcs = map[string]bool{}
+			}
+			w.funcs[name] = true
+			// The body runs when called, after anything: nothing
+			// proven before it holds inside.
+			saved := w.nums
+			w.nums = nil
 			w.stmt(x.Body, src, inner)
+			w.nums = saved
 			return false
 		case *syntax.Subshell:
 			inner := c.push(Frame{Kind: "( )", Pos: pos(x.Pos())})
@@ -533,10 +544,14 @@ func (w *walker) stmt(st *syntax.Stmt, src source, c ctx) {
 	case *syntax.TestClause:
 		w.evaluated(st, w.testHazard(x.X, c.params), src, c)
 		w.node(x, src, c)
+	case *syntax.WhileClause:
+		w.loopProofs(x)
+		w.node(x, src, c)
 	case *syntax.ForClause:
 		switch loop := x.Loop.(type) {
 		case *syntax.CStyleLoop:
 			why := w.arith(loop.Init, c.params)
+			w.loopProofs(x)
 			if why == "" {
 				why = w.arith(loop.Cond, c.params)
 			}
@@ -555,6 +570,7 @@ func (w *walker) stmt(st *syntax.Stmt, src source, c ctx) {
 			if loop.Name != nil {
 				w.setNum(loop.Name.Value, num)
 			}
+			w.loopProofs(x)
 			why := ""
 			for _, it := range loop.Items {
 				if why == "" {
@@ -763,9 +779,11 @@ func (w *walker) call(x *syntax.CallExpr, src source, c ctx) {
 		w.skip = &again
 		w.exec(&again, c)
 		w.skip = nil
+		w.afterCall(cmd)
 		return
 	}
 	w.exec(cmd, c)
+	w.afterCall(cmd)
 }
 
 // argWords evaluates a command's words, substituting positional
