@@ -74,3 +74,20 @@ func TestWithinBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedBudget: eval eval … re-reads the rest of the line at every
+// level; the total read stays a small multiple of the line.
+func TestNestedBudget(t *testing.T) {
+	in := strings.Repeat("eval ", 40000) + "rm -rf /"
+	start := time.Now()
+	s, err := Parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %v", took)
+	}
+	if len(s.Commands) != 1 || !strings.Contains(s.Commands[0].Unknown, "nested scripts longer than") {
+		t.Errorf("want one command stopped by the budget, got %q", summary(s.Commands))
+	}
+}

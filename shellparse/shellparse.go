@@ -54,6 +54,10 @@ import (
 // followed. Deeper scripts yield a Command with Unknown set.
 const MaxDepth = 16
 
+// nestedBudget bounds the text of all nested scripts (bash -c, eval, …)
+// read for one line, as a multiple of the line's length (plus 64 KiB).
+const nestedBudget = 4
+
 // maxWords bounds brace expansion so a tiny line cannot allocate millions of
 // words: past it, for one word or a whole command, a word is kept
 // unexpanded and marked not static.
@@ -258,7 +262,7 @@ func parseAs(src string, zsh bool) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &walker{}
+	w := &walker{budget: nestedBudget*len(src) + 1<<16}
 	w.file(f, src, ctx{zsh: zsh})
 	return &Script{Commands: w.cmds}, nil
 }
@@ -394,6 +398,8 @@ type walker struct {
 	skip *Command
 	// funcs are the functions the line defines.
 	funcs map[string]bool
+	// budget is how many more bytes of nested scripts may be parsed.
+	budget int
 	// cwd is the working directory set by the last static cd, "" when
 	// unknown. It follows source order and ignores subshell scoping, which
 	// can only make a later relative path look more dangerous.

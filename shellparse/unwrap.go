@@ -984,6 +984,12 @@ func (w *walker) nested(kind string, script Word, cmd *Command, c ctx) {
 		w.unknown(cmd, fmt.Sprintf("%s script is not static: %s", kind, script.Text))
 		return
 	}
+	// Nested scripts re-read text the line holds (eval eval … reads
+	// it once per level): a budget keeps the total linear in the line.
+	if w.budget -= len(script.Text); w.budget < 0 {
+		w.unknown(cmd, fmt.Sprintf("nested scripts longer than %d times the line", nestedBudget))
+		return
+	}
 	f, err := parseDialect(script.Text, c.zsh)
 	if err != nil {
 		w.unknown(cmd, fmt.Sprintf("%s script does not parse: %v", kind, err))
