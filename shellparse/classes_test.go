@@ -146,6 +146,8 @@ var classTests = []struct {
 	{"x=0; while ((x < 3)); do x='a[$(rm -rf /)]'; done", []string{"x=0", "!arithmetic evaluates the value of x, which is not known to be a number", "x=a[$(rm -rf /)]"}},
 	{"for ((i = 0; i < 3; i++)); do i='a[$(rm -rf /)]'; done", []string{"!arithmetic evaluates the value of i, which is not known to be a number", "i=a[$(rm -rf /)]"}},
 	{"n=0; for f in a b; do n=$((n + 1)); done; echo $n", []string{"n=0", "n=?$((n + 1))", "echo ?$n"}},
+	{"declare -A m; m[$k]=1; echo ${m[$k]}", []string{"declare -A m", "m=?m[$k]=1", "echo ?${m[$k]}"}},
+	{"command_not_found_handle() { rm -rf /; }; zzz", []string{"function command_not_found_handle › rm -rf /", "zzz"}},
 	{"((n++))", []string{"!arithmetic evaluates the value of n, which is not known to be a number"}},
 	{"let 'y = x'", []string{"!arithmetic evaluates a value that is not known to be a number"}},
 	{"let y=x", []string{"!arithmetic evaluates the value of x, which is not known to be a number"}},

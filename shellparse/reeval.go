@@ -47,12 +47,12 @@ func (w *walker) assignHazard(a *syntax.Assign, p *params) string {
 	if why := envHazard(name); why != "" {
 		return fmt.Sprintf("sets %s: %s", name, why)
 	}
-	if a.Index != nil {
+	if a.Index != nil && !w.assoc[name] {
 		if why := w.arith(a.Index, p); why != "" {
 			return why
 		}
 	}
-	if a.Array != nil {
+	if a.Array != nil && !w.assoc[name] {
 		for _, el := range a.Array.Elems {
 			if el.Index != nil {
 				if why := w.arith(el.Index, p); why != "" {
@@ -221,7 +221,7 @@ func (w *walker) paramHazard(x *syntax.ParamExp, p *params) string {
 	case x.NestedParam != nil:
 		return "a nested zsh parameter expansion"
 	}
-	if x.Index != nil {
+	if x.Index != nil && !w.assoc[name] {
 		if why := w.arith(x.Index, p); why != "" {
 			return why
 		}

@@ -393,6 +393,8 @@ type walker struct {
 	nums map[string]bool
 	// ints are the variables declared with the integer attribute.
 	ints map[string]bool
+	// assoc are the associative arrays the line declares.
+	assoc map[string]bool
 	// skip is a command already reported: exec follows it without
 	// reporting it again.
 	skip *Command
@@ -829,12 +831,13 @@ func (w *walker) decl(x *syntax.DeclClause, src source, c ctx) {
 	}
 	cmd := &Command{Decl: x.Variant.Value, Redirs: c.redirs, Pos: pos(x.Pos()), Nesting: c.nesting, Source: src.slice(x)}
 	cmd.Args = append(cmd.Args, Word{Text: x.Variant.Value, Static: true})
-	nameref, integer, why := false, false, ""
+	nameref, integer, assoc, why := false, false, false, ""
 	for _, a := range x.Args {
 		if a.Name == nil && a.Value != nil {
 			if o := evalWord(a.Value, ""); o.Static && strings.HasPrefix(o.Text, "-") {
 				nameref = nameref || strings.Contains(o.Text, "n")
 				integer = integer || strings.Contains(o.Text, "i")
+				assoc = assoc || strings.Contains(o.Text, "A")
 			} else if !o.Static {
 				// declare "$x": the name, the options, the value:
 				// anything.
@@ -859,6 +862,14 @@ func (w *walker) decl(x *syntax.DeclClause, src source, c ctx) {
 				w.ints = map[string]bool{}
 			}
 			w.ints[a.Name.Value] = true
+		}
+		if assoc {
+			// Keys of an associative array are strings, not
+			// arithmetic.
+			if w.assoc == nil {
+				w.assoc = map[string]bool{}
+			}
+			w.assoc[a.Name.Value] = true
 		}
 		if why == "" && nameref {
 			v := Word{}
