@@ -138,6 +138,16 @@ var runners = map[string]*optSpec{
 			"no-ask-password", "expand-environment=", "ignore-failure", "background=", "json=",
 			"job-mode=", "shell"),
 		chdirOpts: names("--working-directory")},
+	"screen": {flags: "aAdDfilmOqQrRUvx", valued: "cehpsStT", keep: true,
+		noCmd: "an interactive shell"},
+	"entr":      {flags: "acdnprsz", keep: true}, // entr -s: see runArgs
+	"chronic":   {flags: "ev", keep: true},
+	"ifne":      {flags: "n", keep: true},
+	"gosu":      {operands: 1, keep: true},
+	"su-exec":   {operands: 1, keep: true},
+	"setuidgid": {operands: 1, keep: true},
+	// envdir sets the environment from files nobody can see: PATH among them.
+	"envdir": {operands: 1, keep: true},
 	// The command is a compiler run through a cache or on another host.
 	"ccache": {keep: true},
 	"distcc": {keep: true},
