@@ -44,7 +44,7 @@ var classTests = []struct {
 	{"ssh host rm -rf /", []string{"ssh host rm -rf /", "ssh › rm -rf /"}},
 	{"ssh -p 22 -i key user@host 'git reset --hard; ls'", []string{"ssh -p 22 -i key user@host git reset --hard; ls", "ssh › git reset --hard", "ssh › ls"}},
 	{"ssh -o ProxyCommand='rm -rf /' host", []string{"ssh -o ProxyCommand=rm -rf / host", "ssh -c › rm -rf /"}},
-	{"ssh -F /tmp/cfg host ls", []string{"ssh -F /tmp/cfg host ls !ssh -F /tmp/cfg: a config file may run commands (ProxyCommand, LocalCommand)"}},
+	{"ssh -F /tmp/cfg host ls", []string{"ssh -F /tmp/cfg host ls", "ssh › ls"}}, // -F is the program table's (matcher)
 	{"ssh -oInclude=/tmp/cfg host ls", []string{"ssh -oInclude=/tmp/cfg host ls !ssh -o Include=/tmp/cfg: options that cannot be read may run commands"}},
 	{"ssh host", []string{"ssh host !ssh runs a remote shell reading standard input"}},
 	{"ssh -N -L 8080:localhost:80 host", []string{"ssh -N -L 8080:localhost:80 host"}},

@@ -491,9 +491,7 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 					w.unknown(cmd, fmt.Sprintf("ssh -o %s: options that cannot be read may run commands", o.value.Text))
 					return
 				}
-			case "-F":
-				w.unknown(cmd, fmt.Sprintf("ssh -F %s: a config file may run commands (ProxyCommand, LocalCommand)", o.value.Text))
-				return
+
 			case "-N", "-s":
 				// No command, or a subsystem name: ssh itself is
 				// what runs.
