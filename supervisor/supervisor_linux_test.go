@@ -303,4 +303,3 @@ func TestInterpreter(t *testing.T) {
 		t.Errorf("a missing file: %q", got)
 	}
 }
-
