@@ -5,6 +5,7 @@ package supervisor
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
@@ -301,5 +302,88 @@ func TestInterpreter(t *testing.T) {
 	}
 	if got := interpreter(filepath.Join(dir, "missing")); got != nil {
 		t.Errorf("a missing file: %q", got)
+	}
+}
+
+// evalFilter runs a classic BPF filter over one seccomp_data, as the
+// kernel would.
+func evalFilter(t *testing.T, prog []unix.SockFilter, nr int32, arch uint32, arg1 uint64) uint32 {
+	t.Helper()
+	data := make([]byte, 64)
+	binary.LittleEndian.PutUint32(data[0:], uint32(nr))
+	binary.LittleEndian.PutUint32(data[4:], arch)
+	binary.LittleEndian.PutUint64(data[24:], arg1)
+	var a uint32
+	for pc := 0; pc < len(prog); pc++ {
+		in := prog[pc]
+		switch in.Code {
+		case bpfLdAbs:
+			a = binary.LittleEndian.Uint32(data[in.K:])
+		case bpfJeq, bpfJge, bpfJset:
+			var jump bool
+			switch in.Code {
+			case bpfJeq:
+				jump = a == in.K
+			case bpfJge:
+				jump = a >= in.K
+			case bpfJset:
+				jump = a&in.K != 0
+			}
+			if jump {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case bpfRet:
+			return in.K
+		default:
+			t.Fatalf("unknown opcode %#x", in.Code)
+		}
+	}
+	t.Fatal("the filter ran off its end")
+	return 0
+}
+
+// Every way into exec is watched or refused; other calls pass.
+func TestFilterDecisions(t *testing.T) {
+	prog, err := assemble(filterProgram())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		notify = unix.SECCOMP_RET_USER_NOTIF
+		allow  = unix.SECCOMP_RET_ALLOW
+		kill   = unix.SECCOMP_RET_KILL_PROCESS
+		eperm  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	)
+	type filterCase struct {
+		name string
+		nr   int32
+		arch uint32
+		arg1 uint64
+		want uint32
+	}
+	tests := []filterCase{
+		{"execve", nrExecve, auditArch, 0, notify},
+		{"execveat", nrExecveat, auditArch, 0, notify},
+		{"read", 0, auditArch, 0, allow},
+		{"seccomp without a listener", nrSeccomp, auditArch, unix.SECCOMP_FILTER_FLAG_TSYNC, allow},
+		{"seccomp with a listener", nrSeccomp, auditArch, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_TSYNC, eperm},
+		{"compat execve", compatExecve, compatArch, 0, eperm},
+		{"compat execveat", compatExecveat, compatArch, 0, eperm},
+		{"compat seccomp with a listener", compatSeccomp, compatArch, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, eperm},
+		{"compat read", 3, compatArch, 0, allow},
+		{"another architecture", nrExecve, 0x12345678, 0, kill},
+		{"a negative number", -1, auditArch, 0, allow},
+	}
+	if x32Bit != 0 {
+		tests = append(tests,
+			filterCase{"x32 execve", int32(x32Bit | 520), auditArch, 0, kill},
+			filterCase{"x32 read", int32(x32Bit | 0), auditArch, 0, kill})
+	}
+	for _, tc := range tests {
+		if got := evalFilter(t, prog, tc.nr, tc.arch, tc.arg1); got != tc.want {
+			t.Errorf("%s: %#x, want %#x", tc.name, got, tc.want)
+		}
 	}
 }
