@@ -218,7 +218,9 @@ func inFile(r io.Reader) (*os.File, func()) {
 }
 
 // outFile returns w as a file the child can inherit: w itself when it is
-// one, else a pipe copied to w until the tree closes it.
+// one, else a pipe copied to w until the tree closes it, or for at most 2
+// seconds after the program ended (a background process may hold it open:
+// what it writes later is dropped).
 func outFile(w io.Writer) (*os.File, func()) {
 	if f, ok := w.(*os.File); ok {
 		return f, func() {}
@@ -227,9 +229,10 @@ func outFile(w io.Writer) (*os.File, func()) {
 	if err != nil {
 		return nil, func() {}
 	}
+	d := &detachable{w: w}
 	done := make(chan struct{})
 	go func() {
-		io.Copy(w, pr)
+		io.Copy(d, pr)
 		pr.Close()
 		close(done)
 	}()
@@ -237,9 +240,31 @@ func outFile(w io.Writer) (*os.File, func()) {
 		pw.Close()
 		select {
 		case <-done:
-		case <-time.After(2 * time.Second): // a background process holds it open
+		case <-time.After(2 * time.Second):
+			d.detach()
 		}
 	}
+}
+
+// detachable writes to w until detached, then drops what it is given.
+type detachable struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (d *detachable) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.w == nil {
+		return len(p), nil
+	}
+	return d.w.Write(p)
+}
+
+func (d *detachable) detach() {
+	d.mu.Lock()
+	d.w = nil
+	d.mu.Unlock()
 }
 
 // lockedWriter serializes writes to w.

@@ -279,7 +279,7 @@ func TestRuntimeStatus(t *testing.T) {
 		{"true", 0, 0},
 		{"kill -TERM $$", 128 + 15, syscall.SIGTERM},
 		{"kill -KILL $$", 128 + 9, syscall.SIGKILL},
-		{"sleep 5 & kill -KILL $$", 128 + 9, syscall.SIGKILL},
+		{"sleep 5 >/dev/null 2>&1 & kill -KILL $$", 128 + 9, syscall.SIGKILL},
 	}
 	for _, tc := range tests {
 		t.Logf("input: %q", tc.script)
