@@ -115,7 +115,12 @@ func (e *env) shell(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.refuse(err)
 	}
-	approved, err := e.settle(ctx, s, prompter, cmd)
+	// Hook tickets (ticket.go): an ask ticket approves the line once;
+	// agentShim.requireHook refuses a line no hook has seen.
+	line, approved, err := e.ticketGate(s, cmd)
+	if err == nil && !approved {
+		approved, err = e.settle(ctx, s, prompter, line)
+	}
 	s.close()
 	if err != nil {
 		return e.refuse(err)
@@ -138,6 +143,7 @@ func (e *env) shell(ctx context.Context, args []string) int {
 // just now.
 func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd string) (approved bool, err error) {
 	d := s.g.DecideBash(cmd)
+	defer e.logShell(s, cmd, d, &p)() // the decision log, with the answer (logcmd.go)
 	switch d.Verdict {
 	case gate.Allow:
 		return false, nil
