@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/supervisor"
 )
 
@@ -425,6 +425,17 @@ func TestRunCommand(t *testing.T) {
 	if code != 4 || !r.exists("job-ran") || r.exists("denied") || !strings.Contains(errb.String(), "denied at run time") {
 		t.Errorf("exit %d, ran %v, denied %v\n%s", code, r.exists("job-ran"), r.exists("denied"), errb.String())
 	}
+	// The refusal is in the decision log.
+	logPath, err := decisionlog.Path(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(logPath)
+	for _, want := range []string{`"agent":"run"`, `"layer":"runtime"`, `"tool":"execve"`, `"verdict":"deny"`, `"text":"command(touch denied)"`} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("decision log has no %s:\n%s", want, data)
+		}
+	}
 	// The program itself is decided too.
 	errb.Reset()
 	code = run(context.Background(), []string{"agent-shim", "run", "--", "touch", "denied"}, strings.NewReader(""), &out, &errb)
@@ -470,7 +481,6 @@ func TestRuntimeChildRefusesStrangers(t *testing.T) {
 	}
 }
 
-var _ = gate.Allow
 
 // BenchmarkExecDecision is the decision of one execution at run time,
 // with the policy of the full Fuchsia size: every argv it may amount to,
