@@ -481,7 +481,6 @@ func TestRuntimeChildRefusesStrangers(t *testing.T) {
 	}
 }
 
-
 // BenchmarkExecDecision is the decision of one execution at run time,
 // with the policy of the full Fuchsia size: every argv it may amount to,
 // decided by the gate (the memory reads are not included).
