@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -385,5 +386,41 @@ func TestFilterDecisions(t *testing.T) {
 		if got := evalFilter(t, prog, tc.nr, tc.arch, tc.arg1); got != tc.want {
 			t.Errorf("%s: %#x, want %#x", tc.name, got, tc.want)
 		}
+	}
+}
+
+// BenchmarkExec is one execution of /bin/true from a bash loop, plain and
+// under the supervisor (every exec decided, writes confined): the
+// difference is the run-time layer's cost per exec, wall clock.
+func BenchmarkExec(b *testing.B) {
+	if ok, why := Available(); !ok {
+		b.Skipf("the kernel lacks the run-time layer: %s", why)
+	}
+	loop := func(n int) string { return "for ((i = 0; i < " + strconv.Itoa(n) + "; i++)); do /bin/true; done" }
+	b.Run("plain", func(b *testing.B) {
+		if err := exec.Command("/bin/bash", "-c", loop(b.N)).Run(); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("supervised", func(b *testing.B) {
+		r := &recorder{}
+		st, err := Run(context.Background(), Config{
+			Path: "/bin/bash", Argv: []string{"bash", "-c", loop(b.N)}, Env: os.Environ(),
+			Confine: true, Writable: []string{b.TempDir()}, Decide: r.decide,
+		})
+		if err != nil || st != (Status{}) {
+			b.Fatal(st, err)
+		}
+	})
+}
+
+// The program gets fds 0, 1 and 2 and one thread: nothing of the
+// supervisor's or of the child mode's.
+func TestRunAddsNoFdOrThread(t *testing.T) {
+	needKernel(t)
+	r := &recorder{}
+	st, stdout, out := runScript(t, t.TempDir(), r, true, nil, `ls /proc/$$/fd | tr '\n' ' '; grep '^Threads:' /proc/$$/status`)
+	if st.Code != 0 || stdout != "0 1 2 Threads:\t1\n" {
+		t.Errorf("status %+v, stdout %q\n%s", st, stdout, out)
 	}
 }
