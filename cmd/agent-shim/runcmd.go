@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -27,11 +26,7 @@ var (
 	// reraise dies of sig, as the supervised program did: the agent
 	// sees what it would have seen had the program been exec'd. It
 	// returns only when the signal does not kill.
-	reraise = func(sig syscall.Signal) {
-		signal.Reset(sig)
-		syscall.Kill(os.Getpid(), sig)
-		time.Sleep(100 * time.Millisecond) // a signal sent to oneself arrives at once; this is slack
-	}
+	reraise = supervisor.Reraise
 	// tempDirs are the temporary directories the tree may write in.
 	tempDirs = func() []string { return []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} }
 )
