@@ -424,3 +424,25 @@ func TestRunAddsNoFdOrThread(t *testing.T) {
 		t.Errorf("status %+v, stdout %q\n%s", st, stdout, out)
 	}
 }
+
+// A decider that panics refuses the execution; the supervisor goes on.
+func TestRunDeciderPanics(t *testing.T) {
+	needKernel(t)
+	var report bytes.Buffer
+	calls := 0
+	var mu sync.Mutex
+	st, err := Run(context.Background(), Config{
+		Path: "/bin/bash", Argv: []string{"bash", "-c", "/bin/true; echo $?"}, Env: os.Environ(), Report: &report,
+		Decide: func(x Exec) Verdict {
+			mu.Lock()
+			defer mu.Unlock()
+			if calls++; calls == 2 {
+				panic("boom")
+			}
+			return Verdict{Allow: true}
+		},
+	})
+	if err != nil || st.Code != 0 || !strings.Contains(report.String(), "deciding it failed: boom") {
+		t.Errorf("status %+v, err %v, report %q", st, err, report.String())
+	}
+}
