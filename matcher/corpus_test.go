@@ -78,38 +78,54 @@ func TestAdversarialCorpus(t *testing.T) {
 	if len(rows) < 100 {
 		t.Fatalf("corpus has only %d rows", len(rows))
 	}
+	stricter := stricterOK(t, "testdata/adversarial.tsv")
 	for _, row := range rows {
 		res := p.Decide(row.command)
 		got := res.Decision
 		switch {
 		case got.rank() < row.expected.rank():
 			t.Errorf("line %d: %q: got %v, want %v (WEAKER: security bug; %s)\n%s", row.line, row.command, got, row.expected, row.why, explainText(res))
-		case got != row.expected && !row.floor:
+		case got != row.expected && !row.floor && !stricter[row.command]:
 			t.Errorf("line %d: %q: got %v, want exactly %v (%s)\n%s", row.line, row.command, got, row.expected, row.why, explainText(res))
 		}
 	}
 }
 
-// shellparsePending are the rows of adversarial-2.tsv that wait on
-// package shellparse modelling a runner or a bash re-evaluation point (the
-// shell side of issue 15). They are still decided and reported; a pending
-// row that passes is logged, to be taken off the list.
-var shellparsePending = map[string]bool{
-	"time -- rm -rf /":                    true, // -- after time
-	"eval -- 'rm -rf /'":                  true, // -- after eval
-	"x='a[$(rm -rf /)]'; [[ $x -eq 1 ]]":  true, // arithmetic re-evaluation
-	"echo ${a['$(rm -rf /)']}":            true, // array subscript
-	`x='$(rm -rf /)'; echo "${x@P}"`:      true, // ${x@P}
-	"mapfile -C 'rm -rf /' -c 1 a <<< x":  true, // mapfile -C callback
-	"hash -p /bin/rm ls; ls -rf /":        true, // hash -p
-	"BASH_ENV=/tmp/x.sh bash -c ls":       true, // BASH_ENV
-	"bash --rcfile /tmp/evil.sh -i -c ls": true, // startup files
-	"bash /dev/fd/3 3<<<'rm -rf /'":       true, // script on another fd
-	"flock /tmp/l rm -rf /":               true, // runner
-	"jiri runp rm -rf /":                  true, // runner
-	"watch -n1 'rm -rf /'":                true, // runner of a command line
-	"echo 'rm -rf /' | bash":              true, // static script piped to a shell
-	"env -C / rm -rf *":                   true, // env -C
+// stricterOK reads the rows of a corpus (testdata/NAME.stricter) whose
+// exact expectation predates what is now known: a stricter verdict is
+// accepted for them.
+func stricterOK(t testing.TB, name string) map[string]bool {
+	out := map[string]bool{}
+	data, err := os.ReadFile(strings.TrimSuffix(name, ".tsv") + ".stricter")
+	if os.IsNotExist(err) {
+		return out
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			cmd, _, _ := strings.Cut(line, "\t")
+			out[strings.NewReplacer("␤", "\n", "⇥", "\t").Replace(cmd)] = true
+		}
+	}
+	return out
+}
+
+// pending reads the rows of a corpus that wait on package shellparse
+// (testdata/NAME.pending). They are still decided and reported.
+func pending(t testing.TB, name string) map[string]bool {
+	data, err := os.ReadFile(strings.TrimSuffix(name, ".tsv") + ".pending")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			out[strings.NewReplacer("␤", "\n", "⇥", "\t").Replace(line)] = true
+		}
+	}
+	return out
 }
 
 // TestAdversarialCorpus2 holds the policy to the second corpus, as the
@@ -118,6 +134,16 @@ var shellparsePending = map[string]bool{
 func TestAdversarialCorpus2(t *testing.T) {
 	p := referencePolicy2()
 	rows := readCorpus(t, "testdata/adversarial-2.tsv")
+	shellparsePending := pending(t, "testdata/adversarial-2.tsv")
+	for cmd := range shellparsePending {
+		found := false
+		for _, row := range rows {
+			found = found || row.command == cmd
+		}
+		if !found {
+			t.Errorf("pending row %q is not in the corpus", cmd)
+		}
+	}
 	if len(rows) < 40 {
 		t.Fatalf("corpus has only %d rows", len(rows))
 	}

@@ -70,7 +70,7 @@ var factTests = []struct {
 	{"ssh -oProxyCommand='rm -rf /' host", Deny, ""},
 	{"ssh -o 'proxycommand rm -rf /' host", Deny, ""},
 	{"ssh -o LocalCommand=/tmp/x host", Ask, ""},
-	{"ssh -o ConnectTimeout=5 host", Allow, ""},
+	{"ssh -o ConnectTimeout=5 host ls", Allow, ""},
 	{"scp -S /tmp/x a b:", Ask, ""},
 	{"man -P 'rm -rf /' ls", Deny, "-P"},
 	{"man --pager='rm -rf /' ls", Deny, ""},

@@ -79,7 +79,8 @@ func probes(f *programs.Fact, arg string) []probe {
 		}
 		return []probe{
 			{[]string{"allow " + k}, k + " " + withValue(val)},
-			{[]string{"allow " + k}, k + " " + withValue(val) + " 1"}, // a harmless program for awk
+			{[]string{"allow " + k}, k + " " + withValue(val) + " 1"},      // a harmless program for awk
+			{[]string{"allow " + k}, k + " " + withValue(val) + " h true"}, // a host and a command for ssh
 		}
 	case programs.Ask:
 		return []probe{{[]string{"allow " + k}, k + " " + opt}}

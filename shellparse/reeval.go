@@ -32,6 +32,8 @@ func envHazard(name string) string {
 		return "it maps command names to programs"
 	case name == "BASH_ALIASES":
 		return "it defines aliases"
+	case name == "ZDOTDIR":
+		return "zsh runs its startup files from it"
 	}
 	return ""
 }
@@ -128,6 +130,8 @@ func (w *walker) paramHazard(x *syntax.ParamExp, p *params) string {
 		return fmt.Sprintf("${%s@P} expands the value as a prompt, running what it holds", name)
 	case x.Excl && x.Names == 0 && x.Index == nil:
 		return fmt.Sprintf("${!%s} expands the variable %s names, evaluating a subscript in it", name, name)
+	case x.GlobSubst == syntax.OptOn:
+		return fmt.Sprintf("$~%s makes its value a glob, qualifiers included", name)
 	case x.Flags != nil:
 		return fmt.Sprintf("zsh expansion flags (%s) on %s", x.Flags.Value, name)
 	case x.NestedParam != nil:
@@ -436,4 +440,16 @@ func globProgram(s string) bool {
 		}
 	}
 	return false
+}
+
+// zshHazard finds what zsh evaluates in a word that bash reads as data:
+// glob qualifiers and flags in parentheses (*(e:'cmd':), *(+func),
+// (#q…)), which zsh parses into a separate part.
+func zshHazard(word *syntax.Word) string {
+	for _, p := range word.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.HasPrefix(l.Value, "(") {
+			return fmt.Sprintf("zsh reads %s as glob qualifiers, which can run commands", l.Value)
+		}
+	}
+	return ""
 }

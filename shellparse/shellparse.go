@@ -210,15 +210,53 @@ var parserPool = sync.Pool{New: func() any {
 
 // Parse parses src in the bash dialect and returns every command it would
 // execute. A syntax error is returned with its position ("1:6: reached EOF
-// without closing quote `'`").
+// without closing quote `'`"). A line longer than MaxSize bytes or nested
+// deeper than MaxNesting is refused with an error before it is parsed.
 func Parse(src string) (*Script, error) {
-	f, err := parse(src)
+	return parseAs(src, false)
+}
+
+// ParseShell is Parse for the shell that will run the line: shell is its
+// name or path as configured (agentShim.shell, $AGENT_SHIM_SHELL), such
+// as "zsh" or "/usr/bin/zsh". A zsh line is read in zsh's syntax, and
+// what only zsh evaluates (glob qualifiers such as *(e:…:), expansion
+// flags such as ${(e)x}, $~x, =(…) and =cmd) is reported as Unknown or
+// followed, never taken as data. Any other shell, or "", is read as bash.
+// Nested scripts are read in the dialect of the shell that runs them
+// (bash -c inside a zsh line is bash).
+func ParseShell(src, shell string) (*Script, error) {
+	return parseAs(src, isZsh(shell))
+}
+
+// isZsh reports a shell name or path that runs zsh.
+func isZsh(shell string) bool {
+	return path.Base(strings.TrimSpace(shell)) == "zsh"
+}
+
+func parseAs(src string, zsh bool) (*Script, error) {
+	f, err := parseDialect(src, zsh)
 	if err != nil {
 		return nil, err
 	}
 	w := &walker{}
-	w.file(f, src, ctx{})
+	w.file(f, src, ctx{zsh: zsh})
 	return &Script{Commands: w.cmds}, nil
+}
+
+var zshPool = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangZsh))
+}}
+
+func parseDialect(src string, zsh bool) (*syntax.File, error) {
+	if !zsh {
+		return parse(src)
+	}
+	if err := checkBounds(src); err != nil {
+		return nil, err
+	}
+	p := zshPool.Get().(*syntax.Parser)
+	defer zshPool.Put(p)
+	return p.Parse(strings.NewReader(src), "")
 }
 
 func parse(src string) (*syntax.File, error) {
@@ -299,6 +337,8 @@ type ctx struct {
 	// params are the positional parameters of the script ($0, $1, …)
 	// when known (sh -c 'script' arg0 arg1), else nil.
 	params *params
+	// zsh: the script is read and run by zsh.
+	zsh bool
 }
 
 // piped is text a command reads on standard input. Only the first reader
@@ -554,7 +594,10 @@ func (w *walker) testHazard(expr syntax.TestExpr, p *params) string {
 			if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
 				if word, ok := x.X.(*syntax.Word); ok {
 					if v := evalWord(word, ""); !plainName(v) {
-						why = fmt.Sprintf("[[ -v %s ]] evaluates its subscript", v.Text)
+						why = "[[ -v ]] evaluates the subscript of a name not known statically"
+						if v.Static {
+							why = fmt.Sprintf("[[ -v %s ]] evaluates its subscript", v.Text)
+						}
 					}
 				}
 				return false
@@ -677,6 +720,20 @@ func (w *walker) call(x *syntax.CallExpr, src source, c ctx) {
 		return
 	}
 	cmd.Args = argWords(x.Args, src, c.params)
+	if c.zsh {
+		for _, arg := range x.Args {
+			if why == "" {
+				why = zshHazard(arg)
+			}
+		}
+		cmd.Unknown = why
+		// =cmd in program position is the path of cmd.
+		if a := cmd.Args[0]; a.Static && len(a.Text) > 1 && a.Text[0] == '=' {
+			cmd.Args = append([]Word{{Text: a.Text[1:], Static: true}}, cmd.Args[1:]...)
+		}
+	}
+	// PS4='…' bash -x …: prompt variables reach the command too.
+	w.prompts(cmd, c)
 	if why != "" {
 		// Report the command as unknown, and still follow what it
 		// runs: a deny rule may match inside.

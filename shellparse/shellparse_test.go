@@ -371,6 +371,12 @@ func TestBashAgrees(t *testing.T) {
 	for _, tc := range parseTests {
 		check(tc.in, true)
 	}
+	for _, tc := range classTests {
+		check(tc.in, true)
+	}
+	for _, tc := range interpTests {
+		check(tc.in, true)
+	}
 	for _, tc := range errorTests {
 		check(tc.in, tc.bashOK)
 	}

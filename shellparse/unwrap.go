@@ -187,7 +187,11 @@ func (s *optSpec) scan(args []Word) (out split, why string) {
 // assignWord recognizes NAME=VALUE as env and sudo take it.
 func assignWord(w Word) (string, Word, bool) {
 	name, val, ok := strings.Cut(w.Text, "=")
-	if !ok || !validName(name) {
+	if !ok || name == "" || strings.HasPrefix(name, "-") {
+		// env takes any NAME=VALUE, BASH_FUNC_f%%=… included.
+		return "", Word{}, false
+	}
+	if !w.Static && !validName(name) {
 		return "", Word{}, false
 	}
 	if !w.Static {
@@ -254,7 +258,7 @@ var suSpec = &optSpec{
 
 // exec reports cmd, after unwrapping runners and following nested scripts.
 func (w *walker) exec(cmd *Command, c ctx) {
-	if len(cmd.Args) > 0 && cmd.Args[0].Static && globProgram(cmd.Args[0].Text) {
+	if len(cmd.Args) > 0 && cmd.Args[0].Static && cmd.Args[0].Glob && globProgram(cmd.Args[0].Text) {
 		// The shell expands a pattern in program position (/???/r?,
 		// /bin/r[m]) to whatever files match: the program is not known.
 		args := append([]Word(nil), cmd.Args...)
@@ -269,6 +273,10 @@ func (w *walker) exec(cmd *Command, c ctx) {
 	args := cmd.Args[1:]
 	if spec, ok := runners[name]; ok {
 		w.runner(name, spec, cmd, c)
+		return
+	}
+	if name == "parallel" || name == "sem" {
+		w.parallel(name, cmd, c)
 		return
 	}
 	if subs, ok := subRunners[name]; ok {
@@ -346,6 +354,9 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		w.chdir(args)
 	default:
 		w.emit(cmd)
+		if l := interpreter(name); l != langNone {
+			w.interp(l, cmd, c)
+		}
 	}
 }
 
@@ -485,6 +496,13 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 				cp.join = false
 				spec = &cp
 			}
+		}
+	case "script":
+		// script's operand is the file it writes, not a command.
+		if len(rest) > 0 {
+			t := rest[0]
+			cmd.Redirs = append(append([]Redirect(nil), cmd.Redirs...), Redirect{Op: "script", Target: t, Kind: writeKind(t)})
+			rest = nil
 		}
 	case "sg":
 		if len(rest) > 0 && rest[0].Text == "-c" && rest[0].Static {
@@ -659,6 +677,7 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 		}
 		// The words after the script are $0, $1, …: known here.
 		inner := c
+		inner.zsh = name == "zsh"
 		inner.params = &params{words: []Word{{Text: name, Static: true}}, valid: true}
 		if len(sp.rest) > 1 {
 			inner.params.words = sp.rest[1:]
@@ -671,11 +690,13 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 			return
 		}
 		if fd, ok := fdPath(script.Text); ok {
+			c.zsh = name == "zsh"
 			w.fdScript(name, fd, cmd, c)
 			return
 		}
 		w.emit(cmd) // a script file: the shell command is what is matched
 	default:
+		c.zsh = name == "zsh"
 		w.fdScript(name, 0, cmd, c)
 	}
 }
@@ -963,7 +984,7 @@ func (w *walker) nested(kind string, script Word, cmd *Command, c ctx) {
 		w.unknown(cmd, fmt.Sprintf("%s script is not static: %s", kind, script.Text))
 		return
 	}
-	f, err := parse(script.Text)
+	f, err := parseDialect(script.Text, c.zsh)
 	if err != nil {
 		w.unknown(cmd, fmt.Sprintf("%s script does not parse: %v", kind, err))
 		return
