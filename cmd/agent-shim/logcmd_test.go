@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
+	"github.com/agent-shim/agent-shim/supervisor"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -181,5 +182,48 @@ func BenchmarkHookLogAB(b *testing.B) {
 	b.ReportMetric(100*(mOn-mOff)/mOff, "%overhead")
 	if es, _, err := decisionlog.Read(filepath.Join(dir, "xdg", "state", "agent-shim", decisionlog.FileName), 0); err != nil || len(es) != len(on) {
 		b.Fatalf("the log has %d entries (%v), want %d", len(es), err, len(on))
+	}
+}
+
+// The run-time layer's decisions: every refusal, and each program's first
+// allowed execution.
+func TestLogExecs(t *testing.T) {
+	dir := t.TempDir()
+	for _, kv := range pinnedEnv(dir) {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	e := &env{getenv: os.Getenv}
+	decide := e.logExecs(nil, func(x supervisor.Exec) supervisor.Verdict {
+		if x.Path == "/usr/bin/rm" {
+			return supervisor.Verdict{Reason: "never allowed: `rm -r /`"}
+		}
+		return supervisor.Verdict{Allow: true}
+	})
+	for _, x := range []supervisor.Exec{
+		{Path: "/usr/bin/cc", Argv: []string{"cc", "-c", "a.c"}, Dir: "/src"},
+		{Path: "/usr/bin/cc", Argv: []string{"cc", "-c", "b.c"}, Dir: "/src"},
+		{Path: "/usr/bin/rm", Argv: []string{"rm", "-rf", "/"}, Dir: "/src"},
+		{Path: "/usr/bin/rm", Argv: []string{"rm", "-rf", "/"}, Dir: "/src"},
+		{Path: "/usr/bin/env", Argv: []string{"env", "API_TOKEN=s3cret", "make"}, Dir: "/src"},
+	} {
+		decide(x)
+	}
+	es, _, err := decisionlog.Read(filepath.Join(dir, "xdg", "state", "agent-shim", decisionlog.FileName), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, en := range es {
+		got = append(got, fmt.Sprintf("%s %s %s %q %v", en.Layer, en.Verdict, en.Command, en.Argv, en.Rule))
+	}
+	want := []string{
+		`runtime allow cc -c a.c ["cc" "-c" "a.c"] `,
+		"runtime deny rm -rf / [\"rm\" \"-rf\" \"/\"] `rm -r /` (builtin)",
+		"runtime deny rm -rf / [\"rm\" \"-rf\" \"/\"] `rm -r /` (builtin)",
+		`runtime allow env API_TOKEN=REDACTED make ["env" "API_TOKEN=REDACTED" "make"] `,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("logged (-want +got):\n%s", diff)
 	}
 }
