@@ -17,6 +17,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/hooks"
+	"github.com/agent-shim/agent-shim/supervisor"
 )
 
 // doctor checks that every agent found on this machine is guarded, and
@@ -61,10 +62,13 @@ type doctorReport struct {
 }
 
 // runtimeAvailable says whether shell mode's run-time layer (the
-// supervisor) works here. Until the supervisor is part of the build, it
-// is unknown.
+// supervisor: seccomp user notification and Landlock) works here.
 var runtimeAvailable = func() (known, ok bool, detail string) {
-	return false, false, "unknown: this build has no run-time layer check"
+	ok, why := supervisor.Available()
+	if ok {
+		return true, true, "available: every exec under shell mode and agent-shim run is decided, writes confined"
+	}
+	return true, false, "not available: " + why + "; the static check stands alone"
 }
 
 func (e *env) doctor(ctx context.Context, args []string) int {
@@ -196,6 +200,8 @@ func (e *env) policyChecks(cfgFlag, exe string) []check {
 	known, ok, detail := runtimeAvailable()
 	st := checkInfo
 	switch {
+	case err == nil && f.Shim.Runtime == "off":
+		detail = "off (agentShim.runtime): the static check stands alone; the kernel: " + detail
 	case known && ok:
 		st = checkOK
 	case known && !ok && err == nil && f.Shim.Runtime == "require":
