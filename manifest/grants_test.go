@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agent-shim/agent-shim/programs"
 )
 
 // matches reports whether any of line's grants matches cmd the way the agent
@@ -483,4 +485,41 @@ func FuzzGrants(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestExpanderOverlay: a checkout's own program facts reach its grants.
+func TestExpanderOverlay(t *testing.T) {
+	tbl, err := programs.WithOverlays(programs.File{Name: ".agents/config/programs.txt", Data: []byte("[mytool]\nexec --hook\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := NewExpander(tbl)
+	for _, tc := range []struct {
+		expander *Expander
+		cmd      string
+		want     bool
+	}{
+		{e, "mytool build", true},
+		{e, "mytool build --hook=x", false},
+		{e, "mytool build --ho x", false},
+		{builtinExpander(), "mytool build --hook=x", true},
+		{e, "git ls-remote --upload-pack=x", false},
+	} {
+		rule := "mytool build"
+		if strings.HasPrefix(tc.cmd, "git") {
+			rule = "git ls-remote"
+		}
+		gs, err := tc.expander.Grants(rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, g := range gs {
+			re := regexp.MustCompile(strings.TrimSuffix(strings.TrimPrefix(g, "command(regex:"), ")"))
+			got = got || re.MatchString(tc.cmd)
+		}
+		if got != tc.want {
+			t.Errorf("%q under %q: match=%v, want %v", tc.cmd, rule, got, tc.want)
+		}
+	}
 }

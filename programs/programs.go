@@ -490,3 +490,35 @@ func parseSpelling(s string, kind Kind) (spelling, error) {
 	}
 	return sp, nil
 }
+
+// File is one table file of a manifest overlay: its name (for errors, as
+// the checkout-relative path .agents/config/programs.txt) and contents.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// WithOverlays returns the built-in table merged with the overlays' files,
+// in order. An error names the file and line of every fact that does not
+// parse or that could make a decision less strict.
+func WithOverlays(files ...File) (*Table, error) {
+	t := Builtin()
+	var errs []string
+	for _, f := range files {
+		more, err := Parse(f.Name, f.Data)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		merged, err := t.Merge(more)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		t = merged
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return t, nil
+}

@@ -239,3 +239,23 @@ func TestCoverage(t *testing.T) {
 		}
 	}
 }
+
+func TestWithOverlays(t *testing.T) {
+	tb, err := WithOverlays(
+		File{"a/.agents/config/programs.txt", []byte("[mytool]\nexec --hook\n")},
+		File{"b/.agents/config/programs.txt", []byte("[mytool deploy]\nwrite --log\n")},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tb.Facts()) - len(Builtin().Facts()); n != 2 {
+		t.Errorf("merged %d facts, want 2", n)
+	}
+	_, err = WithOverlays(
+		File{"a/programs.txt", []byte("[mytool]\nvalue --name\n")},
+		File{"b/programs.txt", []byte("[mytool]\nfrob\n")},
+	)
+	if err == nil || !strings.Contains(err.Error(), "a/programs.txt:2:") || !strings.Contains(err.Error(), "b/programs.txt:2:") {
+		t.Errorf("WithOverlays errors = %v, want both files' lines", err)
+	}
+}
