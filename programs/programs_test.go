@@ -2,6 +2,7 @@ package programs
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -257,5 +258,36 @@ func TestWithOverlays(t *testing.T) {
 	)
 	if err == nil || !strings.Contains(err.Error(), "a/programs.txt:2:") || !strings.Contains(err.Error(), "b/programs.txt:2:") {
 		t.Errorf("WithOverlays errors = %v, want both files' lines", err)
+	}
+}
+
+// TestLazy: the built-in table parsed program by program knows what the
+// whole table knows.
+func TestLazy(t *testing.T) {
+	full, err := parse("programs.txt", builtinText, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lz := &Table{lz: newLazy("programs.txt", builtinText)}
+	facts := func(p *Program) string {
+		var sb strings.Builder
+		blocks := []*Block{p.Root}
+		for _, k := range slices.Sorted(maps.Keys(p.subs)) {
+			blocks = append(blocks, p.subs[k])
+		}
+		for _, b := range blocks {
+			for _, f := range b.Facts() {
+				sb.WriteString(f.String() + "\n")
+			}
+		}
+		return sb.String()
+	}
+	for _, name := range full.Programs() {
+		if got, want := facts(lz.Program(name)), facts(full.Program(name)); got != want {
+			t.Errorf("program %s parsed alone:\n%s\nwhole table:\n%s", name, got, want)
+		}
+	}
+	if lz.Program("no-such-program") != nil {
+		t.Error("unknown program found")
 	}
 }
