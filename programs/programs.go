@@ -110,8 +110,12 @@ func (lz *lazy) program(name string) *Program {
 	if p, ok := lz.progs[name]; ok {
 		return p
 	}
+	spans := lz.spans[name]
+	if spans == nil {
+		return nil // not cached: names seen are not kept
+	}
 	var p *Program
-	if spans := lz.spans[name]; spans != nil {
+	{
 		t := &Table{}
 		keys := map[string]bool{}
 		var errs []string
