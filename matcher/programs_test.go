@@ -261,6 +261,8 @@ var factTests = []struct {
 	{": ; git status", Allow, ""},
 	{"cd /tmp && git status", Allow, ""},
 	{"cd && pwd && git status", Allow, ""},
+	{"pushd sub && git status && popd", Allow, ""},
+	{"pushd \"$D\" && git status", Default, ""},
 	{"false || git status", Allow, ""},
 	{"f() { shift; return 0; }; git status", Allow, ""},
 	{"set -x; git status", Default, ""},
