@@ -10,8 +10,8 @@ import (
 // that runs nothing and writes nothing, so that it does not keep an
 // otherwise allowed line from being allowed: true, false, :, exit, return,
 // shift, wait, pwd, cd and pushd to a directory known statically, popd,
-// dirs, and set with the
-// options that only make the shell stricter (-e, -u, -o pipefail).
+// dirs, and set with the options that only make the shell stricter (-e,
+// -u, -o pipefail).
 // set -x is not among them: with xtrace the shell expands PS4 before each
 // command, and PS4 may come from the environment.
 func harmless(c *call, cmd *shellparse.Command) bool {
