@@ -26,7 +26,9 @@
 //	output OPT...          the value is a file it writes; a relative path that stays
 //	                       in the working directory is ordinary (go build -o bin/x)
 //	writes MODE OPT...     the option makes it write; MODE says what: operands (its
-//	                       file operands), unknown, or system (no file: date -s)
+//	                       file operands), archive (the value of its option
+//	                       aliased file: tar -c -f FILE), unknown, or system
+//	                       (no file: date -s)
 //	targets MODE           the operands it always writes: all, last, first, after-first
 //	inline OPT...          the option's value is inline code (python -c)
 //	script LANG            its first operand is a LANG program (sed, awk), read by the matcher
@@ -203,7 +205,7 @@ var kinds = map[Kind]kindInfo{
 	Ask:           {args: "opts", minArgs: 1, stricter: true},
 	Write:         {args: "opts", minArgs: 1, stricter: true, takes: true},
 	Output:        {args: "opts", minArgs: 1, stricter: true, takes: true},
-	Writes:        {first: "mode", modes: []string{"operands", "unknown", "system"}, args: "opts", minArgs: 1, stricter: true},
+	Writes:        {first: "mode", modes: []string{"operands", "unknown", "system", "archive"}, args: "opts", minArgs: 1, stricter: true},
 	Targets:       {first: "mode", modes: []string{"all", "last", "first", "after-first"}, args: "none", stricter: true},
 	Inline:        {args: "opts", minArgs: 1, stricter: true, takes: true},
 	Script:        {first: "mode", modes: []string{"sed", "awk"}, args: "none", stricter: true},
