@@ -323,11 +323,13 @@ func canBeFlag(w shellparse.Word) bool {
 // relative positionals. It also applies the options' effects: floors,
 // blocks and nested command lines.
 func (c *call) tokens(args []shellparse.Word, dir string) []tok {
-	pargs := make([]programs.Arg, len(args))
-	for i, a := range args {
-		pargs[i] = programs.Arg{Text: a.Text, Static: a.Static}
+	var argBuf [8]programs.Arg
+	var tokBuf [8]programs.Token
+	pargs := argBuf[:0]
+	for _, a := range args {
+		pargs = append(pargs, programs.Arg{Text: a.Text, Static: a.Static})
 	}
-	split := c.block.Split(pargs)
+	split := c.block.AppendSplit(tokBuf[:0], pargs)
 	out := make([]tok, 0, len(split))
 	effects := false // the block has options that run or write
 	for b := c.block; b != nil && !effects; {
