@@ -192,6 +192,10 @@ var factTests = []struct {
 	{"sort --output=out f", Ask, ""},
 	{"sort -t, -k2 f", Allow, ""},
 	{"git log --output=/tmp/x", Ask, ""},
+	{"git log --pretty --output=/tmp/x", Ask, ""},
+	{"git log --format --output /tmp/x", Ask, ""},
+	{"make -j --eval='all:; rm -rf /'", Ask, ""},
+	{"make -j8 all", Allow, ""},
 	{"git log -S --output x", Allow, ""},
 
 	// awk: a program that provably runs nothing and writes nothing is
