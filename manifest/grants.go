@@ -178,6 +178,54 @@ type style struct {
 // (NewExpander). It is safe for concurrent use.
 type Expander struct {
 	allow, deny style
+	home        string
+}
+
+// WithHome returns an expander whose deny grants for a rule about ~ also
+// match the home directory spelled out, and a rule about ~ itself (or ~/*)
+// its parents and /root: rm -rf ~ also denies rm -rf /home/me and
+// rm -rf /home. dir must be absolute.
+func (e *Expander) WithHome(dir string) *Expander {
+	out := *e
+	if strings.HasPrefix(dir, "/") {
+		out.home = path.Clean(dir)
+	}
+	return &out
+}
+
+// homeSpellings returns the rule's words with each word about ~ spelled
+// out: the home directory, and for ~ itself its parents (not /) and /root.
+func homeSpellings(words []string, home string) [][]string {
+	var out [][]string
+	for i, w := range words {
+		if i == 0 || w != "~" && w != "~/*" && !strings.HasPrefix(w, "~/") {
+			continue
+		}
+		var alts []string
+		if home != "" {
+			alts = append(alts, home+strings.TrimPrefix(w, "~"))
+		}
+		if w == "~" || w == "~/*" {
+			for d := path.Dir(home); home != "" && d != "/"; d = path.Dir(d) {
+				alts = append(alts, d)
+			}
+			if home != "/root" {
+				alts = append(alts, "/root")
+			}
+		}
+		for _, a := range alts {
+			spellings := []string{a}
+			if w == "~" {
+				spellings = append(spellings, a+"/") // matches a//… too
+			}
+			for _, sp := range spellings {
+				alt := slices.Clone(words)
+				alt[i] = sp
+				out = append(out, alt)
+			}
+		}
+	}
+	return out
 }
 
 // NewExpander returns an expander for a program table, such as the
@@ -366,6 +414,11 @@ func (e *Expander) grants(line string, deny bool) ([]string, error) {
 		st = &e.deny
 	}
 	res := st.expand(words)
+	if deny {
+		for _, alt := range homeSpellings(words, e.home) {
+			res = append(res, st.expand(alt)...)
+		}
+	}
 	out := res[:0]
 	for i, g := range res {
 		if !slices.Contains(res[:i], g) {

@@ -523,3 +523,45 @@ func TestExpanderOverlay(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyGrantsHome: with the home directory known, a deny rule about ~
+// also holds for its absolute path and its parents.
+func TestDenyGrantsHome(t *testing.T) {
+	e := builtinExpander().WithHome("/home/me")
+	for _, tc := range []struct {
+		rule, cmd string
+		want      bool
+	}{
+		{"rm -rf ~", "rm -rf ~", true},
+		{"rm -rf ~", "rm -rf /home/me", true},
+		{"rm -rf ~", "rm -rf /home/me/", true},
+		{"rm -rf ~", "rm -rf /home", true},
+		{"rm -rf ~", "rm -rf /root", true},
+		{"rm -rf ~", "rm -rf /home/", true},
+		{"rm -rf ~", "rm -rf /", false},
+		{"rm -rf ~", "sudo rm -rf /home/me", true},
+		{"rm -rf ~", "rm -rf /home/other", false},
+		{"rm -rf ~", "rm -rf /home/me/src", false},
+		{"rm -rf ~/*", "rm -rf /home/me/*", true},
+		{"rm -rf ~/.ssh", "rm -rf /home/me/.ssh", true},
+		{"rm -rf ~/.ssh", "rm -rf /home/.ssh", false},
+	} {
+		gs, err := e.DenyGrants(tc.rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, g := range gs {
+			re := regexp.MustCompile(strings.TrimSuffix(strings.TrimPrefix(g, "command(regex:"), ")"))
+			got = got || re.MatchString(tc.cmd)
+		}
+		if got != tc.want {
+			t.Errorf("deny %q on %q: match=%v, want %v", tc.rule, tc.cmd, got, tc.want)
+		}
+	}
+	// Without a home, /root still counts, and nothing else changes.
+	gs, _ := DenyGrants("rm -rf ~")
+	if n := len(gs); n != 3 {
+		t.Errorf("DenyGrants(rm -rf ~) without a home: %d grants, want 3 (~, /root, /root/)", n)
+	}
+}
