@@ -81,13 +81,29 @@ func commandOf(in *hookInput) (string, error) {
 func quoteArgv(argv []string) (string, error) {
 	parts := make([]string, len(argv))
 	for i, a := range argv {
-		q, err := syntax.Quote(a, syntax.LangBash)
+		q, err := quoteWord(i, a)
 		if err != nil {
 			return "", fmt.Errorf("argument %d: %v", i, err)
 		}
 		parts[i] = q
 	}
 	return strings.Join(parts, " "), nil
+}
+
+// quoteWord quotes argument i of an argv with syntax.Quote, but leaves
+// alone an argument after the first whose only special character is `=`
+// (`API_TOKEN=x` given to env, `of=x` to dd): there it cannot be an
+// assignment, and a log's secret masking reads it as the word it is.
+func quoteWord(i int, a string) (string, error) {
+	q, err := syntax.Quote(a, syntax.LangBash)
+	if err != nil || i == 0 || q == a || !strings.Contains(a, "=") {
+		return q, err
+	}
+	plain := strings.ReplaceAll(a, "=", "_")
+	if q2, err := syntax.Quote(plain, syntax.LangBash); err == nil && q2 == plain {
+		return a, nil
+	}
+	return q, nil
 }
 
 // callDir is where a shell tool runs its command: the cwd, or the
