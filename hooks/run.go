@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
@@ -40,7 +38,7 @@ type RunOptions struct {
 
 // The files of a hook run, in the state directory.
 const (
-	runLockFile     = "hook-run.lock"
+	runLockName     = "hook-run" // the lock is hook-run.lock (statefile.LockPath)
 	dirtyFile       = "hook-run.dirty"
 	fingerprintFile = "hook-run.fingerprint"
 	logFile         = "hooks.log"
@@ -115,8 +113,9 @@ func run(ctx context.Context, opts RunOptions) error {
 	if err := os.MkdirAll(opts.StateDir, 0o700); err != nil {
 		return fmt.Errorf("creating state directory: %w", err)
 	}
-	lock := flock.New(filepath.Join(opts.StateDir, runLockFile))
-	defer lock.Close()
+	// The run lock never waits (statefile.TryLock): a run that finds it
+	// taken leaves the work to its holder.
+	lockOf := filepath.Join(opts.StateDir, runLockName)
 	dirty := filepath.Join(opts.StateDir, dirtyFile)
 	for {
 		// Mark first, lock second: a holder that is about to unlock
@@ -124,15 +123,15 @@ func run(ctx context.Context, opts RunOptions) error {
 		if err := os.WriteFile(dirty, nil, 0o600); err != nil {
 			return fmt.Errorf("marking state dirty: %w", err)
 		}
-		ok, err := lock.TryLock()
+		unlock, err := statefile.TryLock(lockOf)
+		if errors.Is(err, statefile.ErrLocked) {
+			return nil // the holder applies for us
+		}
 		if err != nil {
 			return fmt.Errorf("locking hook run: %w", err)
 		}
-		if !ok {
-			return nil // the holder applies for us
-		}
 		err = drain(ctx, opts)
-		if uerr := lock.Unlock(); err == nil && uerr != nil {
+		if uerr := unlock(); err == nil && uerr != nil {
 			err = fmt.Errorf("unlocking hook run: %w", uerr)
 		}
 		if err != nil {

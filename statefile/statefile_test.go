@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-shim/agent-shim/config"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -139,7 +138,7 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 	st.Config = "/x/config.json"
 	st.Profile = "read-only"
-	st.Managed = config.Grants{Allow: []string{"a"}}
+	st.Managed = Grants{Allow: []string{"a"}}
 	st.History = []Entry{{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Action: "apply", Profile: "read-only", Backup: "000001.json", Created: true}}
 	if err := s.Save(st); err != nil {
 		t.Fatal(err)
@@ -258,7 +257,7 @@ func TestPending(t *testing.T) {
 	}
 	// A change writes its backup, then dies before state.json.
 	saved := *st
-	if _, err := s.SaveBackup(st, &Backup{Existed: true, Content: "old", Next: config.Grants{Allow: []string{Digest("g")}}}); err != nil {
+	if _, err := s.SaveBackup(st, &Backup{Existed: true, Content: "old", Next: Grants{Allow: []string{Digest("g")}}}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := s.Pending(&saved)
