@@ -358,19 +358,6 @@ func TestCrashBetweenConfigAndState(t *testing.T) {
 	}
 }
 
-// TestRestartWithoutSystemctl checks that a missing systemctl skips the
-// restart with a note; PATH holds no systemctl, so nothing is run.
-func TestRestartWithoutSystemctl(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
-	var out bytes.Buffer
-	if err := systemctlRestart(context.Background(), []string{"a.service", "b.service"}, &out); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := out.String(), "skipped restarting a.service b.service: no systemctl\n"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
 // cpuTime returns the CPU time (user and system) the process has used:
 // on a shared machine it is a steadier measure than wall time.
 func cpuTime() time.Duration {

@@ -1,4 +1,4 @@
-package main
+package setup
 
 import (
 	"bytes"
@@ -22,14 +22,6 @@ import (
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
-// Test seams.
-var (
-	now    = time.Now
-	getenv = os.Getenv
-	getwd  = os.Getwd
-	// restart restarts user services after a change.
-	restart = systemctlRestart
-)
 
 // historyKeep is how many history entries state.json keeps.
 const historyKeep = 50
@@ -42,7 +34,7 @@ func lists(g *config.Grants) [3]*[]string { return [3]*[]string{&g.Allow, &g.Ask
 
 // session is one locked run against one config file.
 type session struct {
-	o          *options
+	o          *Options
 	configPath string
 	store      statefile.Store
 	info       os.FileInfo // the config's, nil when it does not exist
@@ -54,28 +46,28 @@ type session struct {
 	stErr      error // why the state could not be read
 }
 
-func (o *options) run(ctx context.Context) error {
+func (o *Options) run(ctx context.Context) error {
 	modes := 0
-	for _, set := range []bool{o.status, o.rollbackSet, o.reset} {
+	for _, set := range []bool{o.Status, o.RollbackSet, o.Reset} {
 		if set {
 			modes++
 		}
 	}
 	if modes > 1 {
-		return usagef("--status, --rollback and --reset exclude each other")
+		return Usagef("--status, --rollback and --reset exclude each other")
 	}
-	adhoc := len(o.allow)+len(o.ask)+len(o.deny)+len(o.allowLists)+len(o.askLists)+len(o.denyLists) > 0
-	if modes == 1 && (o.profileSet || adhoc || o.init) {
-		return usagef("--status, --rollback and --reset take no profile, ad-hoc rules or --init")
+	adhoc := len(o.Allow)+len(o.Ask)+len(o.Deny)+len(o.AllowLists)+len(o.AskLists)+len(o.DenyLists) > 0
+	if modes == 1 && (o.ProfileSet || adhoc || o.Init) {
+		return Usagef("--status, --rollback and --reset take no profile, ad-hoc rules or --init")
 	}
-	if o.status && o.dryRun {
-		return usagef("--status writes nothing; --dry-run does not apply")
+	if o.Status && o.DryRun {
+		return Usagef("--status writes nothing; --dry-run does not apply")
 	}
-	if o.rollbackSet && o.rollback < 1 {
-		return usagef("--rollback %d: want a count of at least 1", o.rollback)
+	if o.RollbackSet && o.Rollback < 1 {
+		return Usagef("--rollback %d: want a count of at least 1", o.Rollback)
 	}
-	if o.profileSet && !slices.Contains(manifest.Profiles, o.profile) {
-		return usagef("unknown profile %q (profiles: %s)", o.profile, strings.Join(manifest.Profiles, ", "))
+	if o.ProfileSet && !slices.Contains(manifest.Profiles, o.Profile) {
+		return Usagef("unknown profile %q (profiles: %s)", o.Profile, strings.Join(manifest.Profiles, ", "))
 	}
 
 	s, unlock, err := o.open(ctx)
@@ -84,26 +76,26 @@ func (o *options) run(ctx context.Context) error {
 	}
 	defer unlock()
 	switch {
-	case o.status:
+	case o.Status:
 		return s.status()
-	case o.rollbackSet:
+	case o.RollbackSet:
 		return s.rollback(ctx)
 	}
 	return s.apply(ctx)
 }
 
 // paths returns the config file's absolute path and its state directory.
-func (o *options) paths() (configPath, stateDir string, err error) {
-	path := o.configPath
+func (o *Options) Paths() (configPath, stateDir string, err error) {
+	path := o.Config
 	if path == "" {
-		if path, err = config.DefaultPath(getenv); err != nil {
+		if path, err = config.DefaultPath(o.getenv); err != nil {
 			return "", "", err
 		}
 	}
 	if path, err = filepath.Abs(path); err != nil {
 		return "", "", err
 	}
-	dir, err := statefile.Dir(o.stateDir, path, getenv)
+	dir, err := statefile.Dir(o.StateDir, path, o.getenv)
 	if err != nil {
 		return "", "", err
 	}
@@ -111,8 +103,8 @@ func (o *options) paths() (configPath, stateDir string, err error) {
 }
 
 // open finds the config and state, takes the lock and reads both.
-func (o *options) open(ctx context.Context) (*session, func() error, error) {
-	path, dir, err := o.paths()
+func (o *Options) open(ctx context.Context) (*session, func() error, error) {
+	path, dir, err := o.Paths()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -131,7 +123,7 @@ func (o *options) open(ctx context.Context) (*session, func() error, error) {
 		s.stErr = fmt.Errorf("state %s belongs to %s, not %s", s.store.Path(), s.st.Config, path)
 	}
 	if s.stErr != nil {
-		s.stErr = &hintError{s.stErr, fmt.Sprintf("run agents-setup --reset (it removes the rules listed in config.json's agentShim section), or remove %s", s.store.Path())}
+		s.stErr = &HintError{s.stErr, fmt.Sprintf("run agents-setup --reset (it removes the rules listed in config.json's agentShim section), or remove %s", s.store.Path())}
 	}
 	return s, unlock, nil
 }
@@ -170,20 +162,20 @@ func identity(info os.FileInfo) string {
 
 // adhocLines reads the ad-hoc rules: -a/-k/-d and the list files, with the
 // list (0 allow, 1 ask, 2 deny) each goes to.
-func (o *options) adhocLines() ([]manifest.Line, []int, error) {
+func (o *Options) adhocLines() ([]manifest.Line, []int, error) {
 	var lines []manifest.Line
 	var to []int
-	for li, cmds := range [3][]string{o.allow, o.ask, o.deny} {
+	for li, cmds := range [3][]string{o.Allow, o.Ask, o.Deny} {
 		for _, c := range cmds {
 			text := strings.TrimSpace(c)
 			if text == "" {
-				return nil, nil, usagef("--%s: empty command", listNames[li])
+				return nil, nil, Usagef("--%s: empty command", listNames[li])
 			}
 			lines = append(lines, manifest.Line{Text: text, Category: "ad-hoc", Overlay: "ad-hoc"})
 			to = append(to, li)
 		}
 	}
-	for li, files := range [3][]string{o.allowLists, o.askLists, o.denyLists} {
+	for li, files := range [3][]string{o.AllowLists, o.AskLists, o.DenyLists} {
 		for _, name := range files {
 			data, err := os.ReadFile(name)
 			if err != nil {
@@ -203,18 +195,18 @@ func (o *options) adhocLines() ([]manifest.Line, []int, error) {
 }
 
 // findRoot returns the checkout root, or "" outside any checkout.
-func (o *options) findRoot() (string, error) {
-	if o.rootSet {
-		fi, err := os.Stat(o.root)
+func (o *Options) FindRoot() (string, error) {
+	if o.RootSet {
+		fi, err := os.Stat(o.Root)
 		if err != nil {
 			return "", fmt.Errorf("--root: %w", err)
 		}
 		if !fi.IsDir() {
-			return "", fmt.Errorf("--root %s: not a directory", o.root)
+			return "", fmt.Errorf("--root %s: not a directory", o.Root)
 		}
-		return filepath.Abs(o.root)
+		return filepath.Abs(o.Root)
 	}
-	wd, err := getwd()
+	wd, err := o.getwd()
 	if err != nil {
 		return "", err
 	}
@@ -229,9 +221,9 @@ func (o *options) findRoot() (string, error) {
 // else the default.
 func (s *session) profile() string {
 	switch {
-	case s.o.profileSet:
-		return s.o.profile
-	case s.o.reset:
+	case s.o.ProfileSet:
+		return s.o.Profile
+	case s.o.Reset:
 		return ""
 	case s.stErr == nil && s.st.Profile != "":
 		return s.st.Profile
@@ -261,7 +253,7 @@ func fingerprint(configPath, profile, manifests string, adhoc []manifest.Line, t
 // apply writes the target policy (or, with --reset, none) into the config.
 func (s *session) apply(ctx context.Context) error {
 	o := s.o
-	if s.stErr != nil && !o.reset {
+	if s.stErr != nil && !o.Reset {
 		return s.stErr
 	}
 	profile := s.profile()
@@ -269,7 +261,7 @@ func (s *session) apply(ctx context.Context) error {
 	var adhoc []manifest.Line
 	var to []int
 	var err error
-	if o.hook {
+	if o.Hook {
 		// A hook run re-applies the saved profile and the ad-hoc rules
 		// of the last apply; after --reset (or a rollback to before the
 		// first apply) there is no profile, and it leaves the config alone.
@@ -283,18 +275,18 @@ func (s *session) apply(ctx context.Context) error {
 	} else if adhoc, to, err = o.adhocLines(); err != nil {
 		return err
 	}
-	root, err := o.findRoot()
+	root, err := o.FindRoot()
 	if err != nil {
 		return err
 	}
-	if o.init {
+	if o.Init {
 		if err := s.init(root); err != nil {
 			return err
 		}
 	}
 	// Outside a checkout, ad-hoc rules alone apply; else the manifests
 	// (or the built-in defaults) do.
-	useTree := !o.reset && (root != "" || len(adhoc) == 0)
+	useTree := !o.Reset && (root != "" || len(adhoc) == 0)
 	manifests := "none"
 	if useTree {
 		if manifests, err = manifest.Fingerprint(root); err != nil {
@@ -302,8 +294,8 @@ func (s *session) apply(ctx context.Context) error {
 		}
 	}
 	fp := fingerprint(s.configPath, profile, manifests, adhoc, to, identity(s.info))
-	if !o.dryRun && !o.reset && s.stErr == nil && s.st.Fingerprint != "" && fp == s.st.Fingerprint {
-		fmt.Fprintf(o.stdout, "%s is up to date (profile %s)\n", display(s.configPath), profile)
+	if !o.DryRun && !o.Reset && s.stErr == nil && s.st.Fingerprint != "" && fp == s.st.Fingerprint {
+		fmt.Fprintf(o.Stdout, "%s is up to date (profile %s)\n", s.o.display(s.configPath), profile)
 		return nil
 	}
 
@@ -325,7 +317,7 @@ func (s *session) apply(ctx context.Context) error {
 		// config: what it was to manage counts as managed too.
 		pending, err := s.store.Pending(s.st)
 		if err != nil {
-			return &hintError{err, fmt.Sprintf("remove it, or the whole state directory %s", display(s.store.Dir))}
+			return &HintError{err, fmt.Sprintf("remove it, or the whole state directory %s", s.o.display(s.store.Dir))}
 		}
 		if pending != nil {
 			prevManaged = union(prevManaged, fromDigests(s.file.Grants, union(pending.Managed, pending.Next)))
@@ -344,7 +336,7 @@ func (s *session) apply(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.reset {
+	if o.Reset {
 		target, rules = config.Grants{}, nil
 	}
 	res := reconcile.Merge(s.file.Grants, prevManaged, target)
@@ -359,13 +351,13 @@ func (s *session) apply(ctx context.Context) error {
 		!sameRules(s.file.Shim.Rules, rules)
 
 	action := "apply"
-	if o.reset {
+	if o.Reset {
 		action = "reset"
 	}
-	if o.dryRun {
+	if o.DryRun {
 		s.printChanges(res, changed, profile, rules)
 		if changed && len(tree.Services) > 0 {
-			fmt.Fprintf(o.stdout, "would run: systemctl --user try-restart %s\n", strings.Join(tree.Services, " "))
+			fmt.Fprintf(o.Stdout, "would run: systemctl --user try-restart %s\n", strings.Join(tree.Services, " "))
 		}
 		return nil
 	}
@@ -380,7 +372,7 @@ func (s *session) apply(ctx context.Context) error {
 	st.Config = s.configPath
 	if !changed {
 		st.Profile, st.Managed = profile, statefile.Digests(res.Managed)
-		if o.reset {
+		if o.Reset {
 			st.Profile = ""
 		}
 		st.Fingerprint = fp
@@ -390,7 +382,7 @@ func (s *session) apply(ctx context.Context) error {
 		if err := s.store.Save(st); err != nil {
 			return err
 		}
-		fmt.Fprintf(o.stdout, "%s is up to date (profile %s)\n", display(s.configPath), profileName(profile))
+		fmt.Fprintf(o.Stdout, "%s is up to date (profile %s)\n", s.o.display(s.configPath), profileName(profile))
 		return nil
 	}
 
@@ -400,7 +392,7 @@ func (s *session) apply(ctx context.Context) error {
 	}
 	managed := statefile.Digests(res.Managed) // a SHA-256 per grant: once
 	backup, err := s.store.SaveBackup(st, &statefile.Backup{
-		Time: now().UTC(), Existed: s.raw != nil, Content: string(s.raw),
+		Time: o.now().UTC(), Existed: s.raw != nil, Content: string(s.raw),
 		Profile: st.Profile, Managed: statefile.Digests(prevManaged),
 		Next: managed,
 	})
@@ -414,9 +406,9 @@ func (s *session) apply(ctx context.Context) error {
 		return err
 	}
 	final := *st
-	final.History = append(slices.Clone(st.History), statefile.Entry{Time: now().UTC(), Action: action, Profile: profile, Backup: backup, Created: s.raw == nil})
+	final.History = append(slices.Clone(st.History), statefile.Entry{Time: o.now().UTC(), Action: action, Profile: profile, Backup: backup, Created: s.raw == nil})
 	final.Profile, final.Managed = profile, managed
-	if o.reset {
+	if o.Reset {
 		final.Profile = ""
 	}
 	info, err := os.Stat(s.configPath)
@@ -437,8 +429,8 @@ func (s *session) apply(ctx context.Context) error {
 	}
 	s.printSummary(action, profile, res, len(rules), tree)
 	if len(tree.Services) > 0 {
-		if err := restart(ctx, tree.Services, o.stdout); err != nil {
-			fmt.Fprintf(o.stderr, "agents-setup: warning: restarting services: %v\n", err)
+		if err := o.restart(ctx, tree.Services, o.Stdout); err != nil {
+			fmt.Fprintf(o.Stderr, "agents-setup: warning: restarting services: %v\n", err)
 		}
 	}
 	return nil
@@ -460,17 +452,17 @@ func (s *session) stExists() bool {
 
 // display shortens a path for messages: with ~ for the home directory,
 // else relative to the current directory when inside it.
-func display(p string) string {
+func (o *Options) display(p string) string {
 	inside := func(dir string) (string, bool) {
 		rel, err := filepath.Rel(dir, p)
 		return rel, err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 	}
-	if home := getenv("HOME"); filepath.IsAbs(home) {
+	if home := o.getenv("HOME"); filepath.IsAbs(home) {
 		if rel, ok := inside(home); ok {
 			return "~/" + rel
 		}
 	}
-	if wd, err := getwd(); err == nil {
+	if wd, err := o.getwd(); err == nil {
 		if rel, ok := inside(wd); ok {
 			return rel
 		}
@@ -489,18 +481,18 @@ func profileName(p string) string {
 func (s *session) init(root string) error {
 	o := s.o
 	if root == "" {
-		return &hintError{errors.New("--init: not inside a checkout (no .jiri_root or git repository)"), "run it from the checkout or give --root DIR"}
+		return &HintError{errors.New("--init: not inside a checkout (no .jiri_root or git repository)"), "run it from the checkout or give --root DIR"}
 	}
-	if o.dryRun {
-		fmt.Fprintf(o.stdout, "would write the default manifests into %s\n", display(filepath.Join(root, manifest.ConfigDir, "permissions")))
+	if o.DryRun {
+		fmt.Fprintf(o.Stdout, "would write the default manifests into %s\n", s.o.display(filepath.Join(root, manifest.ConfigDir, "permissions")))
 		return nil
 	}
 	written, skipped, err := manifest.WriteDefaults(root)
 	for _, f := range written {
-		fmt.Fprintf(o.stdout, "wrote %s\n", f)
+		fmt.Fprintf(o.Stdout, "wrote %s\n", f)
 	}
 	for _, f := range skipped {
-		fmt.Fprintf(o.stdout, "kept existing %s\n", f)
+		fmt.Fprintf(o.Stdout, "kept existing %s\n", f)
 	}
 	return err
 }
@@ -515,7 +507,7 @@ func buildTarget(lines []manifest.Line, adhoc []manifest.Line, to []int, profile
 	if profile != "" {
 		allow, ask, deny, err := manifest.Lists(profile)
 		if err != nil {
-			return target, nil, usagef("%v", err)
+			return target, nil, Usagef("%v", err)
 		}
 		for li, cats := range [3][]string{allow, ask, deny} {
 			for _, c := range cats {
@@ -529,7 +521,7 @@ func buildTarget(lines []manifest.Line, adhoc []manifest.Line, to []int, profile
 		grants, err := manifest.Grants(l.Text)
 		if err != nil {
 			if l.File == "" {
-				return usagef("--%s %q: %v", listNames[li], l.Text, err)
+				return Usagef("--%s %q: %v", listNames[li], l.Text, err)
 			}
 			return fmt.Errorf("%s:%d: %w", l.File, l.Num, err)
 		}
@@ -637,12 +629,12 @@ func sameRules(a, b []config.Rule) bool {
 
 // printChanges prints what an apply would change, per list (--dry-run).
 func (s *session) printChanges(res reconcile.Result, changed bool, profile string, rules []config.Rule) {
-	w := s.o.stdout
+	w := s.o.Stdout
 	if !changed {
-		fmt.Fprintf(w, "no changes to %s (profile %s)\n", display(s.configPath), profileName(profile))
+		fmt.Fprintf(w, "no changes to %s (profile %s)\n", s.o.display(s.configPath), profileName(profile))
 		return
 	}
-	fmt.Fprintf(w, "would write %s (profile %s -> %s, %d rules)\n", display(s.configPath), profileName(s.file.Shim.Profile), profileName(profile), len(rules))
+	fmt.Fprintf(w, "would write %s (profile %s -> %s, %d rules)\n", s.o.display(s.configPath), profileName(s.file.Shim.Profile), profileName(profile), len(rules))
 	added, removed := lists(&res.Added), lists(&res.Removed)
 	for i, name := range listNames {
 		fmt.Fprintf(w, "%s: +%d -%d\n", name, len(*added[i]), len(*removed[i]))
@@ -657,12 +649,12 @@ func (s *session) printChanges(res reconcile.Result, changed bool, profile strin
 
 // printSummary reports a written change.
 func (s *session) printSummary(action, profile string, res reconcile.Result, nrules int, tree *manifest.Tree) {
-	w := s.o.stdout
+	w := s.o.Stdout
 	what := "applied profile " + profileName(profile) + " to"
 	if action == "reset" {
 		what = "removed the managed grants from"
 	}
-	fmt.Fprintf(w, "%s %s\n", what, display(s.configPath))
+	fmt.Fprintf(w, "%s %s\n", what, s.o.display(s.configPath))
 	added, removed := lists(&res.Added), lists(&res.Removed)
 	var parts []string
 	for i, name := range listNames {
@@ -684,7 +676,7 @@ func (s *session) rollback(ctx context.Context) error {
 		return s.stErr
 	}
 	st := s.st
-	n := o.rollback
+	n := o.Rollback
 	undo := statefile.Undoable(st)
 	if n > len(undo) {
 		return fmt.Errorf("--rollback %d: only %d change(s) can be rolled back (backups are kept for the last %d)", n, len(undo), statefile.KeepBackups)
@@ -695,16 +687,16 @@ func (s *session) rollback(ctx context.Context) error {
 		return err
 	}
 	var rec *adhocRecord
-	if !o.dryRun {
+	if !o.DryRun {
 		if rec, err = loadAdhoc(s.store); err != nil {
 			return err
 		}
 	}
-	if o.dryRun {
+	if o.DryRun {
 		if !b.Existed {
-			fmt.Fprintf(o.stdout, "would remove %s (the rolled back apply created it)\n", display(s.configPath))
+			fmt.Fprintf(o.Stdout, "would remove %s (the rolled back apply created it)\n", s.o.display(s.configPath))
 		} else {
-			fmt.Fprintf(o.stdout, "would restore %s from %s (profile %s)\n", display(s.configPath), b.Time.Format(time.RFC3339), profileName(b.Profile))
+			fmt.Fprintf(o.Stdout, "would restore %s from %s (profile %s)\n", s.o.display(s.configPath), b.Time.Format(time.RFC3339), profileName(b.Profile))
 		}
 		return nil
 	}
@@ -712,17 +704,17 @@ func (s *session) rollback(ctx context.Context) error {
 		if err := statefile.WriteAtomic(s.target(), []byte(b.Content), 0o600); err != nil {
 			return err
 		}
-		fmt.Fprintf(o.stdout, "restored %s from %s (profile %s)\n", display(s.configPath), b.Time.Format(time.RFC3339), profileName(b.Profile))
+		fmt.Fprintf(o.Stdout, "restored %s from %s (profile %s)\n", s.o.display(s.configPath), b.Time.Format(time.RFC3339), profileName(b.Profile))
 	} else {
 		if err := os.Remove(s.configPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("removing config: %w", err)
 		}
-		fmt.Fprintf(o.stdout, "removed %s (the rolled back apply created it)\n", display(s.configPath))
+		fmt.Fprintf(o.Stdout, "removed %s (the rolled back apply created it)\n", s.o.display(s.configPath))
 	}
 	st.Config = s.configPath
 	st.Profile, st.Managed = b.Profile, b.Managed
 	st.Fingerprint = ""
-	st.History = append(st.History, statefile.Entry{Time: now().UTC(), Action: "rollback", Profile: b.Profile})
+	st.History = append(st.History, statefile.Entry{Time: o.now().UTC(), Action: "rollback", Profile: b.Profile})
 	statefile.TrimHistory(st, historyKeep)
 	if err := s.store.Prune(st); err != nil {
 		return err
@@ -745,14 +737,14 @@ func (s *session) status() error {
 	if s.stErr != nil {
 		return s.stErr
 	}
-	w := o.stdout
+	w := o.Stdout
 	st := s.st
 	exists := "exists"
 	if s.raw == nil {
 		exists = "does not exist"
 	}
-	fmt.Fprintf(w, "config:  %s (%s)\n", display(s.configPath), exists)
-	fmt.Fprintf(w, "state:   %s\n", display(s.store.Dir))
+	fmt.Fprintf(w, "config:  %s (%s)\n", s.o.display(s.configPath), exists)
+	fmt.Fprintf(w, "state:   %s\n", s.o.display(s.store.Dir))
 	fmt.Fprintf(w, "profile: %s\n", profileName(st.Profile))
 	managed := fromDigests(s.file.Grants, st.Managed)
 	if !s.stExists() {
@@ -765,7 +757,7 @@ func (s *session) status() error {
 		fmt.Fprintf(w, "         %-6s %8d %8d\n", name, len(*e[i])-len(*c[i]), len(*c[i]))
 	}
 	fmt.Fprintf(w, "rules:   %d\n", len(s.file.Shim.Rules))
-	root, err := o.findRoot()
+	root, err := o.FindRoot()
 	if err != nil {
 		return err
 	}
@@ -776,7 +768,7 @@ func (s *session) status() error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "root:    %s\n", display(root))
+		fmt.Fprintf(w, "root:    %s\n", s.o.display(root))
 		if tree.Builtin {
 			fmt.Fprintf(w, "files:   none (the built-in defaults apply)\n")
 		} else {
@@ -814,7 +806,7 @@ func (s *session) status() error {
 }
 
 // systemctlRestart restarts user services with systemctl, if there is one.
-func systemctlRestart(ctx context.Context, services []string, stdout io.Writer) error {
+func SystemctlRestart(ctx context.Context, services []string, stdout io.Writer) error {
 	path, err := exec.LookPath("systemctl")
 	if err != nil {
 		fmt.Fprintf(stdout, "skipped restarting %s: no systemctl\n", strings.Join(services, " "))

@@ -1,4 +1,4 @@
-package main
+package setup
 
 import (
 	"encoding/json"
@@ -63,14 +63,14 @@ func loadAdhoc(st statefile.Store) (*adhocRecord, error) {
 	}
 	var rec adhocRecord
 	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, &hintError{fmt.Errorf("reading ad-hoc rules %s: %w", path, err), "remove it; the next run records its own ad-hoc rules"}
+		return nil, &HintError{fmt.Errorf("reading ad-hoc rules %s: %w", path, err), "remove it; the next run records its own ad-hoc rules"}
 	}
 	if rec.Version != adhocVersion {
-		return nil, &hintError{fmt.Errorf("reading ad-hoc rules %s: version %d, want %d", path, rec.Version, adhocVersion), "remove it; the next run records its own ad-hoc rules"}
+		return nil, &HintError{fmt.Errorf("reading ad-hoc rules %s: version %d, want %d", path, rec.Version, adhocVersion), "remove it; the next run records its own ad-hoc rules"}
 	}
 	for _, r := range rec.Rules {
 		if listIndex(r.List) < 0 || r.Text == "" {
-			return nil, &hintError{fmt.Errorf("reading ad-hoc rules %s: bad rule %+v", path, r), "remove it; the next run records its own ad-hoc rules"}
+			return nil, &HintError{fmt.Errorf("reading ad-hoc rules %s: bad rule %+v", path, r), "remove it; the next run records its own ad-hoc rules"}
 		}
 	}
 	return &rec, nil
