@@ -22,7 +22,6 @@ import (
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
-
 // historyKeep is how many history entries state.json keeps.
 const historyKeep = 50
 
