@@ -181,6 +181,12 @@ func readFingerprint(stateDir string) (string, error) {
 	return string(bytes.TrimSuffix(b, []byte("\n"))), nil
 }
 
+// Log appends one line to the hook log of stateDir: what a hook run did
+// that a person should know of (agents-setup's held changes).
+func Log(stateDir, event, msg string) error {
+	return appendLog(stateDir, event, errors.New(msg))
+}
+
 // appendLog appends one line for err to the log, rotating it when large.
 func appendLog(stateDir, event string, err error) error {
 	if stateDir == "" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,6 +119,21 @@ func (o *Options) open(ctx context.Context) (*session, func() error, error) {
 		return nil, nil, fmt.Errorf("reading config: %w", err)
 	}
 	s.st, s.stErr = s.store.Load()
+	if !o.DryRun && !o.Status {
+		// A run that a crash interrupted is completed or undone first.
+		note, err := s.recover()
+		if err != nil {
+			unlock()
+			return nil, nil, err
+		}
+		if note != "" {
+			fmt.Fprintf(o.Stderr, "agents-setup: note: %s\n", note)
+		}
+		if s.info, err = os.Stat(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			unlock()
+			return nil, nil, fmt.Errorf("reading config: %w", err)
+		}
+	}
 	if s.stErr == nil && s.st.Config != "" && s.st.Config != path {
 		s.stErr = fmt.Errorf("state %s belongs to %s, not %s", s.store.Path(), s.st.Config, path)
 	}
@@ -293,34 +309,12 @@ func (s *session) apply(ctx context.Context) error {
 		}
 	}
 	fp := fingerprint(s.configPath, profile, manifests, adhoc, to, identity(s.info))
-	if !o.DryRun && !o.Reset && s.stErr == nil && s.st.Fingerprint != "" && fp == s.st.Fingerprint {
+	// A hook run that held changes back records "held:" and the
+	// fingerprint: the next hook run with the same inputs stops here, a
+	// manual run goes on and applies them.
+	if !o.DryRun && !o.Reset && s.stErr == nil && s.st.Fingerprint != "" && (fp == s.st.Fingerprint || o.Hook && heldPrefix+fp == s.st.Fingerprint) {
 		fmt.Fprintf(o.Stdout, "%s is up to date (profile %s)\n", s.o.display(s.configPath), profile)
 		return nil
-	}
-
-	s.load()
-	if s.fileErr != nil {
-		return fmt.Errorf("%w (nothing written)", s.fileErr)
-	}
-	var prevManaged config.Grants
-	if s.stErr != nil || !s.stExists() {
-		// Without state, the managed grants are the ones config.json's
-		// rules list, so that they are not taken for the user's.
-		prevManaged = managedFromRules(s.file)
-		s.st = &statefile.State{}
-	} else {
-		prevManaged = fromDigests(s.file.Grants, s.st.Managed)
-	}
-	if s.stErr == nil {
-		// A change that died after its backup may have written the
-		// config: what it was to manage counts as managed too.
-		pending, err := s.store.Pending(s.st)
-		if err != nil {
-			return &HintError{err, fmt.Sprintf("remove it, or the whole state directory %s", s.o.display(s.store.Dir))}
-		}
-		if pending != nil {
-			prevManaged = union(prevManaged, fromDigests(s.file.Grants, union(pending.Managed, pending.Next)))
-		}
 	}
 
 	var tree *manifest.Tree
@@ -338,111 +332,161 @@ func (s *session) apply(ctx context.Context) error {
 	if o.Reset {
 		target, rules = config.Grants{}, nil
 	}
-	res := reconcile.Merge(s.file.Grants, prevManaged, target)
-
-	next := *s.file
-	next.Grants = res.Grants
-	next.Shim.Version = config.Version
-	next.Shim.Profile = profile
-	next.Shim.Rules = rules
-	changed := s.raw == nil || res.Changed(s.file.Grants) ||
-		s.file.Shim.Profile != profile || s.file.Shim.Version != config.Version ||
-		!sameRules(s.file.Shim.Rules, rules)
-
-	action := "apply"
-	if o.Reset {
-		action = "reset"
-	}
-	if o.DryRun {
-		s.printChanges(res, changed, profile, rules)
-		if changed && len(tree.Services) > 0 {
-			fmt.Fprintf(o.Stdout, "would run: systemctl --user try-restart %s\n", strings.Join(tree.Services, " "))
-		}
-		return nil
-	}
-
-	if rec == nil {
+	if rec == nil && !o.DryRun {
 		if rec, err = loadAdhoc(s.store); err != nil {
 			return err
 		}
 	}
 	adhocRules := toRecord(adhoc, to)
-	st := s.st
-	st.Config = s.configPath
-	if !changed {
+	action := "apply"
+	if o.Reset {
+		action = "reset"
+	}
+	hadState := s.stErr == nil && s.stExists()
+	startState := s.st
+	if !hadState {
+		startState = &statefile.State{}
+	}
+
+	// Someone may edit config.json without the lock while this runs: the
+	// commit then finds it changed, and the merge starts again from
+	// their edit, which is a hand edit like any other.
+	for attempt := 1; ; attempt++ {
+		s.load()
+		if s.fileErr != nil {
+			return fmt.Errorf("%w (nothing written)", s.fileErr)
+		}
+		if err := s.file.Validate(); err != nil {
+			return &HintError{fmt.Errorf("%w\n(nothing written)", err), "fix config.json by hand, then run agents-setup again"}
+		}
+		var prevManaged config.Grants
+		var unmatched int
+		if !hadState {
+			// Without state, the managed grants are the ones config.json's
+			// rules list, so that they are not taken for the user's.
+			prevManaged = managedFromRules(s.file)
+		} else {
+			prevManaged = fromDigests(s.file.Grants, s.st.Managed)
+			if unmatched = countUnmatched(s.file.Grants, s.st.Managed); unmatched > 0 {
+				// Digests that match no grant: the state does not
+				// describe this file. Grants a manifest (any category)
+				// or config.json's rules name are managed all the same;
+				// only the others are taken for the user's.
+				known := manifestGrants(tree.Lines, adhoc)
+				prevManaged = union(prevManaged, union(managedFromRules(s.file), grantsIn(s.file.Grants, known)))
+			}
+		}
+
+		t, r := target, rules
+		var held []statefile.Held
+		// A manual run names what it widens (what a hook run would
+		// hold), except the first one, which widens everything.
+		var widened []statefile.Held
+		if hadState && !o.Hook && !o.Reset {
+			widened = widening(s.file, prevManaged, target, rules)
+		}
+		if o.Hook {
+			t, r, held = narrow(s.file, prevManaged, target, rules)
+		}
+		res := reconcile.Merge(s.file.Grants, prevManaged, t)
+
+		next := *s.file
+		next.Grants = res.Grants
+		next.Shim.Version = config.Version
+		next.Shim.Profile = profile
+		next.Shim.Rules = r
+		changed := s.raw == nil || res.Changed(s.file.Grants) ||
+			s.file.Shim.Profile != profile || s.file.Shim.Version != config.Version ||
+			!sameRules(s.file.Shim.Rules, r)
+
+		if o.DryRun {
+			s.printChanges(res, changed, profile, r)
+			s.printWidening(widened)
+			if changed && len(tree.Services) > 0 {
+				fmt.Fprintf(o.Stdout, "would run: systemctl --user try-restart %s\n", strings.Join(tree.Services, " "))
+			}
+			return nil
+		}
+
+		st := *startState
+		st.Config = s.configPath
 		st.Profile, st.Managed = profile, statefile.Digests(res.Managed)
 		if o.Reset {
 			st.Profile = ""
 		}
-		st.Fingerprint = fp
-		if err := recordAdhoc(s.store, rec, adhocRules, "", st.History); err != nil {
+		st.Held = held
+		if !changed {
+			st.Fingerprint = fp
+			if len(held) > 0 {
+				st.Fingerprint = heldPrefix + fp
+			}
+			if err := recordAdhoc(s.store, rec, adhocRules, "", st.History); err != nil {
+				return err
+			}
+			if err := s.store.Save(&st); err != nil {
+				return err
+			}
+			s.logHeld(held)
+			fmt.Fprintf(o.Stdout, "%s is up to date (profile %s)\n", s.o.display(s.configPath), profileName(profile))
+			return nil
+		}
+
+		data, err := next.Marshal()
+		if err != nil {
 			return err
 		}
-		if err := s.store.Save(st); err != nil {
+		st.History = append(slices.Clone(st.History), statefile.Entry{Time: o.now().UTC(), Action: action, Profile: profile, Created: s.raw == nil, Wrote: digest(data)})
+		statefile.TrimHistory(&st, historyKeep)
+		c := &change{
+			action: action, before: s.raw, data: data, state: st,
+			backup: statefile.Backup{
+				Time: o.now().UTC(), Existed: s.raw != nil, Content: string(s.raw),
+				Profile: startState.Profile, Managed: statefile.Digests(prevManaged),
+				Next: st.Managed,
+			},
+			fingerprint: func(info os.FileInfo) string {
+				return fingerprint(s.configPath, profile, manifests, adhoc, to, identity(info))
+			},
+		}
+		// The ad-hoc record goes with the state: the rules before this
+		// change are kept for --rollback under the backup's name.
+		c.adhoc = func(backup string, history []statefile.Entry) *adhocRecord {
+			return nextAdhoc(rec, adhocRules, backup, history)
+		}
+		if len(held) > 0 {
+			c.fingerprint = func(info os.FileInfo) string {
+				return heldPrefix + fingerprint(s.configPath, profile, manifests, adhoc, to, identity(info))
+			}
+		}
+		_, err = s.commit(c)
+		if errors.Is(err, errChanged) {
+			if attempt < maxAttempts {
+				s.loaded = false
+				continue
+			}
+			return &HintError{fmt.Errorf("%w, %d times (nothing written)", errChanged, attempt), "close the program that keeps rewriting it, then run agents-setup again"}
+		}
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(o.Stdout, "%s is up to date (profile %s)\n", s.o.display(s.configPath), profileName(profile))
+		s.logHeld(held)
+		s.printSummary(action, profile, res, len(r), tree)
+		s.printWidening(widened)
+		if len(tree.Services) > 0 {
+			if err := o.restart(ctx, tree.Services, o.Stdout); err != nil {
+				fmt.Fprintf(o.Stderr, "agents-setup: warning: restarting services: %v\n", err)
+			}
+		}
 		return nil
 	}
-
-	data, err := next.Marshal()
-	if err != nil {
-		return err
-	}
-	managed := statefile.Digests(res.Managed) // a SHA-256 per grant: once
-	backup, err := s.store.SaveBackup(st, &statefile.Backup{
-		Time: o.now().UTC(), Existed: s.raw != nil, Content: string(s.raw),
-		Profile: st.Profile, Managed: statefile.Digests(prevManaged),
-		Next: managed,
-	})
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(s.configPath), 0o700); err != nil {
-		return fmt.Errorf("writing config: %w", err)
-	}
-	if err := statefile.WriteAtomic(s.target(), data, 0o600); err != nil {
-		return err
-	}
-	final := *st
-	final.History = append(slices.Clone(st.History), statefile.Entry{Time: o.now().UTC(), Action: action, Profile: profile, Backup: backup, Created: s.raw == nil})
-	final.Profile, final.Managed = profile, managed
-	if o.Reset {
-		final.Profile = ""
-	}
-	info, err := os.Stat(s.configPath)
-	if err != nil {
-		return fmt.Errorf("writing config: %w", err)
-	}
-	s.info = info
-	final.Fingerprint = fingerprint(s.configPath, profile, manifests, adhoc, to, identity(info))
-	statefile.TrimHistory(&final, historyKeep)
-	if err := s.store.Prune(&final); err != nil {
-		return err
-	}
-	if err := recordAdhoc(s.store, rec, adhocRules, backup, final.History); err != nil {
-		return err
-	}
-	if err := s.store.Save(&final); err != nil {
-		return err
-	}
-	s.printSummary(action, profile, res, len(rules), tree)
-	if len(tree.Services) > 0 {
-		if err := o.restart(ctx, tree.Services, o.Stdout); err != nil {
-			fmt.Fprintf(o.Stderr, "agents-setup: warning: restarting services: %v\n", err)
-		}
-	}
-	return nil
 }
 
-// target is the file to write: the config, or the file it links to, so
-// that a config kept in a dotfiles repository stays a symlink.
-func (s *session) target() string {
-	if p, err := filepath.EvalSymlinks(s.configPath); err == nil {
-		return p
-	}
-	return s.configPath
-}
+// heldPrefix marks the fingerprint of a hook run that held changes back.
+const heldPrefix = "held:"
+
+// maxAttempts bounds how often apply re-merges a config that keeps
+// changing under it.
+const maxAttempts = 5
 
 func (s *session) stExists() bool {
 	_, err := os.Stat(s.store.Path())
@@ -668,61 +712,178 @@ func (s *session) printSummary(action, profile string, res reconcile.Result, nru
 	fmt.Fprintf(w, "  %s; %s\n", strings.Join(parts, ", "), src)
 }
 
-// rollback restores the config from before the last N changes.
+// rollback restores the config from before the last N changes. When
+// config.json is still what the newest of them wrote, the backup is
+// restored exactly; otherwise the edits made since (grants added by hand,
+// the user's agentShim keys, other keys) are kept, as apply keeps them.
+// A rollback is itself a change with a backup: --rollback undoes it.
 func (s *session) rollback(ctx context.Context) error {
 	o := s.o
 	if s.stErr != nil {
 		return s.stErr
 	}
-	st := s.st
 	n := o.Rollback
-	undo := statefile.Undoable(st)
-	if n > len(undo) {
+	if undo := statefile.Undoable(s.st); n > len(undo) {
 		return fmt.Errorf("--rollback %d: only %d change(s) can be rolled back (backups are kept for the last %d)", n, len(undo), statefile.KeepBackups)
 	}
-	name := st.History[undo[n-1]].Backup
-	b, err := s.store.Rollback(st, n)
-	if err != nil {
-		return err
-	}
 	var rec *adhocRecord
+	var err error
 	if !o.DryRun {
 		if rec, err = loadAdhoc(s.store); err != nil {
 			return err
 		}
 	}
-	if o.DryRun {
-		if !b.Existed {
-			fmt.Fprintf(o.Stdout, "would remove %s (the rolled back apply created it)\n", s.o.display(s.configPath))
-		} else {
-			fmt.Fprintf(o.Stdout, "would restore %s from %s (profile %s)\n", s.o.display(s.configPath), b.Time.Format(time.RFC3339), profileName(b.Profile))
+	for attempt := 1; ; attempt++ {
+		st := *s.st
+		undo := statefile.Undoable(&st)
+		name := st.History[undo[n-1]].Backup
+		newest := st.History[undo[0]]
+		b, _, err := s.store.Rollback(&st, n)
+		if err != nil {
+			return err
+		}
+		s.load()
+		if s.fileErr != nil {
+			return &HintError{fmt.Errorf("%w (nothing written)", s.fileErr), "fix config.json, or remove it to restore the backup as it is"}
+		}
+		exact := newest.Wrote == "" || digest(s.raw) == newest.Wrote
+		var data []byte
+		switch {
+		case exact && b.Existed:
+			data = []byte(b.Content)
+		case exact:
+			data = nil // the change created the file
+		default:
+			if data, err = s.keepEdits(b); err != nil {
+				return err
+			}
+		}
+		if o.DryRun {
+			switch {
+			case data == nil:
+				fmt.Fprintf(o.Stdout, "would remove %s (the rolled back apply created it)\n", s.o.display(s.configPath))
+			case !exact:
+				fmt.Fprintf(o.Stdout, "would restore %s from %s (profile %s), keeping the edits made since\n", s.o.display(s.configPath), b.Time.Format(time.RFC3339), profileName(b.Profile))
+			default:
+				fmt.Fprintf(o.Stdout, "would restore %s from %s (profile %s)\n", s.o.display(s.configPath), b.Time.Format(time.RFC3339), profileName(b.Profile))
+			}
+			return nil
+		}
+		st.Config = s.configPath
+		st.Profile, st.Managed = b.Profile, b.Managed
+		st.Fingerprint = ""
+		st.Held = nil
+		st.History = append(st.History, statefile.Entry{Time: o.now().UTC(), Action: "rollback", Profile: b.Profile, Created: s.raw == nil && data != nil, Wrote: digest(data)})
+		statefile.TrimHistory(&st, historyKeep)
+		c := &change{
+			action: "rollback", before: s.raw, data: data, state: st,
+			backup: statefile.Backup{
+				Time: o.now().UTC(), Existed: s.raw != nil, Content: string(s.raw),
+				Profile: s.st.Profile, Managed: s.st.Managed, Next: b.Managed,
+			},
+			// The ad-hoc rules a hook run re-applies go back with the
+			// config; the ones in force now are kept for undoing this.
+			adhoc: func(backup string, history []statefile.Entry) *adhocRecord {
+				next := nextAdhoc(rec, rec.Before[name], "", history)
+				if next == nil {
+					next = &adhocRecord{Version: adhocVersion, Rules: rec.Before[name], Before: maps.Clone(rec.Before)}
+				}
+				if len(rec.Rules) > 0 {
+					if next.Before == nil {
+						next.Before = map[string][]adhocRule{}
+					}
+					next.Before[backup] = rec.Rules
+				}
+				if next.Rules == nil {
+					next.Rules = []adhocRule{}
+				}
+				return next
+			},
+		}
+		if _, err := s.commit(c); errors.Is(err, errChanged) && attempt < maxAttempts {
+			s.loaded = false
+			continue
+		} else if err != nil {
+			return err
+		}
+		switch {
+		case data == nil:
+			fmt.Fprintf(o.Stdout, "removed %s (the rolled back apply created it)\n", s.o.display(s.configPath))
+		case !exact:
+			fmt.Fprintf(o.Stdout, "restored %s from %s (profile %s), keeping the edits made since\n", s.o.display(s.configPath), b.Time.Format(time.RFC3339), profileName(b.Profile))
+		default:
+			fmt.Fprintf(o.Stdout, "restored %s from %s (profile %s)\n", s.o.display(s.configPath), b.Time.Format(time.RFC3339), profileName(b.Profile))
 		}
 		return nil
 	}
+}
+
+// keepEdits returns the config a rollback to b writes when config.json
+// was edited since the change it undoes: the current file (its other keys
+// and the user's agentShim keys as they are now), with the grants, profile
+// and rules of the backup, plus the grants added by hand since. A grant
+// the backup held as the user's and that is gone from every list now was
+// deleted by hand, and stays deleted.
+func (s *session) keepEdits(b *statefile.Backup) ([]byte, error) {
+	cur := s.file
+	restored := &config.File{Path: s.configPath}
 	if b.Existed {
-		if err := statefile.WriteAtomic(s.target(), []byte(b.Content), 0o600); err != nil {
-			return err
+		var err error
+		if restored, err = config.Parse(s.configPath+" (backup)", []byte(b.Content)); err != nil {
+			return nil, err
 		}
-		fmt.Fprintf(o.Stdout, "restored %s from %s (profile %s)\n", s.o.display(s.configPath), b.Time.Format(time.RFC3339), profileName(b.Profile))
-	} else {
-		if err := os.Remove(s.configPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("removing config: %w", err)
+	}
+	hand := reconcile.Custom(cur.Grants, fromDigests(cur.Grants, s.st.Managed))
+	oldHand := reconcile.Custom(restored.Grants, fromDigests(restored.Grants, b.Managed))
+	inCur := map[string]bool{}
+	for _, l := range lists(&cur.Grants) {
+		for _, g := range *l {
+			inCur[g] = true
 		}
-		fmt.Fprintf(o.Stdout, "removed %s (the rolled back apply created it)\n", s.o.display(s.configPath))
 	}
-	st.Config = s.configPath
-	st.Profile, st.Managed = b.Profile, b.Managed
-	st.Fingerprint = ""
-	st.History = append(st.History, statefile.Entry{Time: o.now().UTC(), Action: "rollback", Profile: b.Profile})
-	statefile.TrimHistory(st, historyKeep)
-	if err := s.store.Prune(st); err != nil {
-		return err
+	var out config.Grants
+	r, h, oh, o := lists(&restored.Grants), lists(&hand), lists(&oldHand), lists(&out)
+	handList := map[string]int{}
+	for i := range h {
+		for _, g := range *h[i] {
+			handList[g] = i
+		}
 	}
-	// The ad-hoc rules a hook run re-applies go back with the config.
-	if err := recordAdhoc(s.store, rec, rec.Before[name], "", st.History); err != nil {
-		return err
+	for i := range r {
+		deleted := setOf(*oh[i])
+		*o[i] = []string{}
+		seen := map[string]bool{}
+		for _, g := range *r[i] {
+			if j, ok := handList[g]; ok && j != i {
+				continue // moved by hand to another list since
+			}
+			if deleted[g] && !inCur[g] {
+				continue // deleted by hand since
+			}
+			if !seen[g] {
+				seen[g] = true
+				*o[i] = append(*o[i], g)
+			}
+		}
+		for _, g := range *h[i] {
+			if !seen[g] {
+				seen[g] = true
+				*o[i] = append(*o[i], g)
+			}
+		}
 	}
-	return s.store.Save(st)
+	next := *cur
+	next.Grants = out
+	next.Shim.Version = restored.Shim.Version
+	if next.Shim.Version == 0 {
+		next.Shim.Version = config.Version
+	}
+	next.Shim.Profile = restored.Shim.Profile
+	next.Shim.Rules = restored.Shim.Rules
+	if next.Shim.Rules == nil {
+		next.Shim.Rules = []config.Rule{}
+	}
+	return next.Marshal()
 }
 
 // status reports the profile, the grant counts, the manifests and the
@@ -748,6 +909,12 @@ func (s *session) status() error {
 	managed := fromDigests(s.file.Grants, st.Managed)
 	if !s.stExists() {
 		managed = managedFromRules(s.file)
+	}
+	if _, err := os.Stat(journalPath(s.store)); err == nil {
+		fmt.Fprintf(w, "pending: an interrupted change (%s); the next run completes or undoes it\n", s.o.display(journalPath(s.store)))
+	}
+	if n := countUnmatched(s.file.Grants, st.Managed); n > 0 && s.stExists() {
+		fmt.Fprintf(w, "note:    %d managed grant digest(s) in state.json match no grant in config.json: the next apply counts grants a manifest or config.json's rules name as managed, and only the others as custom\n", n)
 	}
 	custom := reconcile.Custom(s.file.Grants, managed)
 	e, c := lists(&s.file.Grants), lists(&custom)
@@ -780,6 +947,12 @@ func (s *session) status() error {
 			fmt.Fprintf(w, "skipped: %s (not a git repository)\n", sk)
 		}
 	}
+	if len(st.Held) > 0 {
+		fmt.Fprintf(w, "held:    %d change(s) a git hook run did not apply because they widen the policy; run agents-setup to apply them:\n", len(st.Held))
+		for _, h := range st.Held {
+			fmt.Fprintf(w, "  %s\n", heldText(h))
+		}
+	}
 	fmt.Fprintf(w, "history:\n")
 	hist := st.History
 	if len(hist) > 10 {
@@ -798,6 +971,9 @@ func (s *session) status() error {
 		}
 		if h.Backup != "" {
 			line += " [can roll back]"
+		}
+		if h.Undone {
+			line += " [rolled back]"
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -4,8 +4,9 @@
 // inputs, the history) and the backups that --rollback restores.
 //
 // A change writes its backup first (the config and state before it, and
-// the grants it will manage), then the config, then state.json; a backup
-// newer than state.json marks a change that died in between (see Pending).
+// the grants it will manage), then the config, then state.json; package
+// setup journals the change so that a crash in between is completed or
+// undone by the next run.
 //
 // Each config file has its own state directory, keyed to the file's
 // absolute path, so two checkouts or two configs never share state.
@@ -21,6 +22,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -378,6 +380,8 @@ type State struct {
 	History []Entry `json:"history"`
 	// NextBackup numbers the next backup file.
 	NextBackup int `json:"nextBackup"`
+	// Held lists what the last git hook run held back (see Held).
+	Held []Held `json:"held,omitempty"`
 }
 
 // Entry is one change recorded in the history.
@@ -391,6 +395,27 @@ type Entry struct {
 	Backup string `json:"backup,omitempty"`
 	// Created reports that the change created the config file.
 	Created bool `json:"created,omitempty"`
+	// Wrote is a digest (SHA-256, hex) of the content the change wrote,
+	// "absent" when it removed the file: a rollback that finds the config
+	// still so restores the backup exactly, and otherwise keeps the hand
+	// edits made since.
+	Wrote string `json:"wrote,omitempty"`
+	// Undone marks a change a later rollback undid. It stays in the
+	// history, and can no longer be rolled back.
+	Undone bool `json:"undone,omitempty"`
+}
+
+// Held is a change of the manifests that a git hook run did not apply
+// because it would widen the policy: it waits for a person to run
+// agents-setup.
+type Held struct {
+	// List is the grant list ("allow", "ask", "deny") and Change what
+	// would happen to the rule there: "add" or "remove".
+	List   string `json:"list"`
+	Change string `json:"change"`
+	Line   string `json:"line"`
+	File   string `json:"file,omitempty"`
+	Num    int    `json:"num,omitempty"`
 }
 
 // Backup is what a config file and its state were before a change.
@@ -444,12 +469,18 @@ func (s Store) Load() (*State, error) {
 
 // Save writes state.json atomically.
 func (s Store) Save(st *State) error {
+	Normalize(st)
+	return WriteJSON(s.Path(), st, 0o600)
+}
+
+// Normalize sets st's version and turns nil lists into empty ones, as
+// Save writes them.
+func Normalize(st *State) {
 	st.Version = Version
 	st.Managed = nonNil(st.Managed)
 	if st.History == nil {
 		st.History = []Entry{}
 	}
-	return WriteJSON(s.Path(), st, 0o600)
 }
 
 func nonNil(g Grants) Grants {
@@ -474,16 +505,6 @@ func (s Store) SaveBackup(st *State, b *Backup) (string, error) {
 	return name, nil
 }
 
-// Pending returns the backup of a change that did not finish (the process
-// died between writing its backup and state.json), or nil.
-func (s Store) Pending(st *State) (*Backup, error) {
-	name := fmt.Sprintf("%06d.json", st.NextBackup+1)
-	if _, err := os.Stat(filepath.Join(s.backupDir(), name)); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return s.LoadBackup(name)
-}
-
 // LoadBackup reads the backup called name.
 func (s Store) LoadBackup(name string) (*Backup, error) {
 	path := filepath.Join(s.backupDir(), filepath.Base(name))
@@ -498,13 +519,16 @@ func (s Store) LoadBackup(name string) (*Backup, error) {
 	return &b, nil
 }
 
-// Prune keeps the KeepBackups newest backups the history refers to and
-// removes the others (and any stray file), clearing the references to
-// them: those changes can no longer be rolled back.
-func (s Store) Prune(st *State) error {
+// TrimRefs clears the history's references to backups past the
+// KeepBackups newest (and to those of undone changes): those changes can
+// no longer be rolled back. It returns the backups still referenced.
+func TrimRefs(st *State) map[string]bool {
 	var refs []int
 	for i, e := range st.History {
-		if e.Backup != "" {
+		switch {
+		case e.Backup != "" && e.Undone:
+			st.History[i].Backup = "" // it cannot be rolled back again
+		case e.Backup != "":
 			refs = append(refs, i)
 		}
 	}
@@ -516,6 +540,13 @@ func (s Store) Prune(st *State) error {
 		}
 		keep[st.History[i].Backup] = true
 	}
+	return keep
+}
+
+// Prune clears the references TrimRefs clears and removes every backup
+// (and any stray file) no longer referenced.
+func (s Store) Prune(st *State) error {
+	keep := TrimRefs(st)
 	entries, err := os.ReadDir(s.backupDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -555,7 +586,7 @@ func (s Store) Backups() ([]string, error) {
 func Undoable(st *State) []int {
 	var idx []int
 	for i := len(st.History) - 1; i >= 0; i-- {
-		if st.History[i].Backup != "" {
+		if st.History[i].Backup != "" && !st.History[i].Undone {
 			idx = append(idx, i)
 		}
 	}
@@ -569,32 +600,28 @@ func TrimHistory(st *State, n int) {
 	}
 }
 
-// Rollback undoes the n newest changes that can be undone: it removes them
-// from the history and returns the backup taken before the oldest of them,
-// which holds the config (and the state) to restore.
-func (s Store) Rollback(st *State, n int) (*Backup, error) {
+// Rollback undoes the n newest changes that can be undone: it marks them
+// undone in the history and returns the backup taken before the oldest of
+// them, which holds the config (and the state) to restore, with the
+// history entries undone, newest first.
+func (s Store) Rollback(st *State, n int) (*Backup, []Entry, error) {
 	idx := Undoable(st)
 	if n < 1 {
-		return nil, fmt.Errorf("rolling back %d changes: want at least 1", n)
+		return nil, nil, fmt.Errorf("rolling back %d changes: want at least 1", n)
 	}
 	if n > len(idx) {
-		return nil, fmt.Errorf("rolling back %d changes: only %d can be rolled back", n, len(idx))
+		return nil, nil, fmt.Errorf("rolling back %d changes: only %d can be rolled back", n, len(idx))
 	}
 	oldest := st.History[idx[n-1]]
 	b, err := s.LoadBackup(oldest.Backup)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	drop := map[int]bool{}
+	st.History = slices.Clone(st.History)
+	var undone []Entry
 	for _, i := range idx[:n] {
-		drop[i] = true
+		undone = append(undone, st.History[i])
+		st.History[i].Undone = true
 	}
-	var kept []Entry
-	for i, e := range st.History {
-		if !drop[i] {
-			kept = append(kept, e)
-		}
-	}
-	st.History = kept
-	return b, nil
+	return b, undone, nil
 }

@@ -82,6 +82,7 @@ func TestScripts(t *testing.T) {
 			"summary": cmdSummary,
 			"backups": cmdBackups,
 			"mode":    cmdMode,
+			"catglob": cmdCatglob,
 		},
 	})
 }
@@ -257,5 +258,22 @@ func cmdMode(ts *testscript.TestScript, neg bool, args []string) {
 		fi, err := os.Lstat(ts.MkAbs(a))
 		ts.Check(err)
 		fmt.Fprintf(ts.Stdout(), "%s %s\n", fi.Mode(), a)
+	}
+}
+
+// cmdCatglob prints the files matching a glob (the state directory's name
+// holds a hash of the config's path): catglob PATTERN.
+func cmdCatglob(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: catglob PATTERN")
+	}
+	files, _ := filepath.Glob(ts.MkAbs(args[0]))
+	if len(files) == 0 {
+		ts.Fatalf("no file matches %s", args[0])
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		ts.Check(err)
+		ts.Stdout().Write(data)
 	}
 }
