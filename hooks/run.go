@@ -18,7 +18,9 @@ import (
 type RunOptions struct {
 	// Args are git's hook arguments: three for post-checkout (the previous
 	// HEAD, the new HEAD, and 1 for a branch checkout or 0 for a file
-	// checkout), one for post-merge (1 for a squash merge). No arguments
+	// checkout), one for post-merge (1 for a squash merge) and one for
+	// post-rewrite ("amend" or "rebase"; the rewritten commits it gets on
+	// stdin are not read). No arguments
 	// reconciles as if a hook had fired. A leading "--" is dropped.
 	Args []string
 
@@ -92,11 +94,14 @@ func parseArgs(args []string) (event string, skip bool, err error) {
 	case 0:
 		return "run", false, nil
 	case 1:
+		if args[0] == "amend" || args[0] == "rebase" {
+			return "post-rewrite", false, nil
+		}
 		return "post-merge", false, nil
 	case 3:
 		return "post-checkout", args[2] == "0", nil
 	}
-	return "hook", false, fmt.Errorf("running hook: want post-checkout's 3 arguments or post-merge's 1, got %d: %q", len(args), args)
+	return "hook", false, fmt.Errorf("running hook: want post-checkout's 3 arguments or post-merge's or post-rewrite's 1, got %d: %q", len(args), args)
 }
 
 func run(ctx context.Context, opts RunOptions) error {

@@ -17,8 +17,8 @@ import (
 )
 
 const hooksHelp = `Install git hooks that keep config.json in step with the manifests: after a
-checkout or merge in the checkout root or any vendor/<x> repository, the hook
-re-applies the last applied profile and the ad-hoc rules (-a, -k, -d and the
+checkout, merge or rewrite (rebase, amend) in the checkout root or any
+vendor/<x> repository, the hook re-applies the last applied profile and the ad-hoc rules (-a, -k, -d and the
 --*-list files, kept by content) of the last manual run. It never fails a
 checkout, never prompts, skips file checkouts, returns at once when the
 manifests did not change, and logs errors to hooks.log in the state
@@ -32,8 +32,8 @@ core.hooksPath shared with other repositories is refused unless --force.
 
 The hook command names this binary's path, the checkout root and, when given,
 --config and --state-dir: install again after moving the binary. status exits
-1 unless every repository's hooks are installed (or installed with a foreign
-hook chained).`
+3 unless every repository's hooks are installed (or installed with a foreign
+hook chained), 1 on an error.`
 
 // helpFlag is each command's own --help: urfave's global one is shared
 // state that concurrent runs would race on.
@@ -93,7 +93,7 @@ func (o *options) hooksCommand() *cli.Command {
 			},
 			{
 				Name:      "status",
-				Usage:     "report the hooks of each repository; exit 1 unless all are installed",
+				Usage:     "report the hooks of each repository; exit 3 unless all are installed",
 				UsageText: "agents-setup [--config FILE] [--state-dir DIR] hooks status [--root DIR]",
 				HideHelp:  true,
 				Flags:     []cli.Flag{rootFlag(), helpFlag()},
@@ -112,7 +112,7 @@ func (o *options) hooksCommand() *cli.Command {
 						}
 					}
 					if len(bad) > 0 {
-						return &hintError{Err: fmt.Errorf("hooks not installed in %s", strings.Join(bad, ", ")), Hint: "run agents-setup hooks install"}
+						return &notInstalled{bad}
 					}
 					return nil
 				}),

@@ -18,9 +18,18 @@ import (
 // Exit codes; see doc.go.
 const (
 	exitOK    = 0
-	exitError = 1 // bad input (config, state, manifest), I/O, lock
-	exitUsage = 2 // bad flags, unknown profile, conflicting modes
+	exitError        = 1 // bad input (config, state, manifest), I/O, lock
+	exitUsage        = 2 // bad flags, unknown profile, conflicting modes
+	exitNotInstalled = 3 // hooks status: some hooks are not installed
 )
+
+// notInstalled is "hooks status" finding hooks missing, stale or
+// removed: a state to report, not an error (exit 3).
+type notInstalled struct{ repos []string }
+
+func (e *notInstalled) Error() string {
+	return "hooks not installed in " + strings.Join(e.repos, ", ")
+}
 
 func main() { os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) }
 
@@ -44,6 +53,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	err := app.RunContext(ctx, fixRollback(args))
 	if err == nil {
 		return exitOK
+	}
+	var ni *notInstalled
+	if errors.As(err, &ni) {
+		fmt.Fprintf(stderr, "agents-setup: %v\n", err)
+		fmt.Fprintf(stderr, "agents-setup: hint: run agents-setup hooks install\n")
+		return exitNotInstalled
 	}
 	fmt.Fprintf(stderr, "agents-setup: error: %v\n", err)
 	var hint *hintError
