@@ -17,7 +17,7 @@ import (
 
 // Exit codes; see doc.go.
 const (
-	exitOK    = 0
+	exitOK           = 0
 	exitError        = 1 // bad input (config, state, manifest), I/O, lock
 	exitUsage        = 2 // bad flags, unknown profile, conflicting modes
 	exitNotInstalled = 3 // hooks status: some hooks are not installed
