@@ -37,13 +37,13 @@ type Options struct {
 	// agents-setup (see trust.go).
 	Hook bool
 
-	Stdout, Stderr io.Writer
-	Getenv         func(string) string
-	Getwd          func() (string, error)
-	Now            func() time.Time
+	Stdout, Stderr io.Writer              `json:"-"`
+	Getenv         func(string) string    `json:"-"`
+	Getwd          func() (string, error) `json:"-"`
+	Now            func() time.Time       `json:"-"`
 	// Restart restarts user services after a change (default
 	// SystemctlRestart).
-	Restart func(ctx context.Context, services []string, stdout io.Writer) error
+	Restart func(ctx context.Context, services []string, stdout io.Writer) error `json:"-"`
 }
 
 func (o *Options) getenv(k string) string {
