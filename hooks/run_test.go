@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("HOOKS_TEST_HOOK") != "" {
 		os.Exit(hookMain())
 	}
+	// A race-enabled binary sleeps a second before it exits (GORACE's
+	// atexit_sleep_ms): the hooks these tests fire are this binary.
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	os.Exit(m.Run())
 }
 
