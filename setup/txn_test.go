@@ -707,8 +707,6 @@ func TestRollbackKeepsHandEdits(t *testing.T) {
 	if g.Shim.Profile != "read-only" {
 		t.Errorf("profile %q, want read-only", g.Shim.Profile)
 	}
-	a, _ := config.Load(e.cfg + ".none")
-	_ = a
 	want, _ := config.Parse("a", []byte(afterA))
 	for _, gr := range want.Grants.Deny {
 		if !slices.Contains(g.Grants.Deny, gr) {
