@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-shim/agent-shim/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 
@@ -121,6 +122,27 @@ var tooBroad = map[string]bool{
 	"awk": true, "gawk": true, "sed": true,
 }
 
+// runsCode reports whether the program table (package programs) says a
+// program runs code given on its command line: an interpreter with inline
+// code (python -c, Rscript -e) or a program whose first operand is a
+// script (sed, awk). A prefix grant for it would allow any code.
+func runsCode(prog string) bool {
+	tbl := programs.Builtin()
+	p := tbl.Program(prog)
+	if p == nil {
+		p = tbl.Program(strings.TrimRight(prog, "0123456789.-"))
+	}
+	if p == nil {
+		return false
+	}
+	for _, f := range p.Root.Facts() {
+		if f.Kind == programs.Inline || f.Kind == programs.Script {
+			return true
+		}
+	}
+	return false
+}
+
 // needsSubcommand are programs too dangerous to recommend without a
 // subcommand word: a bare prefix would allow deleting or overwriting
 // anything.
@@ -204,7 +226,7 @@ func recommendWords(cmd *shellparse.Command) ([]string, bool) {
 		return nil, false
 	}
 	argv := allowAll.DecideCommand(cmd).Argv
-	if len(argv) == 0 || tooBroad[argv[0]] || strings.ContainsAny(argv[0], "/*?[") {
+	if len(argv) == 0 || tooBroad[argv[0]] || runsCode(argv[0]) || strings.ContainsAny(argv[0], "/*?[") {
 		return nil, false
 	}
 	words := []string{argv[0]}

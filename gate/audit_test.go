@@ -89,6 +89,8 @@ func TestRecommend(t *testing.T) {
 			{Tool: "WebFetch", Key: "npm run a", Decision: "once"}, {Tool: "WebFetch", Key: "npm run b", Decision: "once"},
 		}, nil},
 		{"shells and interpreters", bash("bash -c 'ls'", "bash -c 'ls'", "python3 x.py", "python3 y.py", "sh x.sh", "sh x.sh", "node a.js", "node a.js"), nil},
+		// From the program table: every interpreter and script language.
+		{"table interpreters", bash("Rscript a.R", "Rscript b.R", "python3.12 x.py", "python3.12 y.py", "nawk 1 f", "nawk 1 g", "php -r 1", "php -r 2"), nil},
 		{"runners", bash("env FOO=1 ls", "env FOO=1 ls", "sudo apt update", "sudo apt update", "doas x", "doas x", "xargs ls", "xargs ls", "find . -name x", "find . -name x"), nil},
 		{"bare destructive programs", bash("rm -rf build", "rm -rf dist", "curl https://a", "curl https://b"), nil},
 		{"dynamic commands", bash("$CMD run", "$CMD run", "npm run $X", "npm run $X"), nil},

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/agent-shim/agent-shim/programs"
 )
 
 // The regex fragments below match shell text. None of them can reach past a
@@ -43,7 +45,8 @@ const (
 // it loads. An env prefix setting one of them is not matched, so such a
 // command falls to the agent's default instead of an allow grant. The list
 // is kept short because it is spelled out in every grant; it is best effort,
-// and the shim's own engine is the enforcement.
+// and the shim's own engine is the enforcement. The program table's env-exec
+// variables (LESSOPEN) are added as prefixes, which spell shorter.
 var (
 	dangerousEnv = []string{
 		"EDITOR", "ENV", "GOFLAGS", "HOME", "PAGER", "PATH",
@@ -51,47 +54,115 @@ var (
 	dangerousEnvPrefixes = []string{"BASH", "DYLD_", "GIT_", "LD_", "PYTHON", "XDG_"}
 )
 
-// gitConfigKey is a key git -c may set in an allow grant: a key without a
-// section (which git refuses) or one of a few sections and keys that change
-// only how git formats output or records work, never what it runs. Keys
-// such as core.pager, alias.*, diff.external or core.fsmonitor run programs.
-const gitConfigKey = `(?:[\w-]+|(?i:(?:advice|color|column|i18n|log|status|user)\.[\w.-]+` +
-	`|core\.(?:quotepath|autocrlf|filemode|longpaths|abbrev)` +
-	`|diff\.(?:noprefix|mnemonicprefix|renames|algorithm|relative|context|colormoved)` +
-	`|init\.defaultbranch|merge\.conflictstyle|pull\.(?:rebase|ff)|rebase\.(?:autosquash|autostash)` +
-	`|(?:commit|tag)\.gpgsign|gc\.auto|maintenance\.auto|protocol\.version))`
+// knowledge is what grants read from the program table, the same table the
+// matcher decides with (package programs).
+type knowledge struct {
+	// options lists, per program or "git <subcommand>", the options that
+	// make an otherwise harmless command run a program or write files.
+	// Words after a rule's own words may not be one of them (long
+	// options by any abbreviation, short ones inside any bundle).
+	options map[string]optionRule
+	// help are the tools that get "<tool> help …" and "<tool> … --help"
+	// from a line "<tool> help".
+	help map[string]bool
+	// gitConfigKey is a key git -c may set in an allow grant: a key
+	// without a section (which git refuses) or one the table calls safe
+	// (config-safe): it changes only how git formats output or records
+	// work, never what it runs.
+	gitConfigKey string
+	envPrefixes  []string
+}
 
-// optionRules lists, per program or "git <subcommand>", the options that make
-// an otherwise harmless command write files or run other programs. Words
-// after a rule's own words may not be one of them (long options by any
-// abbreviation, short ones inside any bundle).
-var optionRules = map[string]optionRule{
-	"sed":             {short: "i", long: []string{"in-place"}},
-	"rg":              {long: []string{"pre"}},
-	"sort":            {short: "o", long: []string{"output", "compress-program"}},
-	"tree":            {short: "o"},
-	"tar":             {short: "IF", long: []string{"to-command", "use-compress-program", "checkpoint-action", "rsh-command", "info-script", "new-volume-script"}},
-	"git grep":        {short: "O", long: []string{"open-files-in-pager"}},
-	"file":            {short: "C", long: []string{"compile"}},
-	"git log":         {long: []string{"output"}},
-	"git whatchanged": {long: []string{"output"}},
-	"git range-diff":  {long: []string{"output"}},
-	"git show":        {long: []string{"output"}},
-	"git diff":        {long: []string{"output"}},
-	"git rebase":      {short: "x", long: []string{"exec"}},
-	// Single-dash long options: find's actions and the go command's flags.
-	"find": {words: []string{"exec", "execdir", "ok", "okdir", "delete", "fprint", "fprint0", "fprintf", "fls"}},
-	"go":   {words: []string{"exec", "toolexec", "vettool"}},
+var known = sync.OnceValue(func() *knowledge { return newKnowledge(programs.Builtin()) })
+
+func newKnowledge(tbl *programs.Table) *knowledge {
+	k := &knowledge{options: map[string]optionRule{}, help: map[string]bool{}, envPrefixes: slices.Clone(dangerousEnvPrefixes)}
+	var safe []string
+	for _, f := range tbl.Facts() {
+		prog := f.Program()
+		p := tbl.Program(prog)
+		key := prog
+		if prog == "git" && f.Key != "git" {
+			key = f.Key
+		}
+		switch f.Kind {
+		case programs.Help:
+			k.help[prog] = true
+			continue
+		case programs.ConfigSafe:
+			for _, a := range f.Args {
+				safe = append(safe, a)
+			}
+			continue
+		case programs.EnvExec:
+			k.envPrefixes = append(k.envPrefixes, f.Args...)
+			continue
+		case programs.Exec, programs.Runs, programs.Ask, programs.Write, programs.Writes, programs.Inline:
+		default:
+			// Output options (go build -o bin/x) write where the
+			// agent works; the shim's engine asks when the path
+			// leaves the working directory. Spelling that in a grant
+			// would not fit.
+			continue
+		}
+		r := k.options[key]
+		r.stem = prog == "git"
+		for _, a := range f.Args {
+			opt, _, _ := strings.Cut(a, "@")
+			switch {
+			case opt == "+!" || opt == "+|":
+				r.plus = true
+			case !strings.HasPrefix(opt, "-"):
+				// an operand shape (dd of=): not an option
+			case p.SingleDash != nil:
+				r.words = appendNew(r.words, strings.TrimLeft(opt, "-"))
+			case strings.HasPrefix(opt, "--"):
+				r.long = appendNew(r.long, opt[2:])
+			case len(opt) == 2:
+				if !strings.Contains(r.short, opt[1:]) {
+					r.short += opt[1:]
+				}
+			default:
+				r.words = appendNew(r.words, opt[1:]) // zip -TT
+			}
+		}
+		k.options[key] = r
+	}
+	// find -exec and friends run a command; package shellparse unwraps
+	// them, so the table has no fact for them.
+	f := k.options["find"]
+	for _, w := range []string{"exec", "execdir", "ok", "okdir"} {
+		f.words = appendNew(f.words, w)
+	}
+	k.options["find"] = f
+	var alts []string
+	for _, s := range safe {
+		alts = append(alts, strings.ReplaceAll(regexp.QuoteMeta(s), `\*`, `[\w.-]+`))
+	}
+	slices.Sort(alts)
+	k.gitConfigKey = `(?:[\w-]+|(?i:` + strings.Join(alts, "|") + `))`
+	return k
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 type optionRule struct {
 	short string   // forbidden short option letters
 	long  []string // forbidden long options, without "--"
 	words []string // forbidden options spelled -name or --name
+	plus  bool     // no word may start with + (less +!cmd)
+	// stem forbids every long option starting with the first stemLen
+	// letters of a forbidden one, not only its abbreviations: git's
+	// grants carry git's global options and must stay short.
+	stem bool
 }
 
-// helpTools get "<tool> help …" and "<tool> … --help" from a line "<tool> help".
-var helpTools = map[string]bool{"git": true, "fx": true, "ffx": true, "jiri": true}
+const stemLen = 3
 
 // style holds the regex fragments of one kind of grant: allow-safe grants
 // (Grants) or broad deny grants (DenyGrants).
@@ -131,9 +202,9 @@ func newStyle(deny bool) style {
 		runner := path + `(?:sudo|doas|command|builtin|exec|nohup|time|nice|env|stdbuf|setsid|ionice|timeout)(?:` + st.sep + `(?:-\S+|[0-9][0-9.]*[smhd]?))*` + st.sep
 		st.start = `^\s*(?:` + env + `|` + runner + `)*` + path + `(?:\\|'|")?`
 	} else {
-		envName := complement("", true, dangerousEnv, dangerousEnvPrefixes, false)
+		envName := complement("", true, dangerousEnv, known().envPrefixes, false)
 		env := `(?:` + envName + `=` + piece + `*` + sep + `)*`
-		key = gitConfigKey
+		key = known().gitConfigKey
 		path = pathPrefix
 		st.start = `^[ \t]*` + env + path
 	}
@@ -159,7 +230,7 @@ func newStyle(deny bool) style {
 	st.jiri = st.start + name(`jiri`) + jiriFlags
 	st.argWords = map[string]string{}
 	if !deny {
-		for name, r := range optionRules {
+		for name, r := range known().options {
 			st.argWords[name] = r.word()
 		}
 	}
@@ -196,6 +267,12 @@ func (st *style) argWord(key string) string {
 
 // word returns the regex for one argument word that is not a forbidden option.
 func (r optionRule) word() string {
+	nonOption := nonOption
+	if r.plus {
+		// No word starting with +: its first character is excluded
+		// wherever nonOption excludes "-".
+		nonOption = strings.ReplaceAll(nonOption, "[^-", "[^-+")
+	}
 	if len(r.words) > 0 {
 		name := complement(".-", false, r.words, nil, false)
 		return `(?:` + nonOption + `|--?(?:` + name + `(?:=` + piece + `*)?)?)`
@@ -206,13 +283,19 @@ func (r optionRule) word() string {
 	shortRest := `(?:[^\W` + r.short + `]|[.,:/+=@%^~-])`
 	long := `(?:` + piece + `*)?` // no forbidden long options: any
 	if len(r.long) > 0 {
-		var prefixes []string
+		var words, stems []string
 		for _, l := range r.long {
 			for i := 1; i <= len(l); i++ {
-				prefixes = append(prefixes, l[:i])
+				if r.stem && i == stemLen {
+					// Anything starting with the stem: stricter,
+					// and shorter to spell.
+					stems = append(stems, l[:i])
+					break
+				}
+				words = append(words, l[:i])
 			}
 		}
-		long = `(?:` + complement("-", false, prefixes, nil, false) + `(?:=` + piece + `*)?)?`
+		long = `(?:` + complement("-", false, words, stems, false) + `(?:=` + piece + `*)?)?`
 	}
 	return `(?:` + nonOption + `|-` + shortOK + shortRest + `*|--` + long + `)`
 }
@@ -327,7 +410,7 @@ func (st *style) expand(words []string) []string {
 		}
 	}
 	sep, word, piece := st.sep, st.word, st.piece
-	if helpTools[base] && len(args) == 1 && (args[0] == "help" || args[0] == "--help") {
+	if known().help[base] && len(args) == 1 && (args[0] == "help" || args[0] == "--help") {
 		return []string{newGrant(prefix).add(`(?:`, sep, `help(?:`, sep, word, `)*|(?:`, sep, word, `)*`, sep, `--help(?:`, sep, word, `)*)`, st.rest("")).done()}
 	}
 	if base == "git" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {

@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/agent-shim/agent-shim/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 
@@ -13,15 +14,36 @@ import (
 // at most asked about (floors).
 type call struct {
 	prog    string   // basename; git-push is git with a leading "push" word
-	key     string   // flagNames key: prog, or "git <subcommand>"
+	key     string   // the table block: prog, or "git <subcommand>", "ffx log"
 	argv    []string // normalized argv for display
-	toks    []tok    // arguments after the program (and git's global options)
+	toks    []tok    // arguments after the program (and its global options)
 	trusted bool     // program found on PATH or in a system directory
-	floors  []string // why the command is at least Ask
-	blocks  []string // why an allow rule may not allow it (it is Ask instead)
+	floors  []limit  // why the command is at least Ask
+	blocks  []limit  // why an allow rule may not allow it (it is Ask instead)
+	nested  []nested // command lines its options or configuration run
+	block   *programs.Block
 	words   []shellparse.Word
-	rest    []shellparse.Word // the words after the program and git's global options
+	rest    []shellparse.Word // the words after the program and its global options
 	joined  string            // the words joined for regex rules, once computed
+	// gitAliases are the aliases git -c alias.X=V defines on the line.
+	gitAliases map[string]string
+}
+
+// limit is a floor or a block: why, the table fact behind it (if any), and
+// the flags an allow rule may name to accept it (an allow rule `sed -i`
+// allows sed -i, a rule `sed` does not).
+type limit struct {
+	why   string
+	fact  string
+	flags []string
+}
+
+// nested is a command line a command runs through an option, a
+// configuration key or a variable: decided as a script of its own.
+type nested struct {
+	script string
+	via    string // the option or key, for the reason
+	fact   string
 }
 
 // text is the command's words after quote removal, joined with spaces and
@@ -50,6 +72,9 @@ type tok struct {
 	// getopt and git accept as an abbreviation of a longer one (--forc).
 	abbrev string
 	flag   bool // wildTok: could be a flag (before --)
+	// known is set for a flag whose arity the table vouches for: an allow
+	// rule may look past it for its subcommand words.
+	known bool
 	// resolved is a relative positional joined to the known working
 	// directory (cd / && rm -rf * removes /*).
 	resolved string
@@ -58,18 +83,18 @@ type tok struct {
 
 // floor records why the command is at least Ask, whatever the rules say.
 func (c *call) floor(format string, args ...any) {
-	c.floors = append(c.floors, fmt.Sprintf(format, args...))
+	c.floors = append(c.floors, limit{why: fmt.Sprintf(format, args...)})
 }
 
-// block records why an allow rule may not allow the command: it is then
+// addBlock records why an allow rule may not allow the command: it is then
 // Ask, while a command no rule matches stays Default.
-func (c *call) block(format string, args ...any) {
-	c.blocks = append(c.blocks, fmt.Sprintf(format, args...))
+func (c *call) addBlock(format string, args ...any) {
+	c.blocks = append(c.blocks, limit{why: fmt.Sprintf(format, args...)})
 }
 
 // newCall normalizes a command's words. It never fails: what it cannot read
 // becomes a floor.
-func newCall(words []shellparse.Word, dir string) *call {
+func newCall(tbl *programs.Table, words []shellparse.Word, dir string) *call {
 	c := &call{words: words}
 	if len(words) == 0 {
 		return c
@@ -80,7 +105,7 @@ func newCall(words []shellparse.Word, dir string) *call {
 		// $HOME/bin/rm is rm wherever $HOME is: with a literal last
 		// element the name is known, so deny and ask rules still apply
 		// (the floor keeps any allow rule from allowing it).
-		if i := strings.LastIndexByte(prog.Text, '/'); i >= 0 && wordLike(prog.Text[i+1:]) && !strings.ContainsAny(prog.Text[i+1:], "$`'\"\\") {
+		if i := strings.LastIndexAny(prog.Text, `/\`); i >= 0 && wordLike(prog.Text[i+1:]) && !strings.ContainsAny(prog.Text[i+1:], "$`'\"\\") {
 			words = append([]shellparse.Word{{Text: prog.Text[i+1:], Static: true}}, words[1:]...)
 			c.words = words
 			prog = words[0]
@@ -92,40 +117,87 @@ func newCall(words []shellparse.Word, dir string) *call {
 			return c
 		}
 	}
-	progDir, base := path.Split(prog.Text)
+	if prog.Glob && strings.ContainsAny(prog.Text, "*?[") {
+		// /usr/bin/r[m] runs whatever the pattern matches: rules about
+		// the name as written still apply, an allow rule does not.
+		c.floor("program is a pattern the shell expands: %s", prog.Text)
+	}
+	progDir, written := path.Split(prog.Text)
 	progDir = strings.TrimSuffix(progDir, "/")
-	c.trusted = progDir == "" || systemDirs[path.Clean(progDir)]
+	c.trusted = progDir == "" && !strings.Contains(written, `\`) || progDir != "" && systemDirs[path.Clean(progDir)]
+	base := programs.Name(prog.Text)
 	if !c.trusted {
-		c.block("runs %s by path, not %s from PATH", prog.Text, base)
+		c.addBlock("runs %s by path, not %s from PATH", prog.Text, base)
+	} else if base != strings.ToLower(written) {
+		c.addBlock("runs %s, not %s", prog.Text, base)
 	}
 	rest := words[1:]
-	// Case-insensitive file systems run RM as rm: compare names folded.
-	base = strings.ToLower(base)
 	c.prog = base
 	if sub, ok := strings.CutPrefix(base, "git-"); ok && sub != "" {
 		c.prog = "git"
 		rest = append([]shellparse.Word{{Text: sub, Static: true}}, rest...)
 	}
 	c.argv = []string{c.prog}
+	p := tbl.Program(c.prog)
+	if p == nil {
+		// python3.12, gawk5: the table knows the program without its
+		// version.
+		if trimmed := strings.TrimRight(c.prog, "0123456789.-"); trimmed != c.prog {
+			p = tbl.Program(trimmed)
+		}
+	}
 	if c.prog == "git" {
-		rest = c.gitGlobals(rest)
+		rest = c.gitGlobals(p, rest)
+	} else if p.HasGlobals() {
+		for len(rest) > 0 && rest[0].Static {
+			v, ok, _ := p.Global(rest[0].Text)
+			if !ok {
+				break
+			}
+			rest = rest[1:]
+			if v && len(rest) > 0 {
+				rest = rest[1:]
+			}
+		}
 	}
 	c.key = c.prog
-	if c.prog == "git" && len(rest) > 0 && rest[0].Static {
+	if p != nil {
+		c.block = p.Root
+		sub := ""
+		for j := 0; j < len(rest) && j < 3; j++ {
+			if !rest[j].Static || strings.HasPrefix(rest[j].Text, "-") {
+				break
+			}
+			s := rest[j].Text
+			if sub != "" {
+				s = sub + " " + s
+			}
+			b := p.Sub(s)
+			if b == nil {
+				break
+			}
+			c.block, sub = b, s
+		}
+		c.key = c.block.Key
+	}
+	if c.prog == "git" && len(rest) > 0 && rest[0].Static && c.key == "git" {
 		c.key = "git " + rest[0].Text
 	}
 	c.rest = rest
-	c.toks = tokens(c.key, rest, dir)
+	c.toks = c.tokens(rest, dir)
 	for _, w := range rest {
 		c.argv = append(c.argv, w.Text)
 	}
 	c.programFloors()
+	if c.prog == "git" && len(rest) > 0 && rest[0].Static && c.gitAliases != nil {
+		c.gitAlias(rest)
+	}
 	return c
 }
 
 // gitGlobals skips git's options before the subcommand, flooring the ones
 // that make git run something else.
-func (c *call) gitGlobals(args []shellparse.Word) []shellparse.Word {
+func (c *call) gitGlobals(p *programs.Program, args []shellparse.Word) []shellparse.Word {
 	for len(args) > 0 {
 		a := args[0]
 		if !a.Static {
@@ -135,24 +207,23 @@ func (c *call) gitGlobals(args []shellparse.Word) []shellparse.Word {
 			return args
 		}
 		name, val, hasVal := strings.Cut(a.Text, "=")
+		takes, ok, _ := p.Global(a.Text)
 		switch {
-		case gitGlobalValued[name]:
+		case ok && (takes || hasVal) && name != "--exec-path":
+			static := true
 			if !hasVal {
 				if len(args) < 2 {
 					return args[1:]
 				}
-				val = args[1].Text
-				if !args[1].Static {
+				val, static = args[1].Text, args[1].Static
+				if !static {
 					c.floor("git %s value is not known statically: %s", name, val)
 				}
 				args = args[1:]
 			}
 			switch name {
 			case "-c":
-				key, _, _ := strings.Cut(val, "=")
-				if !gitKeySafe(key) {
-					c.floor("git -c %s can make git run a command", key)
-				}
+				c.gitConfig(p, val, static)
 			case "--config-env":
 				c.floor("git --config-env sets configuration from the environment")
 			}
@@ -160,7 +231,7 @@ func (c *call) gitGlobals(args []shellparse.Word) []shellparse.Word {
 		case name == "--exec-path" && hasVal:
 			c.floor("git --exec-path changes where git finds its commands")
 			args = args[1:]
-		case gitGlobalFlags[a.Text]:
+		case ok:
 			args = args[1:]
 		default:
 			if strings.HasPrefix(a.Text, "-") && len(a.Text) > 1 && !isHelpOrVersion(a.Text) {
@@ -172,6 +243,54 @@ func (c *call) gitGlobals(args []shellparse.Word) []shellparse.Word {
 		}
 	}
 	return args
+}
+
+// gitConfig floors git -c KEY=VALUE unless the key is safe, and decides a
+// value git runs as a command line.
+func (c *call) gitConfig(p *programs.Program, kv string, static bool) {
+	key, value, _ := strings.Cut(kv, "=")
+	exec, safe, f := p.ConfigKey(key)
+	if safe && static {
+		return
+	}
+	c.floor("git -c %s can make git run a command", key)
+	if !static {
+		return
+	}
+	lk := strings.ToLower(key)
+	if name, ok := strings.CutPrefix(lk, "alias."); ok && name != "" {
+		if c.gitAliases == nil {
+			c.gitAliases = map[string]string{}
+		}
+		c.gitAliases[name] = value
+		return
+	}
+	if exec {
+		c.nested = append(c.nested, nested{script: value, via: "git -c " + key, fact: f.String()})
+	}
+}
+
+// gitAlias decides the command an alias defined on the line stands for:
+// git -c alias.p='push --force' p is git push --force; an alias starting
+// with ! is a shell command line.
+func (c *call) gitAlias(rest []shellparse.Word) {
+	v, ok := c.gitAliases[strings.ToLower(rest[0].Text)]
+	if !ok {
+		return
+	}
+	if sh, ok := strings.CutPrefix(v, "!"); ok {
+		c.nested = append(c.nested, nested{script: sh, via: "git alias " + rest[0].Text})
+		return
+	}
+	line := "git " + v
+	for _, w := range rest[1:] {
+		if w.Static {
+			line += " " + quote(w.Text)
+		} else {
+			line += " " + w.Text
+		}
+	}
+	c.nested = append(c.nested, nested{script: line, via: "git alias " + rest[0].Text})
 }
 
 func isHelpOrVersion(s string) bool {
@@ -198,67 +317,235 @@ func canBeFlag(w shellparse.Word) bool {
 	return false
 }
 
-// tokens splits arguments into positionals, flags and unknown words. dir,
-// when known, resolves relative positionals.
-func tokens(key string, args []shellparse.Word, dir string) []tok {
-	out := make([]tok, 0, len(args))
-	prog, _, _ := strings.Cut(key, " ")
-	aliases := flagNames[key]
-	valued := valuedShort[key]
-	single := singleDash[prog]
-	endOpts := false
-	for _, a := range args {
-		if !a.Static {
-			out = append(out, tok{kind: wildTok, flag: !endOpts && canBeFlag(a), word: a})
-			continue
+// tokens splits arguments into positionals, flags and unknown words with
+// what the table knows of the command's block. dir, when known, resolves
+// relative positionals. It also applies the options' effects: floors,
+// blocks and nested command lines.
+func (c *call) tokens(args []shellparse.Word, dir string) []tok {
+	pargs := make([]programs.Arg, len(args))
+	for i, a := range args {
+		pargs[i] = programs.Arg{Text: a.Text, Static: a.Static}
+	}
+	split := c.block.Split(pargs)
+	out := make([]tok, 0, len(split))
+	effects := false // the block has options that run or write
+	for b := c.block; b != nil && !effects; {
+		for _, f := range b.Facts() {
+			switch f.Kind {
+			case programs.Exec, programs.Runs, programs.Write, programs.Output, programs.Writes, programs.Inline:
+				effects = true
+			}
 		}
-		t := a.Text
-		switch {
-		case endOpts || len(t) < 2 || t[0] != '-':
-			if key == "git push" && strings.HasPrefix(t, "+") && len(t) > 1 {
+		if b.Program().Root == b {
+			break
+		}
+		b = b.Program().Root
+	}
+	for _, st := range split {
+		a := args[st.Arg]
+		switch st.Kind {
+		case programs.EndOfOptions:
+		case programs.Unknown:
+			t := tok{kind: wildTok, flag: !st.AfterEnd && canBeFlag(a), word: a}
+			if t.flag && effects && c.block != nil {
+				c.addBlock("an argument not known statically could be an option of %s that runs or writes: %s", c.key, a.Text)
+				effects = false // say it once
+			}
+			out = append(out, t)
+		case programs.Operand:
+			t := a.Text
+			if c.key == "git push" && strings.HasPrefix(t, "+") && len(t) > 1 && !st.AfterEnd {
 				// git push +ref is a forced update of ref.
 				out = append(out, tok{kind: flagTok, flags: []string{"force"}})
 				out = append(out, tok{kind: posTok, text: t[1:], word: a})
 				continue
+			}
+			if !st.AfterEnd {
+				c.operandEffects(t)
 			}
 			pt := tok{kind: posTok, text: t, word: a}
 			if dir != "" && !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "~") {
 				pt.resolved = path.Join(dir, t)
 			}
 			out = append(out, pt)
-		case t == "--":
-			endOpts = true
-		case strings.HasPrefix(t, "--") || single:
-			name, _, _ := strings.Cut(strings.TrimLeft(t, "-"), "=")
-			t := tok{kind: flagTok, flags: canon(aliases, name), long: name, word: a}
-			if _, known := aliases[name]; !known && len(name) >= 2 {
-				t.abbrev = name
+		case programs.Option:
+			ft := tok{kind: flagTok, flags: []string{st.Name}, word: a}
+			o := st.Opt
+			if o != nil && len(o.Canon) > 0 {
+				ft.flags = o.Canon
 			}
-			out = append(out, t)
-		default:
-			var flags []string
-			for i := 1; i < len(t); i++ {
-				ch := t[i : i+1]
-				flags = append(flags, canon(aliases, ch)...)
-				if strings.Contains(valued, ch) {
-					break // the rest of the cluster is this option's value
+			if st.Long {
+				ft.long = st.Name
+				if (o == nil || len(o.Canon) == 0) && len(st.Name) >= 2 {
+					ft.abbrev = st.Name
 				}
 			}
-			out = append(out, tok{kind: flagTok, flags: flags, word: a})
+			ft.known = o != nil && trusted(o) && (o.Takes == programs.NoValue || o.Consumes || st.ValueArg < 0 && st.HasValue)
+			out = append(out, ft)
+			if o != nil {
+				c.optionEffects(st, o, ft.flags)
+			}
 		}
 	}
 	return out
 }
 
-func canon(aliases map[string][]string, name string) []string {
-	if c, ok := aliases[name]; ok {
-		return c
+func trusted(o *programs.Opt) bool {
+	for _, f := range o.Facts {
+		if !f.Builtin {
+			return false
+		}
 	}
-	return []string{name}
+	return len(o.Facts) > 0
 }
 
-// programFloors applies what is known about particular programs: options
-// that make them run or write something.
+// spell is an option as written, for reasons.
+func spell(st programs.Token) string {
+	if st.Long {
+		return "--" + st.Name
+	}
+	return "-" + st.Name
+}
+
+// optionEffects applies what the table says an option makes the program do.
+func (c *call) optionEffects(st programs.Token, o *programs.Opt, flags []string) {
+	name := spell(st)
+	if c.block != nil && c.block.Program().SingleDash != nil {
+		name = "-" + st.Name
+	}
+	for _, e := range o.Effects {
+		if !e.Applies(st.Value, st.ValueStatic) {
+			continue
+		}
+		fact := e.Fact.String()
+		lim := limit{fact: fact, flags: flags}
+		switch e.Kind {
+		case programs.Exec:
+			switch {
+			case !st.HasValue:
+				lim.why = fmt.Sprintf("%s runs a command line it reads from configuration (%s)", c.prog, name)
+			case !st.ValueStatic:
+				lim.why = fmt.Sprintf("%s %s runs a command line not known statically: %s", c.prog, name, st.Value)
+			default:
+				lim.why = fmt.Sprintf("%s %s runs a command line", c.prog, name)
+				c.nested = append(c.nested, nested{script: strings.TrimLeft(e.Rest(st.Value), "= \t"), via: name, fact: fact})
+			}
+			c.floors = append(c.floors, lim)
+		case programs.Runs:
+			lim.why = fmt.Sprintf("%s %s runs a program it names", c.prog, name)
+			c.floors = append(c.floors, lim)
+		case programs.Ask:
+			lim.why = fmt.Sprintf("%s %s runs a program from configuration", c.prog, name)
+			c.floors = append(c.floors, lim)
+		case programs.Write:
+			lim.why = fmt.Sprintf("%s %s writes a file", c.prog, name)
+			c.floors = append(c.floors, lim)
+		case programs.Output:
+			if st.HasValue && st.ValueStatic && inTree(st.Value) {
+				continue
+			}
+			lim.why = fmt.Sprintf("%s %s writes a file outside the working directory", c.prog, name)
+			if st.HasValue {
+				lim.why += ": " + st.Value
+			}
+			c.blocks = append(c.blocks, lim)
+		case programs.Writes:
+			lim.why = fmt.Sprintf("%s %s writes or removes files", c.prog, name)
+			if e.Mode == "system" {
+				lim.why = fmt.Sprintf("%s %s changes the system", c.prog, name)
+			}
+			c.blocks = append(c.blocks, lim)
+		case programs.Inline:
+			lim.why = fmt.Sprintf("%s runs inline code (%s)", c.prog, name)
+			c.blocks = append(c.blocks, lim)
+		}
+	}
+}
+
+// operandEffects applies the table's facts about operands: less +!cmd, dd
+// of=FILE, make SHELL=prog and make's expanded values.
+func (c *call) operandEffects(w string) {
+	if c.block == nil {
+		return
+	}
+	if strings.HasPrefix(w, "+") {
+		for _, e := range c.block.Plus() {
+			if i := strings.IndexByte(w, e.Plus); i >= 0 {
+				script := w[i+1:]
+				if e.Plus == '|' && script != "" {
+					script = script[1:] // |m: the mark letter
+				}
+				c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %c runs a command line", c.prog, e.Plus), fact: e.Fact.String()})
+				c.nested = append(c.nested, nested{script: script, via: string(w[:i+1]), fact: e.Fact.String()})
+			}
+		}
+	}
+	if effects, v := c.block.Shape(w); effects != nil {
+		for _, e := range effects {
+			c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %s", c.prog, describe(e.Kind)), fact: e.Fact.String()})
+			if e.Kind == programs.Exec {
+				c.nested = append(c.nested, nested{script: v, via: w[:strings.IndexByte(w, '=')+1], fact: e.Fact.String()})
+			}
+		}
+	}
+	name, value, ok := strings.Cut(w, "=")
+	if !ok || !validVar(name) {
+		return
+	}
+	if f := c.block.AssignRuns(name); f != nil {
+		c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %s= runs a program it names", c.prog, name), fact: f.String()})
+	}
+	if f := c.block.Expands(); f != nil && strings.ContainsAny(value, "$`") {
+		c.floors = append(c.floors, limit{why: fmt.Sprintf("%s expands %s=, which can run a command", c.prog, name), fact: f.String()})
+		for _, open := range []string{"$(shell ", "${shell "} {
+			for rest := value; ; {
+				i := strings.Index(rest, open)
+				if i < 0 {
+					break
+				}
+				script, after := makeCall(rest[i+len(open):], open[1])
+				c.nested = append(c.nested, nested{script: script, via: name + "=", fact: f.String()})
+				rest = after
+			}
+		}
+	}
+}
+
+func describe(k programs.Kind) string {
+	switch k {
+	case programs.Exec:
+		return "runs a command line"
+	case programs.Runs:
+		return "runs a program it names"
+	}
+	return "writes a file"
+}
+
+func validVar(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// inTree reports whether a relative path stays inside the working
+// directory: not absolute, not ~, no .. that leaves it.
+func inTree(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "-") ||
+		strings.Contains(p, `\`) || strings.Contains(p, ":") {
+		return false
+	}
+	clean := path.Clean(p)
+	return clean != ".." && !strings.HasPrefix(clean, "../")
+}
+
+// programFloors applies what is known about particular programs beyond
+// their options: scripts in their operands, configuration they write.
 func (c *call) programFloors() {
 	switch c.key {
 	case "git config":
@@ -271,8 +558,12 @@ func (c *call) programFloors() {
 				read = true
 			}
 		}
+		git := programs.Builtin().Program("git")
+		if c.block != nil {
+			git = c.block.Program()
+		}
 		for _, t := range c.toks[min(1, len(c.toks)):] {
-			if t.kind == posTok && strings.Contains(t.text, ".") && !gitKeySafe(t.text) && !read {
+			if _, safe, _ := git.ConfigKey(t.text); t.kind == posTok && strings.Contains(t.text, ".") && !safe && !read {
 				c.floor("git config %s can make git run a command", t.text)
 				break
 			}
@@ -281,28 +572,11 @@ func (c *call) programFloors() {
 				break
 			}
 		}
-	case "git log", "git diff", "git show", "git format-patch":
-		for _, t := range c.toks {
-			if t.kind == flagTok && (t.long == "output" || t.long == "output-directory") {
-				c.floor("writes a file (--%s)", t.long)
-			}
-			if t.kind == wildTok && t.flag {
-				c.floor("an argument not known statically could be --output: %s", t.word.Text)
-			}
-		}
-	case "sed":
-		c.sedFloors()
 	case "tee":
 		for _, t := range c.toks {
 			if (t.kind == posTok && t.text != "/dev/null") || t.kind == wildTok {
 				c.floor("tee writes a file")
 				break
-			}
-		}
-	case "sort":
-		for _, t := range c.toks {
-			if t.kind == flagTok && (contains(t.flags, "o") || t.long == "output") {
-				c.floor("sort -o writes a file")
 			}
 		}
 	case "alias":
@@ -312,8 +586,24 @@ func (c *call) programFloors() {
 				break
 			}
 		}
-	default:
-		c.interpreterBlocks()
+	}
+	if c.block == nil {
+		return
+	}
+	if f := c.block.ScriptFact(); f != nil {
+		nf, nb := len(c.floors), len(c.blocks)
+		switch f.Arg {
+		case "sed":
+			c.sedFloors()
+		case "awk":
+			c.awkFloors()
+		}
+		for i := nf; i < len(c.floors); i++ {
+			c.floors[i].fact = f.String()
+		}
+		for i := nb; i < len(c.blocks); i++ {
+			c.blocks[i].fact = f.String()
+		}
 	}
 }
 
@@ -326,36 +616,24 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// interpreters run code given on their command line with these options.
-var interpreters = map[string][]string{
-	"python": {"c"}, "perl": {"e", "E"}, "ruby": {"e"}, "node": {"e", "p", "eval", "print"},
-	"nodejs": {"e", "p", "eval", "print"}, "deno": {"eval"}, "bun": {"e", "eval"},
-	"php": {"r"}, "lua": {"e"}, "osascript": {"e"}, "Rscript": {"e"},
-	"awk": {}, "gawk": {}, "mawk": {}, "nawk": {},
-}
-
-// interpreterBlocks keeps inline code (python -c, perl -e, node -e, awk
-// programs) from being allowed by a rule about the interpreter: what the
-// code does cannot be read.
-func (c *call) interpreterBlocks() {
-	name := strings.TrimRight(c.prog, "0123456789.")
-	opts, ok := interpreters[name]
-	if !ok {
-		return
+// makeCall returns the text of a make function call up to its closing
+// bracket (nested brackets balanced), and what follows it.
+func makeCall(s string, open byte) (string, string) {
+	closer := byte(')')
+	if open == '{' {
+		closer = '}'
 	}
-	if strings.HasSuffix(name, "awk") {
-		c.block("%s runs an inline program", c.prog)
-		return
-	}
-	for _, t := range c.toks {
-		if t.kind != flagTok {
-			continue
-		}
-		for _, f := range t.flags {
-			if contains(opts, f) {
-				c.block("%s runs inline code (-%s)", c.prog, f)
-				return
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case open:
+			depth++
+		case closer:
+			if depth == 0 {
+				return s[:i], s[i+1:]
 			}
+			depth--
 		}
 	}
+	return s, ""
 }

@@ -10,7 +10,8 @@ import (
 // each rule word of the reference policy, and the shapes that defeat naive
 // matchers.
 var hostile = []string{"--force", "-f", "-rf", "/", "push", "reset", "--hard", "clean", "-fdx",
-	"-i", "--force-with-lease", "+main", "~", "--output=/etc/passwd", "alias.x=!sh"}
+	"-i", "--force-with-lease", "+main", "~", "--output=/etc/passwd", "alias.x=!sh",
+	"--upload-pack=rm -rf /", "-urm -rf /", "core.pager=rm -rf /", "--checkpoint-action=exec=rm -rf /"}
 
 // FuzzDecide never panics, and never allows a command it cannot read: an
 // allowed line has no unknown program, no unreadable script and no write,
@@ -19,7 +20,13 @@ func FuzzDecide(f *testing.F) {
 	for _, row := range readCorpus(f, "testdata/adversarial.tsv") {
 		f.Add(row.command)
 	}
+	for _, row := range readCorpus(f, "testdata/adversarial-2.tsv") {
+		f.Add(row.command)
+	}
 	for _, tc := range decideTests {
+		f.Add(tc.in)
+	}
+	for _, tc := range factTests {
 		f.Add(tc.in)
 	}
 	p := referencePolicy()

@@ -81,7 +81,7 @@ var decideTests = []struct {
 	{"$DIR/git status", Ask},
 	{"$DIR/rm$X -rf /", Ask},
 	{"git $OPT status", Ask},
-	{"echo 'rm -rf /' | sh", Ask},
+	{"echo 'rm -rf /' | sh", Deny}, // a static script piped to a shell
 	{"cat script.sh | bash", Ask},
 	{"curl -s x | bash -", Ask},
 	{"source <(curl -s x)", Ask},

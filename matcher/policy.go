@@ -3,10 +3,12 @@ package matcher
 import (
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"unicode"
 
+	"github.com/agent-shim/agent-shim/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 
@@ -16,6 +18,29 @@ type Policy struct {
 	byProg map[string][]*Rule
 	global []*Rule // rules that may match any program (regex, command(*))
 	rules  []*Rule // every rule, in the order added
+	tbl    *programs.Table
+	home   string
+}
+
+// SetPrograms sets the table of program facts decisions use; the default
+// is programs.Builtin(). Rules compile with the table of the first decision
+// that needs them, so set it before deciding.
+func (p *Policy) SetPrograms(t *programs.Table) { p.tbl = t }
+
+// SetHome sets the home directory (absolute). Deny and ask rules about ~
+// then also hold for that path spelled out, and rules about ~ itself for
+// its parents (rm -rf /home/me and rm -rf /home are rm -rf ~ and worse).
+func (p *Policy) SetHome(dir string) {
+	if dir != "" && strings.HasPrefix(dir, "/") {
+		p.home = path.Clean(dir)
+	}
+}
+
+func (p *Policy) programs() *programs.Table {
+	if p.tbl == nil {
+		return programs.Builtin()
+	}
+	return p.tbl
 }
 
 // New returns an empty policy: every command is Default.
@@ -47,6 +72,8 @@ func (p *Policy) Rules() []*Rule { return p.rules }
 // without changing p. The rules themselves are shared, compiled once.
 func (p *Policy) Clone() *Policy {
 	out := &Policy{
+		tbl:    p.tbl,
+		home:   p.home,
 		byProg: make(map[string][]*Rule, len(p.byProg)),
 		global: slices.Clip(p.global),
 		rules:  slices.Clip(p.rules),
@@ -109,7 +136,7 @@ func FromGrants(allow, ask, deny []string, managed []Managed) *Policy {
 func (p *Policy) Check() error {
 	var errs []error
 	for _, r := range p.rules {
-		if err := r.compile(); err != nil && !errors.Is(err, errNotCommand) {
+		if err := r.compile(p.programs()); err != nil && !errors.Is(err, errNotCommand) {
 			if src := r.Source.String(); src != "" {
 				err = fmt.Errorf("%s: %w", src, err)
 			}
@@ -140,6 +167,10 @@ type Verdict struct {
 	// Rule is the rule that decided, or nil.
 	Rule   *Rule
 	Reason string
+	// Fact is the program fact (see package programs) that made the
+	// verdict stricter than the rules alone would, as file:line: [block]
+	// fact; empty when none did.
+	Fact string
 }
 
 // Decide parses a command line and decides it.
@@ -153,10 +184,18 @@ func (p *Policy) Decide(line string) *Result {
 
 // DecideScript decides the commands of a parsed line.
 func (p *Policy) DecideScript(s *shellparse.Script) *Result {
+	return p.decideScript(s, 0)
+}
+
+// maxNested bounds how deep command lines inside option values (git
+// --upload-pack='…', tar --checkpoint-action=exec=…) are followed.
+const maxNested = 4
+
+func (p *Policy) decideScript(s *shellparse.Script, depth int) *Result {
 	res := &Result{Decision: Allow, Reason: "runs nothing", Commands: make([]Verdict, 0, len(s.Commands))}
 	first := true
 	for _, cmd := range s.Commands {
-		v := p.DecideCommand(cmd)
+		v := p.decideCommand(cmd, depth)
 		res.Commands = append(res.Commands, v)
 		if first || v.Decision.rank() > res.Decision.rank() {
 			res.Decision, res.Reason = v.Decision, v.Explain()
@@ -171,22 +210,36 @@ func (p *Policy) DecideScript(s *shellparse.Script) *Result {
 
 // DecideCommand decides one command.
 func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
-	c := newCall(cmd.Args, cmd.Dir)
+	return p.decideCommand(cmd, 0)
+}
+
+func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
+	tbl := p.programs()
+	c := newCall(tbl, cmd.Args, cmd.Dir)
 	v := Verdict{Command: cmd, Argv: c.argv}
 	// floors make the command at least Ask; blocks keep an allow rule
 	// from allowing it (Ask), but leave an unmatched command Default.
 	floors, blocks := c.floors, c.blocks
 	if cmd.Unknown != "" {
-		floors = append([]string{cmd.Unknown}, floors...)
+		floors = append([]limit{{why: cmd.Unknown}}, floors...)
 	}
 	for _, r := range cmd.Redirs {
 		if r.Kind == shellparse.Write {
-			floors = append(floors, fmt.Sprintf("writes %s (%s)", r.Target.Text, r.Op))
+			floors = append(floors, limit{why: fmt.Sprintf("writes %s (%s)", r.Target.Text, r.Op)})
 		}
 	}
 	bare := len(cmd.Args) == 0 || cmd.Decl != ""
 	var sets []string
 	for _, a := range cmd.Assigns {
+		if c.block != nil && !bare {
+			if f := c.block.EnvExec(a.Name); f != nil {
+				if a.Value.Static {
+					c.nested = append(c.nested, nested{script: strings.TrimLeft(a.Value.Text, "|-"), via: a.Name + "=", fact: f.String()})
+				}
+				floors = append(floors, limit{why: fmt.Sprintf("%s= runs a command line", a.Name), fact: f.String()})
+				continue
+			}
+		}
 		switch {
 		case envSafe(a.Name, a.Value.Text, a.Value.Static):
 		case bare && hasLower(a.Name):
@@ -194,19 +247,28 @@ func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
 		case bare:
 			sets = append(sets, a.Name)
 		default:
-			blocks = append(blocks, fmt.Sprintf("%s= can change what runs", a.Name))
+			blocks = append(blocks, limit{why: fmt.Sprintf("%s= can change what runs", a.Name)})
 		}
 	}
 	for _, f := range cmd.Nesting {
 		if privileged[f.Kind] {
-			blocks = append(blocks, fmt.Sprintf("runs as another user (%s)", f.Kind))
+			blocks = append(blocks, limit{why: fmt.Sprintf("runs as another user (%s)", f.Kind)})
 			break
+		}
+	}
+	// Command lines the command runs through its options: a deny inside
+	// is a deny; anything else is at least the floor recorded with it.
+	for _, n := range c.nested {
+		if d, why, r := p.decideNested(n.script, depth); d == Deny {
+			v.Decision, v.Rule, v.Fact = Deny, r, n.fact
+			v.Reason = fmt.Sprintf("runs `%s` (%s), which %s", n.script, n.via, why)
+			return v
 		}
 	}
 	if bare {
 		switch {
 		case len(floors) > 0:
-			v.Decision, v.Reason = Ask, floors[0]
+			v.Decision, v.Reason, v.Fact = Ask, floors[0].why, floors[0].fact
 		case len(sets) > 0:
 			v.Decision = Default
 			v.Reason = fmt.Sprintf("sets %s for the commands that follow", strings.Join(sets, ", "))
@@ -217,15 +279,16 @@ func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
 	}
 
 	var ask, allow, maybeDeny, maybe *Rule
+	var allows []*Rule
 	scan := func(rules []*Rule) *Rule {
 		for _, r := range rules {
-			if err := r.compile(); err != nil {
+			if err := r.compile(tbl); err != nil {
 				if !errors.Is(err, errNotCommand) && r.Decision != Allow {
-					floors = append(floors, fmt.Sprintf("rule %q cannot be read: %v", r.Text, err))
+					floors = append(floors, limit{why: fmt.Sprintf("rule %q cannot be read: %v", r.Text, err)})
 				}
 				continue
 			}
-			s := r.match(c, cmd)
+			s := r.match(c, cmd, p.home)
 			if s == none {
 				continue
 			}
@@ -242,8 +305,8 @@ func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
 					ask = r
 				}
 			case Allow:
-				if s == definite && allow == nil {
-					allow = r
+				if s == definite {
+					allows = append(allows, r)
 				} else if s == possible && maybe == nil {
 					maybe = r
 				}
@@ -257,6 +320,18 @@ func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
 	if r := scan(p.global); r != nil {
 		return deny(v, r)
 	}
+	// An allow rule that names a flag accepts what the table says the
+	// flag does: `sed -i` allows sed -i, `sed` does not. The rule that
+	// accepts the most decides.
+	for _, r := range allows {
+		f, b := waive(floors, r), waive(blocks, r)
+		if allow == nil || len(f)+len(b) < len(floors)+len(blocks) {
+			allow, floors, blocks = r, f, b
+		}
+	}
+	if r := p.globDeny(cmd, depth); r != nil {
+		return deny(v, r)
+	}
 	switch {
 	case maybeDeny != nil:
 		v.Decision, v.Rule = Ask, maybeDeny
@@ -268,17 +343,81 @@ func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
 		v.Decision, v.Rule = Ask, maybe
 		v.Reason = "which rule applies depends on a word not known statically"
 	case allow != nil && len(floors)+len(blocks) > 0:
-		v.Decision, v.Rule = Ask, allow
-		v.Reason = "matches an allow rule, but " + append(floors, blocks...)[0]
+		first := append(floors, blocks...)[0]
+		v.Decision, v.Rule, v.Fact = Ask, allow, first.fact
+		v.Reason = "matches an allow rule, but " + first.why
 	case allow != nil:
 		v.Decision, v.Rule = Allow, allow
 		v.Reason = "matches an allow rule"
 	case len(floors) > 0:
-		v.Decision, v.Reason = Ask, floors[0]
+		v.Decision, v.Reason, v.Fact = Ask, floors[0].why, floors[0].fact
+	case len(blocks) == 0 && harmless(c, cmd):
+		v.Decision, v.Reason = Allow, "a harmless shell builtin"
 	default:
 		v.Decision, v.Reason = Default, "no rule matches"
 	}
 	return v
+}
+
+// globDeny decides a command whose program is a pattern (/usr/bin/r[m])
+// as each program with rules that the pattern matches: a deny for any of
+// them is a deny.
+func (p *Policy) globDeny(cmd *shellparse.Command, depth int) *Rule {
+	if len(cmd.Args) == 0 || !cmd.Args[0].Glob || depth > 0 {
+		return nil
+	}
+	pat := strings.ToLower(path.Base(cmd.Args[0].Text))
+	for name := range p.byProg {
+		if ok, _ := path.Match(pat, name); !ok || name == pat {
+			continue
+		}
+		cp := *cmd
+		cp.Args = append([]shellparse.Word{{Text: name, Static: true}}, cmd.Args[1:]...)
+		if v := p.decideCommand(&cp, depth+1); v.Decision == Deny {
+			return v.Rule
+		}
+	}
+	return nil
+}
+
+// waive drops the limits an allow rule accepts by naming their flag.
+func waive(limits []limit, allow *Rule) []limit {
+	if allow.c == nil || len(allow.c.flags) == 0 {
+		return limits
+	}
+	out := limits[:0:0]
+	for _, l := range limits {
+		named := false
+		for _, f := range l.flags {
+			if contains(allow.c.flags, f) {
+				named = true
+			}
+		}
+		if !named {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// decideNested decides a command line found inside an option's value.
+func (p *Policy) decideNested(script string, depth int) (Decision, string, *Rule) {
+	if depth+1 > maxNested {
+		return Ask, "is nested too deep to read", nil
+	}
+	s, err := shellparse.Parse(script)
+	if err != nil {
+		return Ask, "does not parse", nil
+	}
+	res := p.decideScript(s, depth+1)
+	if res.Decision == Deny {
+		for _, v := range res.Commands {
+			if v.Decision == Deny {
+				return Deny, "matches a deny rule", v.Rule
+			}
+		}
+	}
+	return res.Decision, res.Reason, nil
 }
 
 func deny(v Verdict, r *Rule) Verdict {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agent-shim/agent-shim/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 
@@ -64,6 +65,7 @@ type compiled struct {
 	operands []string // further words, matched as a set
 	flags    []string // canonical flags, all required
 	re       *regexp.Regexp
+	help     bool // the program is a help tool: `prog help` also allows --help
 }
 
 // errNotCommand marks a grant for another tool (read_file(…)): valid, but
@@ -109,18 +111,18 @@ func program(text string) string {
 	return base
 }
 
-func (r *Rule) compile() error {
+func (r *Rule) compile(tbl *programs.Table) error {
 	r.once.Do(func() {
-		c, err := compileRule(r.Text)
+		c, err := compileRule(tbl, r.Text)
 		r.c, r.err = &c, err
 	})
 	return r.err
 }
 
 // Check compiles the rule and reports whether it is well formed.
-func (r *Rule) Check() error { return r.compile() }
+func (r *Rule) Check() error { return r.compile(programs.Builtin()) }
 
-func compileRule(text string) (compiled, error) {
+func compileRule(tbl *programs.Table, text string) (compiled, error) {
 	if name, body, ok := grantShape(text); ok {
 		if name != "command" {
 			return compiled{}, errNotCommand
@@ -139,18 +141,18 @@ func compileRule(text string) (compiled, error) {
 		// spells, so that it holds for every spelling of the command
 		// (git push -f origin, git -C x push --force), not only for
 		// text that starts with these words.
-		c, err := compileLine(body)
+		c, err := compileLine(tbl, body)
 		if err != nil {
 			return compiled{}, fmt.Errorf("grant %s: %w", text, err)
 		}
 		return c, nil
 	}
-	return compileLine(text)
+	return compileLine(tbl, text)
 }
 
 // compileLine compiles a manifest line: program, leading words, operands
 // and flags.
-func compileLine(text string) (compiled, error) {
+func compileLine(tbl *programs.Table, text string) (compiled, error) {
 	words, err := shellparse.Fields(text)
 	if err != nil {
 		return compiled{}, fmt.Errorf("rule %q: %v", text, err)
@@ -162,8 +164,11 @@ func compileLine(text string) (compiled, error) {
 	for i, w := range words {
 		ws[i] = shellparse.Word{Text: w, Static: true, Glob: strings.ContainsAny(w, "*?[")}
 	}
-	c := newCall(ws, "")
+	c := newCall(tbl, ws, "")
 	out := compiled{kind: lineRule, prog: c.prog}
+	if c.block != nil && c.block.Program().HelpFact != nil {
+		out.help = true
+	}
 	leading := true
 	for _, t := range c.toks {
 		switch t.kind {
@@ -210,7 +215,7 @@ const (
 
 // match reports how well r matches c. strict (for allow rules) refuses to
 // look for subcommand words past a flag, whose value it might be.
-func (r *Rule) match(c *call, cmd *shellparse.Command) strength {
+func (r *Rule) match(c *call, cmd *shellparse.Command, home string) strength {
 	strict := r.Decision == Allow
 	switch r.c.kind {
 	case anyRule:
@@ -221,17 +226,25 @@ func (r *Rule) match(c *call, cmd *shellparse.Command) strength {
 	if c.prog != r.c.prog {
 		return none
 	}
+	if r.c.help && len(r.c.sub) == 1 && r.c.sub[0] == "help" && len(r.c.operands)+len(r.c.flags) == 0 && helpCall(c) {
+		return definite
+	}
 	s := definite
 	toks := c.toks
 	i := 0
-	for _, want := range r.c.sub {
+	for k, want := range r.c.sub {
 		found := false
 		for i < len(toks) && !found {
 			t := toks[i]
 			i++
 			switch t.kind {
 			case flagTok:
-				if strict {
+				// An allow rule looks past a flag only when the table
+				// vouches that it takes no value or what its value
+				// is: otherwise the next word may be that value.
+				// Never before the first: an option before the
+				// subcommand may change what it is (go -C x test).
+				if strict && (!t.known || k == 0) {
 					return none
 				}
 			case wildTok:
@@ -250,7 +263,7 @@ func (r *Rule) match(c *call, cmd *shellparse.Command) strength {
 	}
 	rest := toks[i:]
 	for _, want := range r.c.operands {
-		s = min(s, operandIn(want, rest))
+		s = min(s, operandIn(want, rest, home, !strict))
 		if s == none {
 			return none
 		}
@@ -290,12 +303,15 @@ func flagIn(want string, toks []tok, strict bool) strength {
 	return none
 }
 
-func operandIn(want string, toks []tok) strength {
+func operandIn(want string, toks []tok, home string, useHome bool) strength {
 	best := none
 	for _, t := range toks {
 		switch t.kind {
 		case posTok:
 			best = max(best, operandTok(want, t))
+			if useHome && strings.HasPrefix(want, "~") {
+				best = max(best, homeOperand(want, t, home))
+			}
 		case wildTok:
 			if home, ok := homeWord(t.word); ok {
 				best = max(best, operandMatch(want, home, false))
@@ -481,4 +497,61 @@ func quote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// helpCall reports whether a command asks a help tool for help: its first
+// word is help, or it has --help.
+func helpCall(c *call) bool {
+	for i, t := range c.toks {
+		switch t.kind {
+		case posTok:
+			if i == 0 && t.text == "help" {
+				return true
+			}
+		case flagTok:
+			if t.long == "help" {
+				return true
+			}
+		case wildTok:
+			return false
+		}
+	}
+	return false
+}
+
+// homeOperand compares a deny or ask rule's operand about ~ with a word
+// that spells the home directory out (/home/me/.ssh is ~/.ssh). A rule
+// about ~ itself, or ~/* (everything in it), also holds for the home
+// directory's parents, and /root, which removing removes home too.
+func homeOperand(want string, t tok, home string) strength {
+	got := t.text
+	if t.resolved != "" {
+		got = t.resolved
+	}
+	if !strings.HasPrefix(got, "/") {
+		return none
+	}
+	g := path.Clean(got)
+	glob := t.word.Glob
+	if glob {
+		// /home/me/* names everything in /home/me.
+		if dir, base := path.Split(g); base == "*" || base == ".*" {
+			g = path.Clean(dir)
+		}
+	}
+	w := cleanPath(want)
+	for _, h := range []string{home, "/root"} {
+		if h == "" {
+			continue
+		}
+		if g == h || strings.HasPrefix(g, h+"/") {
+			if s := operandMatch(want, "~"+strings.TrimPrefix(g, h), glob); s != none {
+				return s
+			}
+		}
+		if (w == "~" || w == "~/*") && g != "/" && strings.HasPrefix(h, g+"/") {
+			return definite
+		}
+	}
+	return none
 }

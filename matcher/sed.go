@@ -13,7 +13,7 @@ func (c *call) sedFloors() {
 		a := args[i]
 		if !a.Static {
 			if !explicit && !taken || strings.HasPrefix(a.Text, "-") {
-				c.block("sed script is not known statically: %s", a.Text)
+				c.addBlock("sed script is not known statically: %s", a.Text)
 				return
 			}
 			continue
@@ -30,7 +30,7 @@ func (c *call) sedFloors() {
 		case t == "--":
 			if !explicit && i+1 < len(args) {
 				if !args[i+1].Static {
-					c.block("sed script is not known statically: %s", args[i+1].Text)
+					c.addBlock("sed script is not known statically: %s", args[i+1].Text)
 					return
 				}
 				scripts = append(scripts, args[i+1].Text)
@@ -42,13 +42,13 @@ func (c *call) sedFloors() {
 		case t == "--expression":
 			s, ok := next()
 			if !ok {
-				c.block("sed script is not known statically")
+				c.addBlock("sed script is not known statically")
 				return
 			}
 			scripts = append(scripts, s)
 			explicit = true
 		case t == "--file" || strings.HasPrefix(t, "--file="):
-			c.block("sed reads its script from a file")
+			c.addBlock("sed reads its script from a file")
 			return
 		case strings.HasPrefix(t, "--"):
 		case len(t) > 1 && t[0] == '-':
@@ -60,7 +60,7 @@ func (c *call) sedFloors() {
 					if s == "" {
 						var ok bool
 						if s, ok = next(); !ok {
-							c.block("sed script is not known statically")
+							c.addBlock("sed script is not known statically")
 							return
 						}
 					}
@@ -68,7 +68,7 @@ func (c *call) sedFloors() {
 					explicit = true
 					break cluster
 				case 'f':
-					c.block("sed reads its script from a file")
+					c.addBlock("sed reads its script from a file")
 					return
 				case 'i', 'l':
 					break cluster // attached value

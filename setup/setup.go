@@ -19,6 +19,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/policycheck"
 	"github.com/agent-shim/agent-shim/reconcile"
 	"github.com/agent-shim/agent-shim/statefile"
 )
@@ -324,6 +325,11 @@ func (s *session) apply(ctx context.Context) error {
 		}
 	} else {
 		tree = &manifest.Tree{Root: root}
+	}
+	if !o.Reset {
+		if err := policycheck.Verify(o.Stderr, tree); err != nil {
+			return err // a failing policy test stops the apply: nothing written
+		}
 	}
 	target, rules, err := buildTarget(tree.Lines, adhoc, to, profile)
 	if err != nil {

@@ -210,18 +210,59 @@ var parserPool = sync.Pool{New: func() any {
 
 // Parse parses src in the bash dialect and returns every command it would
 // execute. A syntax error is returned with its position ("1:6: reached EOF
-// without closing quote `'`").
+// without closing quote `'`"). A line longer than MaxSize bytes or nested
+// deeper than MaxNesting is refused with an error before it is parsed.
 func Parse(src string) (*Script, error) {
-	f, err := parse(src)
+	return parseAs(src, false)
+}
+
+// ParseShell is Parse for the shell that will run the line: shell is its
+// name or path as configured (agentShim.shell, $AGENT_SHIM_SHELL), such
+// as "zsh" or "/usr/bin/zsh". A zsh line is read in zsh's syntax, and
+// what only zsh evaluates (glob qualifiers such as *(e:…:), expansion
+// flags such as ${(e)x}, $~x, =(…) and =cmd) is reported as Unknown or
+// followed, never taken as data. Any other shell, or "", is read as bash.
+// Nested scripts are read in the dialect of the shell that runs them
+// (bash -c inside a zsh line is bash).
+func ParseShell(src, shell string) (*Script, error) {
+	return parseAs(src, isZsh(shell))
+}
+
+// isZsh reports a shell name or path that runs zsh.
+func isZsh(shell string) bool {
+	return path.Base(strings.TrimSpace(shell)) == "zsh"
+}
+
+func parseAs(src string, zsh bool) (*Script, error) {
+	f, err := parseDialect(src, zsh)
 	if err != nil {
 		return nil, err
 	}
 	w := &walker{}
-	w.file(f, src, ctx{})
+	w.file(f, src, ctx{zsh: zsh})
 	return &Script{Commands: w.cmds}, nil
 }
 
+var zshPool = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangZsh))
+}}
+
+func parseDialect(src string, zsh bool) (*syntax.File, error) {
+	if !zsh {
+		return parse(src)
+	}
+	if err := checkBounds(src); err != nil {
+		return nil, err
+	}
+	p := zshPool.Get().(*syntax.Parser)
+	defer zshPool.Put(p)
+	return p.Parse(strings.NewReader(src), "")
+}
+
 func parse(src string) (*syntax.File, error) {
+	if err := checkBounds(src); err != nil {
+		return nil, err
+	}
 	p := parserPool.Get().(*syntax.Parser)
 	defer parserPool.Put(p)
 	return p.Parse(strings.NewReader(src), "")
@@ -290,6 +331,28 @@ type ctx struct {
 	nesting []Frame
 	redirs  []Redirect
 	depth   int
+	// stdin is the static text piped into the command (echo '…' | bash),
+	// nil when unknown or there is no pipe.
+	stdin *piped
+	// params are the positional parameters of the script ($0, $1, …)
+	// when known (sh -c 'script' arg0 arg1), else nil.
+	params *params
+	// zsh: the script is read and run by zsh.
+	zsh bool
+}
+
+// piped is text a command reads on standard input. Only the first reader
+// gets it: a later one is unknown.
+type piped struct {
+	text Word
+	used bool
+}
+
+// params are a script's positional parameters. set and shift make them
+// unknown for the rest of the script.
+type params struct {
+	words []Word // $0, $1, …
+	valid bool
 }
 
 func (c ctx) push(f Frame) ctx {
@@ -301,6 +364,14 @@ func (c ctx) push(f Frame) ctx {
 
 type walker struct {
 	cmds []*Command
+	// nums are the variables proven to hold a plain number (x=5, a
+	// for loop over numbers, an arithmetic assignment), in source order.
+	nums map[string]bool
+	// ints are the variables declared with the integer attribute.
+	ints map[string]bool
+	// skip is a command already reported: exec follows it without
+	// reporting it again.
+	skip *Command
 	// cwd is the working directory set by the last static cd, "" when
 	// unknown. It follows source order and ignores subshell scoping, which
 	// can only make a later relative path look more dangerous.
@@ -362,6 +433,8 @@ func (w *walker) node(n syntax.Node, src source, c ctx) {
 			}
 			inner := c.push(Frame{Kind: "function " + name, Pos: pos(x.Pos())})
 			inner.redirs = nil
+			inner.stdin = nil
+			inner.params = &params{} // the function's own arguments
 			w.stmt(x.Body, src, inner)
 			return false
 		case *syntax.Subshell:
@@ -396,6 +469,7 @@ func literal(word *syntax.Word) bool {
 func (w *walker) subst(kind string, p syntax.Pos, stmts []*syntax.Stmt, src source, c ctx) {
 	inner := c.push(Frame{Kind: kind, Pos: pos(p)})
 	inner.redirs = nil
+	inner.stdin = nil
 	for _, st := range stmts {
 		w.stmt(st, src, inner)
 	}
@@ -422,13 +496,163 @@ func (w *walker) stmt(st *syntax.Stmt, src source, c ctx) {
 		w.emit(&Command{Redirs: c.redirs, Pos: pos(st.Pos()), Nesting: c.nesting, Source: src.slice(st)})
 	case *syntax.CallExpr:
 		w.call(x, src, c)
+	case *syntax.BinaryCmd:
+		w.binary(x, src, c)
+	case *syntax.ArithmCmd:
+		w.evaluated(st, w.arith(x.X, c.params), src, c)
+		w.node(x, src, c)
+	case *syntax.LetClause:
+		why := ""
+		for _, e := range x.Exprs {
+			if why == "" {
+				why = w.arith(e, c.params)
+			}
+		}
+		w.evaluated(st, why, src, c)
+		w.node(x, src, c)
+	case *syntax.TestClause:
+		w.evaluated(st, w.testHazard(x.X, c.params), src, c)
+		w.node(x, src, c)
+	case *syntax.ForClause:
+		switch loop := x.Loop.(type) {
+		case *syntax.CStyleLoop:
+			why := w.arith(loop.Init, c.params)
+			if why == "" {
+				why = w.arith(loop.Cond, c.params)
+			}
+			if why == "" {
+				why = w.arith(loop.Post, c.params)
+			}
+			w.evaluated(st, why, src, c)
+		case *syntax.WordIter:
+			// for i in 1 2 3 proves i a number; anything else does not.
+			num := len(loop.Items) > 0
+			for _, it := range loop.Items {
+				if !literal(it) || !isArithNumber(it.Lit()) {
+					num = false
+				}
+			}
+			if loop.Name != nil {
+				w.setNum(loop.Name.Value, num)
+			}
+			why := ""
+			for _, it := range loop.Items {
+				if why == "" {
+					why = w.wordHazard(it, c.params)
+				}
+			}
+			w.evaluated(st, why, src, c)
+		}
+		w.node(x, src, c)
+	case *syntax.TimeClause:
+		// time -- cmd: the time keyword takes -- before the command.
+		if x.Stmt != nil {
+			if call, ok := x.Stmt.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 1 && call.Args[0].Lit() == "--" {
+				st := *x.Stmt
+				cp := *call
+				cp.Args = call.Args[1:]
+				st.Cmd = &cp
+				w.stmt(&st, src, c)
+				return
+			}
+		}
+		w.node(x, src, c)
 	default:
 		w.node(x, src, c)
 	}
 }
 
+// evaluated reports a compound command (( )), let, [[ ]] or a for loop
+// that evaluates a value as code, when why says it does.
+func (w *walker) evaluated(st *syntax.Stmt, why string, src source, c ctx) {
+	if why == "" {
+		return
+	}
+	w.emit(&Command{Redirs: c.redirs, Pos: pos(st.Pos()), Nesting: c.nesting, Source: src.slice(st), Unknown: why})
+}
+
+// testHazard checks a [[ ]] expression: -eq and the other arithmetic
+// comparisons evaluate both sides, -v evaluates a subscript.
+func (w *walker) testHazard(expr syntax.TestExpr, p *params) string {
+	why := ""
+	syntax.Walk(expr, func(n syntax.Node) bool {
+		if why != "" {
+			return false
+		}
+		switch x := n.(type) {
+		case *syntax.BinaryTest:
+			switch x.Op {
+			case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+				for _, side := range []syntax.TestExpr{x.X, x.Y} {
+					if word, ok := side.(*syntax.Word); ok && why == "" {
+						why = w.arithWord(word, p)
+					}
+				}
+				return false
+			}
+		case *syntax.UnaryTest:
+			if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
+				if word, ok := x.X.(*syntax.Word); ok {
+					if v := evalWord(word, ""); !plainName(v) {
+						why = "[[ -v ]] evaluates the subscript of a name not known statically"
+						if v.Static {
+							why = fmt.Sprintf("[[ -v %s ]] evaluates its subscript", v.Text)
+						}
+					}
+				}
+				return false
+			}
+		case *syntax.Word:
+			why = w.wordHazard(x, p)
+			return false
+		}
+		return true
+	})
+	return why
+}
+
+// binary walks a chain of && || | |& without recursion: the parser builds
+// a && b && c as ((a && b) && c), as deep as the chain is long.
+func (w *walker) binary(b *syntax.BinaryCmd, src source, c ctx) {
+	spine := []*syntax.BinaryCmd{b}
+	for {
+		x, ok := b.X.Cmd.(*syntax.BinaryCmd)
+		if !ok || len(b.X.Redirs) > 0 {
+			break
+		}
+		b = x
+		spine = append(spine, b)
+	}
+	prev := spine[len(spine)-1].X
+	first := c
+	first.stdin = c.stdin
+	w.stmt(prev, src, first)
+	for i := len(spine) - 1; i >= 0; i-- {
+		y := spine[i].Y
+		yc := c
+		yc.stdin = nil
+		if op := spine[i].Op; op == syntax.Pipe || op == syntax.PipeAll {
+			yc.stdin = &piped{}
+			if t, ok := pipeText(prev, src); ok {
+				yc.stdin.text = t
+			} else {
+				yc.stdin.used = true
+			}
+		} else {
+			yc.stdin = c.stdin
+		}
+		w.stmt(y, src, yc)
+		prev = y
+	}
+}
+
 func (w *walker) emit(cmd *Command) {
-	cmd.Dir = w.cwd
+	if cmd == w.skip {
+		return // already reported as unknown
+	}
+	if cmd.Dir == "" {
+		cmd.Dir = w.cwd
+	}
 	w.cmds = append(w.cmds, cmd)
 }
 
@@ -468,17 +692,91 @@ func (w *walker) call(x *syntax.CallExpr, src source, c ctx) {
 		w.node(arg, src, c)
 	}
 	var assigns []Assign
+	why := ""
 	for _, a := range x.Assigns {
 		assigns = append(assigns, assign(a, src))
+		if why == "" {
+			why = w.assignHazard(a, c.params)
+		}
+		if why == "" && a.Value != nil {
+			why = w.wordHazard(a.Value, c.params)
+		}
 	}
-	cmd := &Command{Assigns: assigns, Redirs: c.redirs, Pos: pos(x.Pos()), Nesting: c.nesting, Source: src.slice(x)}
+	for _, arg := range x.Args {
+		if why == "" {
+			why = w.wordHazard(arg, c.params)
+		}
+	}
+	if why == "" {
+		why = w.redirHazard(c.redirs)
+	}
+	cmd := &Command{Assigns: assigns, Redirs: c.redirs, Pos: pos(x.Pos()), Nesting: c.nesting, Source: src.slice(x), Unknown: why}
 	if len(x.Args) == 0 {
+		for _, a := range x.Assigns {
+			w.noteAssign(a)
+		}
 		w.emit(cmd)
 		w.prompts(cmd, c)
 		return
 	}
-	cmd.Args = words(x.Args, src)
+	cmd.Args = argWords(x.Args, src, c.params)
+	if c.zsh {
+		for _, arg := range x.Args {
+			if why == "" {
+				why = zshHazard(arg)
+			}
+		}
+		cmd.Unknown = why
+		// =cmd in program position is the path of cmd.
+		if a := cmd.Args[0]; a.Static && len(a.Text) > 1 && a.Text[0] == '=' {
+			cmd.Args = append([]Word{{Text: a.Text[1:], Static: true}}, cmd.Args[1:]...)
+		}
+	}
+	// PS4='…' bash -x …: prompt variables reach the command too.
+	w.prompts(cmd, c)
+	if why != "" {
+		// Report the command as unknown, and still follow what it
+		// runs: a deny rule may match inside.
+		w.emit(cmd)
+		again := *cmd
+		again.Unknown = ""
+		w.skip = &again
+		w.exec(&again, c)
+		w.skip = nil
+		return
+	}
 	w.exec(cmd, c)
+}
+
+// argWords evaluates a command's words, substituting positional
+// parameters when they are known.
+func argWords(args []*syntax.Word, src source, p *params) []Word {
+	if p == nil || !p.valid {
+		return words(args, src)
+	}
+	out := make([]Word, 0, len(args))
+	for _, a := range args {
+		if ws, ok := positional(a, p); ok {
+			out = append(out, ws...)
+			continue
+		}
+		out = append(out, words([]*syntax.Word{a}, src)...)
+	}
+	return out
+}
+
+// redirHazard checks redirections that reach the network.
+func (w *walker) redirHazard(redirs []Redirect) string {
+	for _, r := range redirs {
+		t := r.Target.Text
+		if strings.HasPrefix(t, "/dev/tcp/") || strings.HasPrefix(t, "/dev/udp/") {
+			return fmt.Sprintf("%s%s opens a network connection", r.Op, t)
+		}
+		if !r.Target.Static && strings.Contains(t, "/dev/") {
+			return fmt.Sprintf("%s%s may open a network connection", r.Op, t)
+		}
+	}
+	return ""
 }
 
 func (w *walker) decl(x *syntax.DeclClause, src source, c ctx) {
@@ -487,6 +785,19 @@ func (w *walker) decl(x *syntax.DeclClause, src source, c ctx) {
 	}
 	cmd := &Command{Decl: x.Variant.Value, Redirs: c.redirs, Pos: pos(x.Pos()), Nesting: c.nesting, Source: src.slice(x)}
 	cmd.Args = append(cmd.Args, Word{Text: x.Variant.Value, Static: true})
+	nameref, integer, why := false, false, ""
+	for _, a := range x.Args {
+		if a.Name == nil && a.Value != nil {
+			if o := evalWord(a.Value, ""); o.Static && strings.HasPrefix(o.Text, "-") {
+				nameref = nameref || strings.Contains(o.Text, "n")
+				integer = integer || strings.Contains(o.Text, "i")
+			} else if !o.Static {
+				// declare "$x": the name, the options, the value:
+				// anything.
+				why = fmt.Sprintf("%s %s: what it declares is not known", x.Variant.Value, o.Text)
+			}
+		}
+	}
 	for _, a := range x.Args {
 		switch {
 		case a.Name != nil && !a.Naked:
@@ -496,7 +807,35 @@ func (w *walker) decl(x *syntax.DeclClause, src source, c ctx) {
 		case a.Value != nil:
 			cmd.Args = append(cmd.Args, words([]*syntax.Word{a.Value}, src)...)
 		}
+		if a.Name == nil {
+			continue
+		}
+		if integer {
+			if w.ints == nil {
+				w.ints = map[string]bool{}
+			}
+			w.ints[a.Name.Value] = true
+		}
+		if why == "" && nameref {
+			v := Word{}
+			if a.Value != nil {
+				v = evalWord(a.Value, "")
+			}
+			if a.Naked || a.Value == nil || !validName(v.Text) || !v.Static {
+				why = fmt.Sprintf("%s -n makes %s a reference evaluated on use", x.Variant.Value, a.Name.Value)
+			}
+		}
+		if why == "" {
+			why = w.assignHazard(a, c.params)
+		}
+		if why == "" && a.Value != nil {
+			why = w.wordHazard(a.Value, c.params)
+		}
+		if !a.Naked {
+			w.noteAssign(a)
+		}
 	}
+	cmd.Unknown = why
 	w.emit(cmd)
 	w.prompts(cmd, c)
 }

@@ -67,11 +67,11 @@ var parseTests = []struct {
 	{"until a; do b; done", []string{"a", "b"}},
 	{"if a; then b; elif c; then d; else e; fi", []string{"a", "b", "c", "d", "e"}},
 	{"for f in $(ls); do rm $f; done", []string{"$( ) › ls", "rm ?$f"}},
-	{"for ((i=$(a); i<3; i++)); do b; done", []string{"$( ) › a", "b"}},
+	{"for ((i=$(a); i<3; i++)); do b; done", []string{"!arithmetic evaluates the output of a command substitution", "$( ) › a", "b"}},
 	{"case $(a) in x) b;; $(c)) d;; esac", []string{"$( ) › a", "b", "$( ) › c", "d"}},
 	{"[[ -f $(a) ]] && b", []string{"$( ) › a", "b"}},
-	{"(( x = $(a) ))", []string{"$( ) › a"}},
-	{"let x=$(a)", []string{"$( ) › a"}},
+	{"(( x = $(a) ))", []string{"!arithmetic evaluates the output of a command substitution", "$( ) › a"}},
+	{"let x=$(a)", []string{"!arithmetic evaluates the output of a command substitution", "$( ) › a"}},
 	{"time git push", []string{"git push"}},
 	{"coproc rm -rf /", []string{"rm -rf /"}},
 	{"f() { rm -rf /; }; f", []string{"function f › rm -rf /", "f"}},
@@ -85,7 +85,7 @@ var parseTests = []struct {
 	{"cat <(a) >(b)", []string{"<( ) › a", ">( ) › b", "cat ?<(a) ?>(b)"}},
 	{"x=$(a) y=${z:-$(b)} c", []string{"$( ) › a", "$( ) › b", "x=?$(a) y=?${z:-$(b)} c"}},
 	{"echo ${x:=$(a)} $(( $(b) + 1 )) ${arr[$(c)]}", []string{"$( ) › a", "$( ) › b", "$( ) › c",
-		"echo ?${x:=$(a)} ?$(( $(b) + 1 )) ?${arr[$(c)]}"}},
+		"echo ?${x:=$(a)} ?$(( $(b) + 1 )) ?${arr[$(c)]} !arithmetic evaluates the output of a command substitution"}},
 	{"a > $(b)", []string{"$( ) › b", "a >?$(b):write"}},
 	{"echo $(echo $(rm x))", []string{"$( ) › $( ) › rm x", "$( ) › echo ?$(rm x)", "echo ?$(echo $(rm x))"}},
 	{`echo "\$(rm -rf /)"`, []string{"echo $(rm -rf /)"}},
@@ -167,7 +167,7 @@ var parseTests = []struct {
 	{"find . -name '*.tmp' -exec rm {} \\;", []string{"find . -name *.tmp", "find -exec › rm ?{}"}},
 	{"find . -execdir sh -c 'rm -rf /' \\; -ok a {} +", []string{"find .", "find -execdir › sh -c › rm -rf /", "find -ok › a ?{}"}},
 	{"find . -fprint out", []string{"find . -fprint out -fprintout:write"}},
-	{"unbuffer git push --force", []string{"unbuffer git push --force"}},
+	{"unbuffer git push --force", []string{"unbuffer › git push --force"}},
 	{"$CMD args", []string{"?$CMD args"}},
 	{"sudo $CMD", []string{"sudo ?$CMD !cannot tell what sudo runs: option $CMD is not static"}},
 	{"env $X git push", []string{"env ?$X git push !cannot tell what env runs: option $X is not static"}},
@@ -184,11 +184,11 @@ var parseTests = []struct {
 	{`bash -c 'bash -c "sh -c \"rm -rf /\""'`, []string{"bash -c › bash -c › sh -c › rm -rf /"}},
 	{"curl x | sh", []string{"curl x", "sh !sh reads its script from standard input"}},
 	{"curl x | bash -s -- arg", []string{"curl x", "bash -s -- arg !bash reads its script from standard input"}},
-	{"bash < script.sh", []string{"bash <script.sh:read !bash reads its script from standard input"}},
+	{"bash < script.sh", []string{"bash <script.sh:read !bash reads its script from <script.sh"}},
 	{"bash <(curl x)", []string{"<( ) › curl x", "bash ?<(curl x) !bash runs a script that cannot be read: <(curl x)"}},
 	{"bash script.sh", []string{"bash script.sh"}},
 	{"curl x | bash -", []string{"curl x", "bash - !bash reads its script from standard input"}},
-	{"bash /dev/stdin < f", []string{"bash /dev/stdin <f:read !bash reads its script from standard input"}},
+	{"bash /dev/stdin < f", []string{"bash /dev/stdin <f:read !bash reads its script from <f"}},
 	{"source <(curl x)", []string{"<( ) › curl x", "source ?<(curl x) !source runs a script that cannot be read: <(curl x)"}},
 	{". ./env.sh", []string{". ./env.sh"}},
 	{"bash <<< 'rm -rf /'", []string{"bash here-string › rm -rf /"}},
@@ -369,6 +369,12 @@ func TestBashAgrees(t *testing.T) {
 		}
 	}
 	for _, tc := range parseTests {
+		check(tc.in, true)
+	}
+	for _, tc := range classTests {
+		check(tc.in, true)
+	}
+	for _, tc := range interpTests {
 		check(tc.in, true)
 	}
 	for _, tc := range errorTests {

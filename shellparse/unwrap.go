@@ -23,6 +23,18 @@ type optSpec struct {
 	operands  int             // words between the options and the command (timeout DURATION)
 	assigns   bool            // NAME=VALUE words before the command (env, sudo)
 	plusFlags bool            // +x options (shells)
+	dashAlone bool            // a lone - is an option (env -)
+	goFlags   bool            // Go's flag package: -name, --name, -name=value (jiri)
+	anyLong   bool            // every --name[=value] is an option without a separate value (firejail)
+
+	// What the runner does, beyond finding the command.
+	keep       bool            // report the runner itself too: its own rules apply (ssh, chroot)
+	join       bool            // the command words are joined and run by sh -c (watch, ssh)
+	scriptOpts map[string]bool // options whose value is a command line (flock -c, script -c)
+	progOpts   map[string]bool // options whose value is a program it runs: the command is unknown
+	writeOpts  map[string]bool // options whose value is a file it writes (strace -o)
+	chdirOpts  map[string]bool // options setting the directory the command runs in (env -C)
+	noCmd      string          // without a command it runs this instead (an interactive shell)
 }
 
 type opt struct {
@@ -54,11 +66,37 @@ func (s *optSpec) scan(args []Word) (out split, why string) {
 			i++
 			break
 		}
+		if t == "-" && s.dashAlone {
+			out.opts = append(out.opts, opt{name: "-"})
+			i++
+			continue
+		}
+		if s.goFlags && len(t) > 1 && t[0] == '-' {
+			name, val, hasVal := strings.Cut(strings.TrimLeft(t, "-"), "=")
+			takes, known := s.long[name]
+			if !known {
+				return out, fmt.Sprintf("unknown option %s", t)
+			}
+			o := opt{name: "-" + name}
+			if hasVal {
+				o.value = &Word{Text: val, Static: true}
+			} else if takes {
+				if i+1 >= len(args) {
+					return out, fmt.Sprintf("option %s needs a value", t)
+				}
+				i++
+				v := args[i]
+				o.value = &v
+			}
+			out.opts = append(out.opts, o)
+			i++
+			continue
+		}
 		if strings.HasPrefix(t, "--") {
 			name, val, hasVal := strings.Cut(t[2:], "=")
 			takes, known := s.long[name]
 			if !known {
-				if _, ok := s.optLong[name]; !ok {
+				if _, ok := s.optLong[name]; !ok && !s.anyLong {
 					return out, fmt.Sprintf("unknown option %s", t)
 				}
 				takes = false
@@ -149,7 +187,11 @@ func (s *optSpec) scan(args []Word) (out split, why string) {
 // assignWord recognizes NAME=VALUE as env and sudo take it.
 func assignWord(w Word) (string, Word, bool) {
 	name, val, ok := strings.Cut(w.Text, "=")
-	if !ok || !validName(name) {
+	if !ok || name == "" || strings.HasPrefix(name, "-") {
+		// env takes any NAME=VALUE, BASH_FUNC_f%%=… included.
+		return "", Word{}, false
+	}
+	if !w.Static && !validName(name) {
 		return "", Word{}, false
 	}
 	if !w.Static {
@@ -194,41 +236,6 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
-// runners are the programs that run another program given on their command
-// line. Each entry's spec finds where that program starts.
-var runners = map[string]*optSpec{
-	"env": {flags: "i0v", valued: "uCSP", assigns: true,
-		long: set("ignore-environment", "null", "unset=", "chdir=", "split-string=", "debug",
-			"list-signal-handling", "argv0="),
-		optLong: set("block-signal", "default-signal", "ignore-signal")},
-	"command": {flags: "p", query: "vV"},
-	"builtin": {},
-	"exec":    {flags: "cl", valued: "a"},
-	"nice":    {valued: "n", numeric: true, long: set("adjustment=")},
-	"nohup":   {},
-	"timeout": {flags: "v", valued: "sk", operands: 1,
-		long: set("signal=", "kill-after=", "preserve-status", "foreground", "verbose")},
-	"time": {flags: "apqv", valued: "fo",
-		long: set("format=", "output=", "append", "portability", "verbose", "quiet")},
-	"stdbuf": {valued: "ioe", long: set("input=", "output=", "error=")},
-	"sudo": {flags: "AbEHiknPSsB", valued: "CDghpRrTtUu", query: "elVvK", assigns: true,
-		long: set("askpass", "background", "bell", "close-from=", "chdir=", "preserve-env",
-			"edit", "group=", "set-home", "host=", "login", "remove-timestamp", "reset-timestamp",
-			"list", "non-interactive", "preserve-groups", "prompt=", "chroot=", "role=", "stdin",
-			"shell", "type=", "command-timeout=", "other-user=", "user=", "version", "validate"),
-		optLong: set("preserve-env")},
-	"doas":    {flags: "Lns", valued: "Cu"},
-	"ionice":  {flags: "t", valued: "cn", query: "pPu", long: set("class=", "classdata=", "ignore", "pid", "pgid", "uid")},
-	"setsid":  {flags: "cfw", long: set("ctty", "fork", "wait")},
-	"busybox": {},
-	"toybox":  {},
-	"xargs": {flags: "0prtxo", valued: "aEdILnPs", optional: "eil",
-		long: set("null", "arg-file=", "delimiter=", "max-args=", "max-procs=", "interactive",
-			"process-slot-var=", "no-run-if-empty", "max-chars=", "show-limits", "verbose", "exit",
-			"open-tty"),
-		optLong: set("eof", "replace", "max-lines")},
-}
-
 // shells run a script given with -c, a script file, or standard input.
 var shells = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true,
@@ -251,6 +258,13 @@ var suSpec = &optSpec{
 
 // exec reports cmd, after unwrapping runners and following nested scripts.
 func (w *walker) exec(cmd *Command, c ctx) {
+	if len(cmd.Args) > 0 && cmd.Args[0].Static && cmd.Args[0].Glob && globProgram(cmd.Args[0].Text) {
+		// The shell expands a pattern in program position (/???/r?,
+		// /bin/r[m]) to whatever files match: the program is not known.
+		args := append([]Word(nil), cmd.Args...)
+		args[0].Static = false
+		cmd.Args = args
+	}
 	if len(cmd.Args) == 0 || !cmd.Args[0].Static {
 		w.emit(cmd)
 		return
@@ -261,6 +275,43 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		w.runner(name, spec, cmd, c)
 		return
 	}
+	if name == "parallel" || name == "sem" {
+		w.parallel(name, cmd, c)
+		return
+	}
+	if subs, ok := subRunners[name]; ok {
+		sp, why := jiriGlobals.scan(args)
+		if why == "" && len(sp.rest) > 0 && sp.rest[0].Static {
+			if spec, ok := subs[sp.rest[0].Text]; ok {
+				w.runArgs(name+" "+sp.rest[0].Text, spec, cmd, sp.rest[1:], c)
+				return
+			}
+		} else if why != "" && len(args) > 0 {
+			// Flags we cannot read may hide a runner subcommand.
+			for _, a := range args {
+				if _, ok := subs[a.Text]; ok {
+					w.unknown(cmd, fmt.Sprintf("cannot tell what %s runs: %s", name, why))
+					return
+				}
+			}
+		}
+		w.emit(cmd)
+		return
+	}
+	if reason := w.builtinHazard(name, args); reason != "" {
+		u := *cmd
+		u.Unknown = reason
+		w.emit(&u)
+		// A callback is a command line: a deny inside still shows.
+		for i, a := range args {
+			if (name == "mapfile" || name == "readarray" || name == "complete" || name == "compgen") &&
+				a.Static && strings.HasPrefix(a.Text, "-") && strings.HasSuffix(a.Text, "C") && i+1 < len(args) {
+				w.nested(name+" -C", args[i+1], cmd, c)
+				break
+			}
+		}
+		return
+	}
 	switch {
 	case shells[name]:
 		w.shell(name, cmd, c)
@@ -268,6 +319,9 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		if len(args) == 0 {
 			w.emit(cmd)
 			return
+		}
+		if args[0].Static && args[0].Text == "--" {
+			args = args[1:]
 		}
 		w.nested("eval", joinWords(args), cmd, c)
 	case name == "trap":
@@ -288,12 +342,21 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		w.emit(cmd)
 		w.gitRuns(cmd, c)
 	case name == "source" || name == ".":
-		w.source(name, cmd)
+		w.source(name, cmd, c)
+	case name == "set" || name == "shift":
+		// Positional parameters change: stop substituting them.
+		if c.params != nil && (name == "shift" || setsParams(args)) {
+			c.params.valid = false
+		}
+		w.emit(cmd)
 	case name == "cd" || name == "pushd":
 		w.emit(cmd)
 		w.chdir(args)
 	default:
 		w.emit(cmd)
+		if l := interpreter(name); l != langNone {
+			w.interp(l, cmd, c)
+		}
 	}
 }
 
@@ -316,7 +379,26 @@ func (w *walker) unknown(cmd *Command, why string) {
 }
 
 func (w *walker) runner(name string, spec *optSpec, cmd *Command, c ctx) {
-	sp, why := spec.scan(cmd.Args[1:])
+	w.runArgs(name, spec, cmd, cmd.Args[1:], c)
+}
+
+// runArgs unwraps a runner whose own words after the program (and
+// subcommand) are args.
+func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, c ctx) {
+	if name == "runcon" && len(args) > 0 && args[0].Static && !strings.HasPrefix(args[0].Text, "-") {
+		// runcon CONTEXT COMMAND: without options the context comes first.
+		cp := *spec
+		cp.operands = 1
+		spec = &cp
+	}
+	if (name == "ccache" || name == "distcc") && (len(args) == 0 || strings.HasPrefix(args[0].Text, "-")) {
+		w.emit(cmd) // the cache's own options, or distcc's default compiler
+		return
+	}
+	if name == "sg" && len(args) > 0 && args[0].Text == "-" {
+		args = args[1:]
+	}
+	sp, why := spec.scan(args)
 	if why != "" {
 		w.unknown(cmd, fmt.Sprintf("cannot tell what %s runs: %s", name, why))
 		return
@@ -327,35 +409,173 @@ func (w *walker) runner(name string, spec *optSpec, cmd *Command, c ctx) {
 	}
 	rest := sp.rest
 	extra := sp.assigns
+	dir := ""
+	var scripts []Word
+	var progs []string
+	for _, o := range sp.opts {
+		switch {
+		case spec.writeOpts[o.name]:
+			cmd.Redirs = append(append([]Redirect(nil), cmd.Redirs...),
+				Redirect{Op: o.name, Target: *o.value, Kind: writeKind(*o.value)})
+		case spec.chdirOpts[o.name] && o.value != nil:
+			dir = w.resolveDir(*o.value)
+		case spec.scriptOpts[o.name] && o.value != nil:
+			scripts = append(scripts, *o.value)
+		case spec.progOpts[o.name]:
+			progs = append(progs, o.name)
+		}
+	}
+	for _, a := range extra {
+		if why := envHazard(a.Name); why != "" {
+			w.unknown(cmd, fmt.Sprintf("%s sets %s: %s", name, a.Name, why))
+			return
+		}
+	}
+	if len(progs) > 0 {
+		w.unknown(cmd, fmt.Sprintf("%s %s runs a program", name, progs[0]))
+		return
+	}
 	switch name {
 	case "env":
 		for _, o := range sp.opts {
-			if o.name == "-S" || o.name == "--split-string" {
+			switch o.name {
+			case "-S", "--split-string":
 				words, err := splitString(*o.value)
 				if err != nil {
 					w.unknown(cmd, fmt.Sprintf("cannot tell what env runs: -S %s", err))
 					return
 				}
-				rest = append(words, rest...)
-			}
-		}
-	case "time":
-		for _, o := range sp.opts {
-			if o.name == "-o" || o.name == "--output" {
-				cmd.Redirs = append(append([]Redirect(nil), cmd.Redirs...),
-					Redirect{Op: o.name, Target: *o.value, Kind: writeKind(*o.value)})
+				// The split words are env's own arguments again:
+				// options (-C dir), assignments, then the command.
+				again := *cmd
+				again.Assigns = append(append([]Assign(nil), cmd.Assigns...), extra...)
+				if dir != "" {
+					again.Dir = dir
+				}
+				w.runArgs(name, spec, &again, append(words, rest...), c)
+				return
+			case "-P":
+				// The command is looked up in another PATH.
+				extra = append(extra, Assign{Name: "PATH", Value: *o.value})
 			}
 		}
 	case "ionice":
 		// ionice -p PID… changes a running process and runs nothing.
 	case "xargs":
 		rest = w.xargs(sp, rest)
+	case "flock":
+		// flock FILE -c COMMAND: -c comes after the file.
+		if len(rest) > 0 && (rest[0].Text == "-c" || rest[0].Text == "--command") && rest[0].Static {
+			if len(rest) < 2 {
+				w.unknown(cmd, "flock -c without a command")
+				return
+			}
+			scripts = append(scripts, rest[1])
+			rest = nil
+		}
+	case "ssh":
+		for _, o := range sp.opts {
+			switch o.name {
+			case "-o":
+				if s, ok := sshCommandOption(*o.value); ok {
+					scripts = append(scripts, s)
+				}
+			case "-N", "-s":
+				// No command, or a subsystem name: ssh itself is
+				// what runs.
+				rest = nil
+				cp := *spec
+				cp.noCmd = ""
+				spec = &cp
+			}
+		}
+	case "watch":
+		for _, o := range sp.opts {
+			if o.name == "-x" || o.name == "--exec" {
+				cp := *spec
+				cp.join = false
+				spec = &cp
+			}
+		}
+	case "script":
+		// script's operand is the file it writes, not a command.
+		if len(rest) > 0 {
+			t := rest[0]
+			cmd.Redirs = append(append([]Redirect(nil), cmd.Redirs...), Redirect{Op: "script", Target: t, Kind: writeKind(t)})
+			rest = nil
+		}
+	case "sg":
+		if len(rest) > 0 && rest[0].Text == "-c" && rest[0].Static {
+			rest = rest[1:]
+		}
+	}
+	if spec.keep {
+		own := *cmd
+		if len(rest) == 0 && len(scripts) == 0 && spec.noCmd != "" {
+			own.Unknown = fmt.Sprintf("%s runs %s", name, spec.noCmd)
+		}
+		w.emit(&own)
+	}
+	for _, s := range scripts {
+		w.nested(name+" -c", s, cmd, c)
 	}
 	if len(rest) == 0 {
-		w.emit(cmd) // `env`, `nice`, `time` alone: the runner is the command
+		if !spec.keep {
+			if len(scripts) == 0 && spec.noCmd != "" {
+				cmd.Unknown = fmt.Sprintf("%s runs %s", name, spec.noCmd)
+			}
+			if len(scripts) == 0 || cmd.Unknown != "" {
+				w.emit(cmd) // `env`, `nice`, `time` alone: the runner is the command
+			}
+		}
 		return
 	}
-	w.inner(name, cmd, rest, extra, c)
+	inner := *cmd
+	if dir != "" {
+		inner.Dir = dir
+	}
+	if spec.join {
+		// The words are joined with spaces and run by a shell.
+		w.nested(name, joinWords(rest), &inner, c)
+		return
+	}
+	w.inner(name, &inner, rest, extra, c)
+}
+
+// resolveDir returns the directory a runner's option names, resolved
+// against the known working directory, or "" when it cannot be known.
+func (w *walker) resolveDir(v Word) string {
+	if !v.Static || v.Text == "" {
+		return ""
+	}
+	d := v.Text
+	switch {
+	case d == "~" || strings.HasPrefix(d, "~/"):
+		return "~" + strings.TrimSuffix(path.Clean("/"+d[1:]), "/")
+	case strings.HasPrefix(d, "/"):
+		return path.Clean(d)
+	case w.cwd != "":
+		return path.Join(w.cwd, d)
+	}
+	return ""
+}
+
+// sshCommandOption returns the local command line an ssh -o option runs
+// (ProxyCommand, LocalCommand, KnownHostsCommand), as `Key=Value` or
+// `Key Value`.
+func sshCommandOption(v Word) (Word, bool) {
+	t := strings.TrimLeft(v.Text, " \t")
+	i := strings.IndexAny(t, "= \t")
+	if i < 0 {
+		return Word{}, false
+	}
+	switch strings.ToLower(t[:i]) {
+	case "proxycommand", "localcommand", "knownhostscommand", "remotecommand":
+	default:
+		return Word{}, false
+	}
+	val := strings.TrimLeft(t[i:], "= \t")
+	return Word{Text: val, Static: v.Static}, true
 }
 
 // xargs returns the command xargs runs: its own argv with the input appended
@@ -422,14 +642,32 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 		w.unknown(cmd, fmt.Sprintf("cannot read %s's options: %s", name, why))
 		return
 	}
-	cmdMode, stdin := false, false
+	cmdMode, stdin, interactive, norc := false, false, false, false
+	rcfile := ""
 	for _, o := range sp.opts {
 		switch o.name {
 		case "-c":
 			cmdMode = true
 		case "-s":
 			stdin = true
+		case "-i", "--interactive":
+			interactive = true
+		case "--norc", "--no-rcs":
+			norc = true
+		case "--rcfile", "--init-file":
+			rcfile = o.value.Text
 		}
+	}
+	// Login shells (-l, the -lc harnesses send) read the user's own
+	// profile; an interactive shell or an rcfile runs a file the line
+	// may have chosen or written.
+	switch {
+	case rcfile != "" && !norc:
+		w.unknown(cmd, fmt.Sprintf("%s runs the startup file %s", name, rcfile))
+		return
+	case interactive && !norc:
+		w.unknown(cmd, fmt.Sprintf("interactive %s runs its startup file", name))
+		return
 	}
 	switch {
 	case cmdMode:
@@ -437,36 +675,108 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 			w.unknown(cmd, fmt.Sprintf("%s -c without a script", name))
 			return
 		}
-		w.nested(name+" -c", sp.rest[0], cmd, c)
-	case len(sp.rest) > 0 && !stdin && !stdinPath(sp.rest[0]):
+		// The words after the script are $0, $1, …: known here.
+		inner := c
+		inner.zsh = name == "zsh"
+		inner.params = &params{words: []Word{{Text: name, Static: true}}, valid: true}
+		if len(sp.rest) > 1 {
+			inner.params.words = sp.rest[1:]
+		}
+		w.nested(name+" -c", sp.rest[0], cmd, inner)
+	case len(sp.rest) > 0 && !stdin:
 		script := sp.rest[0]
 		if !script.Static {
 			w.unknown(cmd, fmt.Sprintf("%s runs a script that cannot be read: %s", name, script.Text))
 			return
 		}
+		if fd, ok := fdPath(script.Text); ok {
+			c.zsh = name == "zsh"
+			w.fdScript(name, fd, cmd, c)
+			return
+		}
 		w.emit(cmd) // a script file: the shell command is what is matched
 	default:
-		for i := len(cmd.Redirs) - 1; i >= 0; i-- {
-			r := cmd.Redirs[i]
-			op := strings.TrimPrefix(r.Op, "0")
-			if op == "<<" || op == "<<-" || op == "<<<" {
-				kind := "here-doc"
-				if op == "<<<" {
-					kind = "here-string"
-				}
-				// The shell reads the document as its script, not
-				// as the input of the commands in it.
-				fed := *cmd
-				fed.Redirs = append(append([]Redirect(nil), cmd.Redirs[:i]...), cmd.Redirs[i+1:]...)
-				w.nested(name+" "+kind, r.Target, &fed, c)
-				return
-			}
-			if op == "<" || op == "<&" || op == "<>" {
-				break
-			}
-		}
-		w.unknown(cmd, fmt.Sprintf("%s reads its script from standard input", name))
+		c.zsh = name == "zsh"
+		w.fdScript(name, 0, cmd, c)
 	}
+}
+
+// fdPath reports a script path that names an open file descriptor.
+func fdPath(p string) (int, bool) {
+	switch p {
+	case "-", "/dev/stdin":
+		return 0, true
+	}
+	for _, prefix := range []string{"/dev/fd/", "/proc/self/fd/"} {
+		if n, ok := strings.CutPrefix(p, prefix); ok && isNumber(n) && len(n) < 4 {
+			v := 0
+			for _, r := range n {
+				v = v*10 + int(r-'0')
+			}
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// redirFd returns the descriptor a redirection applies to.
+func redirFd(op string) (int, string) {
+	i := 0
+	for i < len(op) && op[i] >= '0' && op[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		if strings.HasPrefix(op, "<") {
+			return 0, op
+		}
+		return 1, op
+	}
+	v := 0
+	for _, r := range op[:i] {
+		v = v*10 + int(r-'0')
+		if v > 1000 {
+			return -1, op[i:]
+		}
+	}
+	return v, op[i:]
+}
+
+// fdScript follows the script a shell (or source) reads from descriptor
+// fd: a here-document or here-string on it, or, for standard input, text
+// piped in by a static echo, printf or cat; anything else is unknown.
+func (w *walker) fdScript(name string, fd int, cmd *Command, c ctx) {
+	for i := len(cmd.Redirs) - 1; i >= 0; i-- {
+		r := cmd.Redirs[i]
+		n, op := redirFd(r.Op)
+		if n != fd {
+			continue
+		}
+		switch op {
+		case "<<", "<<-", "<<<":
+			kind := "here-doc"
+			if op == "<<<" {
+				kind = "here-string"
+			}
+			// The shell reads the document as its script, not as
+			// the input of the commands in it.
+			fed := *cmd
+			fed.Redirs = append(append([]Redirect(nil), cmd.Redirs[:i]...), cmd.Redirs[i+1:]...)
+			w.nested(name+" "+kind, r.Target, &fed, c)
+			return
+		}
+		w.unknown(cmd, fmt.Sprintf("%s reads its script from %s%s", name, r.Op, r.Target.Text))
+		return
+	}
+	if fd == 0 && c.stdin != nil && !c.stdin.used {
+		c.stdin.used = true
+		w.nested(name+" stdin", c.stdin.text, cmd, c)
+		return
+	}
+	if fd == 0 {
+		w.unknown(cmd, fmt.Sprintf("%s reads its script from standard input", name))
+		return
+	}
+	w.unknown(cmd, fmt.Sprintf("%s reads its script from descriptor %d", name, fd))
 }
 
 // su and runuser take options anywhere (su - root -c 'cmd'): look for the
@@ -536,8 +846,17 @@ func stdinPath(w Word) bool {
 
 // source runs a script file in the current shell: one that cannot be read
 // (a substitution, standard input) is unknown.
-func (w *walker) source(name string, cmd *Command) {
+func (w *walker) source(name string, cmd *Command, c ctx) {
 	args := cmd.Args[1:]
+	if len(args) > 0 && args[0].Static && args[0].Text == "--" {
+		args = args[1:]
+	}
+	if len(args) > 0 && args[0].Static {
+		if fd, ok := fdPath(args[0].Text); ok {
+			w.fdScript(name, fd, cmd, c)
+			return
+		}
+	}
 	if len(args) > 0 && (!args[0].Static || stdinPath(args[0])) {
 		w.unknown(cmd, fmt.Sprintf("%s runs a script that cannot be read: %s", name, args[0].Text))
 		return
@@ -640,6 +959,14 @@ func (w *walker) find(cmd *Command, c ctx) {
 			}
 		}
 		own.Args = append(own.Args, a)
+		// A primary's value is data, even when it looks like an
+		// action: find . -name -delete matches files named -delete.
+		if n := findValues(a.Text); n > 0 && a.Static {
+			for k := 0; k < n && i+1 < len(args); k++ {
+				i++
+				own.Args = append(own.Args, args[i])
+			}
+		}
 	}
 	w.emit(&own)
 	for n, argv := range execs {
@@ -657,7 +984,7 @@ func (w *walker) nested(kind string, script Word, cmd *Command, c ctx) {
 		w.unknown(cmd, fmt.Sprintf("%s script is not static: %s", kind, script.Text))
 		return
 	}
-	f, err := parse(script.Text)
+	f, err := parseDialect(script.Text, c.zsh)
 	if err != nil {
 		w.unknown(cmd, fmt.Sprintf("%s script does not parse: %v", kind, err))
 		return
@@ -683,4 +1010,36 @@ func joinWords(args []Word) Word {
 	}
 	out.Text = strings.Join(parts, " ")
 	return out
+}
+
+// setsParams reports a set command that replaces the positional
+// parameters: set -- a b, set a b.
+func setsParams(args []Word) bool {
+	for _, a := range args {
+		if !a.Static || a.Text == "--" || a.Text == "-" {
+			return true
+		}
+		if !strings.HasPrefix(a.Text, "-") && !strings.HasPrefix(a.Text, "+") {
+			return true
+		}
+	}
+	return false
+}
+
+// findValues is how many words a find primary takes as its value.
+func findValues(p string) int {
+	switch p {
+	case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+		"-lname", "-ilname", "-newer", "-anewer", "-cnewer", "-perm", "-type", "-xtype", "-user",
+		"-group", "-uid", "-gid", "-size", "-mtime", "-atime", "-ctime", "-mmin", "-amin", "-cmin",
+		"-used", "-links", "-inum", "-samefile", "-maxdepth", "-mindepth", "-fstype", "-context",
+		"-regextype", "-printf", "-fprint", "-fprint0", "-fls", "-files0-from":
+		return 1
+	case "-fprintf":
+		return 2
+	}
+	if strings.HasPrefix(p, "-newer") && len(p) == len("-newerXY") {
+		return 1
+	}
+	return 0
 }

@@ -77,13 +77,39 @@ func explainCorpus(t *testing.T, managed bool) {
 // --json under cfg: never weaker than expected, exact unless a floor.
 func checkCorpus(t *testing.T, cfg string) {
 	t.Helper()
-	corpus, err := os.ReadFile(filepath.Join("..", "..", "matcher", "testdata", "adversarial.tsv"))
+	checkCorpusFile(t, cfg, "adversarial.tsv", 100)
+}
+
+// checkCorpusFile is checkCorpus for one corpus of matcher/testdata. Rows
+// listed in its .pending file (waiting on package shellparse) are
+// reported without failing.
+func checkCorpusFile(t *testing.T, cfg, name string, minRows int) {
+	t.Helper()
+	dir := filepath.Join("..", "..", "matcher", "testdata")
+	corpus, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
+	pending := map[string]bool{}
+	if data, err := os.ReadFile(filepath.Join(dir, strings.TrimSuffix(name, ".tsv")+".pending")); err == nil {
+		for _, l := range strings.Split(string(data), "\n") {
+			if l != "" && !strings.HasPrefix(l, "#") {
+				pending[strings.NewReplacer("␤", "\n", "⇥", "\t").Replace(l)] = true
+			}
+		}
+	}
+	stricter := map[string]bool{}
+	if data, err := os.ReadFile(filepath.Join(dir, strings.TrimSuffix(name, ".tsv")+".stricter")); err == nil {
+		for _, l := range strings.Split(string(data), "\n") {
+			if l != "" && !strings.HasPrefix(l, "#") {
+				cmd, _, _ := strings.Cut(l, "\t")
+				stricter[strings.NewReplacer("␤", "\n", "⇥", "\t").Replace(cmd)] = true
+			}
+		}
+	}
 	rank := map[string]int{"allow": 0, "default": 1, "ask": 2, "deny": 3}
 	rows := strings.Split(strings.TrimRight(string(corpus), "\n"), "\n")[1:]
-	if len(rows) < 100 {
+	if len(rows) < minRows {
 		t.Fatalf("corpus has %d rows", len(rows))
 	}
 	for _, row := range rows {
@@ -100,11 +126,15 @@ func checkCorpus(t *testing.T, cfg string) {
 		if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 			t.Fatalf("%q: %v\n%s", line, err, stdout.String())
 		}
+		errorf := t.Errorf
+		if pending[line] {
+			errorf = t.Logf // waits on package shellparse
+		}
 		switch {
 		case rank[res.Verdict] < rank[want]:
-			t.Errorf("%q: explain says %s, want %s (weaker)", line, res.Verdict, want)
-		case res.Verdict != want && !strings.Contains(f[2], "(floor)"):
-			t.Errorf("%q: explain says %s, want exactly %s", line, res.Verdict, want)
+			errorf("%s: %q: explain says %s, want %s (weaker)", name, line, res.Verdict, want)
+		case res.Verdict != want && !strings.Contains(f[2], "(floor") && !stricter[line]:
+			errorf("%s: %q: explain says %s, want exactly %s", name, line, res.Verdict, want)
 		}
 	}
 }
@@ -139,4 +169,50 @@ func TestCorpusThroughAgentsSetup(t *testing.T) {
 		t.Fatalf("agents-setup: %v\n%s", err, out)
 	}
 	checkCorpus(t, cfg)
+
+	// The second corpus's policy (matcher/testdata/adversarial-2.tsv,
+	// ../shared/corpus/README.md) allows more, read-only.
+	more := []string{"git grep", "git ls-remote", "git show", "tar -tf", "less", "sort", "find", "date", "file",
+		"make", "npm test", "cargo test", "go vet", "go list", "Rscript", "jiri runp", "head", "watch"}
+	manifests["read_only"] = append(manifests["read_only"], more...)
+	if err := os.WriteFile(filepath.Join(perms, "read_only.txt"), []byte(strings.Join(manifests["read_only"], "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(setup, "--root", ck, "--config", cfg, "-p", "local-changes")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("agents-setup: %v\n%s", err, out)
+	}
+	checkCorpusFile(t, cfg, "adversarial-2.tsv", 40)
+}
+
+// TestExplainFact: explain names the program fact that made a command
+// stricter, in text and JSON.
+func TestExplainFact(t *testing.T) {
+	_, cfg := testEnv(t, `{"userSettings":{"globalPermissionGrants":{"allow":["command(git ls-remote)","command(tar -tf)"],"deny":["command(rm -rf /)"]}}}`)
+	for _, tc := range []struct{ line, verdict, fact string }{
+		{"git ls-remote --upload-pack='rm -rf /' .", "deny", "[git ls-remote] exec -u --upload-pack"},
+		{"tar -tf x.tar --index-file=/tmp/i", "ask", "[tar] write --index-file"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{"agent-shim", "explain", "--config", cfg, "--", tc.line}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.line, code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "fact: ") || !strings.Contains(stdout.String(), tc.fact) {
+			t.Errorf("%q: explain does not name the fact %q:\n%s", tc.line, tc.fact, stdout.String())
+		}
+		stdout.Reset()
+		if code := run(context.Background(), []string{"agent-shim", "explain", "--json", "--config", cfg, "--", tc.line}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.line, code, stderr.String())
+		}
+		var res struct {
+			Verdict  string
+			Commands []struct{ Fact string }
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != tc.verdict || len(res.Commands) == 0 || !strings.Contains(res.Commands[0].Fact, tc.fact) {
+			t.Errorf("%q: explain --json = %s", tc.line, stdout.String())
+		}
+	}
 }

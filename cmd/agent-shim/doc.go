@@ -10,6 +10,12 @@
 //	agent-shim -c '<command line>' [arg0 [args...]]
 //	agent-shim explain [--json] [--config FILE] [--] '<command line>'
 //	agent-shim recommend [--json] [--apply] [--config FILE]
+//	agent-shim run [--config FILE] -- PROGRAM [ARGS...]
+//	agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell]
+//	agent-shim uninstall claude-code|codex|gemini-cli [--settings FILE]
+//	agent-shim doctor [--config FILE] [--json]
+//	agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]
+//	agent-shim replay [--config NEW] [--log FILE] [--json]
 //
 // hook reads the agent's pre-tool-use JSON on stdin and answers in that
 // agent's protocol:
@@ -47,6 +53,17 @@
 // as the user's own grant in config.json), n or an empty line no. Without
 // a terminal it is refused with a hint saying which grant would allow it.
 //
+// On Linux an allowed line runs under the run-time layer (package
+// supervisor): every program the line's process tree executes is decided
+// by its exact argv (a deny rule, the never-allow list, or an ask rule
+// nobody approved fails the exec with EPERM and one line on stderr), and
+// below full access its writes are confined to the scope, the temporary
+// and cache directories (EACCES elsewhere). agentShim.runtime: "on" (the
+// default) falls back to exec where the kernel lacks seccomp user
+// notification or Landlock, saying so once per session; "off" always
+// execs; "require" refuses (126) without it. run wraps any program (an
+// agent, a CI job) the same way; the program itself is decided too.
+//
 // The session is the hook input's session_id, else $AGENT_SHIM_SESSION,
 // else the parent process (the agent). Answers for the session last across
 // the shim's processes; every approval is logged.
@@ -58,20 +75,82 @@
 // reason, evidence), never over-broad (no shell, interpreter, env, sudo,
 // xargs, find, no glob); --apply adds them to config.json's allow list.
 //
+// install merges the hook into the agent's user settings, or --settings
+// FILE: Claude Code's PreToolUse (with "onFailure": "block", so a hook that
+// dies or times out blocks the call) and PostToolUse in
+// ~/.claude/settings.json ($CLAUDE_CONFIG_DIR), Codex's PreToolUse in ~/.codex/hooks.json ($CODEX_HOME)
+// with [features] hooks = true in the config.toml beside it, Gemini CLI's
+// BeforeTool in ~/.gemini/settings.json; the command is this binary's
+// absolute path (links resolved), never a name PATH must find. Every other
+// byte of the file stays; an equal hook already there means nothing is
+// written; otherwise the old file is backed up and the new one written
+// atomically under a lock (through a symbolic link: the link stays).
+// --config puts --config FILE into the hook command. --shell makes Claude
+// Code run its Bash tool through shell mode: a link
+// ~/.local/bin/agent-shim-bash to this binary and env.CLAUDE_CODE_SHELL
+// pointing at it; for the others it prints what to set. uninstall removes
+// the hook groups of agent-shim and whatever install recorded adding.
+//
+// doctor checks each agent whose settings are present: the hook installed
+// for each event, by an absolute path to an executable, and a self-test
+// that runs the installed command as the agent does (sh -c, the call on
+// stdin, PATH=/usr/bin:/bin) for `rm -rf /` (must be denied) and `git
+// status` (must not be blocked); the agents' switches that turn hooks off
+// (Claude Code's disableAllHooks and allowManagedHooksOnly, Codex's
+// [features] hooks, Gemini CLI's hooksConfig); the policy (config.json readable, profile, mode, requireHook,
+// runtime); shell mode; the run-time layer. A failing check prints the
+// command that fixes it.
+//
+// Hook and shell mode work together through single-use tickets: a hook
+// call that leaves a shell command to the agent's own prompt (ask, or no
+// rule) leaves an "ask" ticket (session, directory, exact command, 10
+// minutes, HMAC-authenticated) that shell mode spends to run that line once
+// without asking again, unless a deny rule matches; an allowed one leaves a
+// "seen" ticket. With agentShim.requireHook, shell mode refuses a line no
+// ticket vouches for: the hook died, timed out or was bypassed.
+//
+// log prints the recent decisions of every layer from the decision log,
+// oldest first, one line each: time, verdict (→ the answer, when a person
+// was asked), layer, the command (cut to fit) and the rule that decided
+// with its file and line, or the reason. --since takes a duration (90m,
+// 24h, 7d) or a time (2006-01-02, RFC 3339); --verdict one or more
+// verdicts, comma-separated; -n the last N (default 50, 0 for all); --json
+// prints the entries as JSON lines.
+//
+// replay decides every shell command of the decision log again, under
+// another config.json (--config; default the agent's own, as it is now;
+// write the one a manifest change would give with agents-setup --config
+// NEW), and prints the verdicts that change (allow → ask, ask → allow, …) with
+// counts and, per command, the reason then and now. Decisions a session's
+// answer made are skipped: they depend on the session, not the policy.
+//
 // # Exit codes
 //
-//	0    explain, recommend: done; hook: answered (the answer is on stdout);
+//	0    explain, recommend, log, replay, install, uninstall: done; doctor: every check
+//	     passed (warnings and notes aside); hook: answered (the answer is
+//	     on stdout);
 //	     shell mode never exits 0 itself: it execs the real shell, whose
 //	     status (or signal, which a shell reports as 128+N) is the result
-//	1    explain, recommend: config.json, the approval log or an I/O
-//	     operation failed
+//	1    explain, recommend, log, replay: config.json, a log or an I/O
+//	     operation failed; install, uninstall: a settings file that is not
+//	     JSON (file:line:col) or not of the agents' shape, a file in the way
+//	     of the shell link, or an I/O or lock error — nothing is written;
+//	     doctor: some check failed (an agent unguarded, a hook found by
+//	     PATH or missing, a self-test not denied or blocked, hooks turned
+//	     off, an unreadable policy), the fix printed with it
 //	2    usage error; hook: the blocking answer of all three protocols, with
 //	     the reason on stderr: input that is not JSON, an unknown event or
 //	     agent, a tool input without what the tool needs, a bad config.json,
 //	     any internal error; never an allow
 //	126  shell mode: the command is denied, needs approval nobody can give,
 //	     the person said no, or it cannot be decided or run (bad argv, bad
-//	     config.json, the real shell is agent-shim); one line on stderr
+//	     config.json, the real shell is agent-shim, agentShim.runtime is
+//	     "require" and the run-time layer is unavailable); one line on stderr
+//	run: the status of PROGRAM (a signal kills agent-shim with the same
+//	     signal); 126 when PROGRAM cannot be found, is refused or cannot
+//	     run; 2 for a usage error
+//	     config.json, the real shell is agent-shim), or, with
+//	     agentShim.requireHook, no hook call has seen it; one line on stderr
 //
 // # Files
 //
@@ -84,11 +163,26 @@
 //	    the lock agents-setup holds while it writes the file
 //	$XDG_STATE_HOME/agent-shim/approvals.jsonl (default ~/.local/state/...)
 //	    every approval, one JSON line: tool, key, decision, time, session
+//	$XDG_STATE_HOME/agent-shim/decisions.jsonl (and .1, .2, .lock)
+//	    every decision of hook and shell mode, one JSON line: time, agent,
+//	    session, layer, cwd, tool, command (secrets masked), verdict,
+//	    reason, rule (text, list, category, overlay, file, line) or floor,
+//	    answer; rotated past 8 MiB, two old files kept; a log that cannot
+//	    be written loses the line, never the decision
 //	$XDG_STATE_HOME/agent-shim/sessions/<id>.json (and .lock)
 //	    a session's s and t answers, and the calls hook mode answered "ask"
 //	$XDG_CACHE_HOME/agent-shim/ (default ~/.cache/agent-shim/)
 //	    a compact copy of config.json's policy, trusted only while the
 //	    file's identity (device, inode, size, times) is unchanged
+//	$XDG_STATE_HOME/agent-shim/tickets/ and key
+//	    single-use hook tickets (mode 0600), and the random per-user key
+//	    that authenticates them
+//	$XDG_STATE_HOME/agent-shim/installs.json and backups/
+//	    what install added besides its hook groups, for uninstall; the
+//	    settings files as they were before each change
+//	~/.claude/settings.json, ~/.codex/hooks.json and config.toml,
+//	~/.gemini/settings.json, ~/.local/bin/agent-shim-bash
+//	    what install and uninstall edit
 //	/dev/tty
 //	    where shell mode asks
 package main

@@ -90,6 +90,11 @@ func writeExplain(w io.Writer, f *config.File, res *matcher.Result) {
 				oneLine(argvString(v.Argv)), v.Decision, oneLine(ruleString(v.Rule)), oneLine(v.Reason))
 		}
 		tw.Flush()
+		for _, v := range res.Commands {
+			if v.Fact != "" {
+				fmt.Fprintf(w, "fact: %s: %s\n", oneLine(argvString(v.Argv)), oneLine(v.Fact))
+			}
+		}
 	}
 	fmt.Fprintf(w, "verdict: %s (%s)\n", res.Decision, oneLine(res.Reason))
 }
@@ -169,6 +174,8 @@ type jsonCommand struct {
 	Verdict string    `json:"verdict"`
 	Rule    *jsonRule `json:"rule"`
 	Reason  string    `json:"reason"`
+	// Fact is the program fact that made the verdict stricter.
+	Fact string `json:"fact,omitempty"`
 }
 
 type jsonRule struct {
@@ -195,6 +202,7 @@ func explainJSON(f *config.File, res *matcher.Result) jsonResult {
 			Static:  v.Command.Static(),
 			Verdict: v.Decision.String(),
 			Reason:  v.Reason,
+			Fact:    v.Fact,
 		}
 		if jc.Argv == nil {
 			jc.Argv = []string{}

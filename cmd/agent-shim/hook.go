@@ -142,6 +142,12 @@ func (e *env) hook(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.block(err)
 	}
+	e.logHook(ag.name, &in, d) // the decision log (logcmd.go)
+	// Leave a ticket for shell mode (ticket.go); without one shell mode
+	// only asks more, so a failure is a warning.
+	if err := e.recordTicket(ag, &in, d); err != nil {
+		fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
+	}
 	hint := ""
 	if d.Verdict == gate.Ask || d.Verdict == gate.Default {
 		hint = approveHint(s.config, d.Request)

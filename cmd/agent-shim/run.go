@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/agent-shim/agent-shim/supervisor"
 )
 
 // Exit codes. They are a contract: see doc.go.
@@ -38,6 +40,12 @@ const usage = `usage: agent-shim hook claude-code|codex|gemini-cli [--config FIL
        agent-shim -c '<command line>' [arg0 [args...]]    (shell mode; also -lc, -e -o pipefail -c, -i -c)
        agent-shim explain [--json] [--config FILE] [--] '<command line>'
        agent-shim recommend [--json] [--apply] [--config FILE]
+       agent-shim run [--config FILE] -- PROGRAM [ARGS...]
+       agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell]
+       agent-shim uninstall claude-code|codex|gemini-cli [--settings FILE]
+       agent-shim doctor [--config FILE] [--json]
+       agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]
+       agent-shim replay [--config NEW] [--log FILE] [--json]
 
 agent-shim decides what an AI agent's tool calls may do.
 
@@ -45,6 +53,12 @@ agent-shim decides what an AI agent's tool calls may do.
   -c ...      stand in for the agent's shell: decide, then exec the real shell
   explain     show every command a line would run, the rule that decides it and why
   recommend   suggest grants from the approval log; --apply saves them
+  run         run a program (an agent, a CI job) with every program it executes decided
+  install     put the hook into an agent's settings (absolute path); --shell: shell mode too
+  uninstall   take out what install put in
+  doctor      check that every agent found is guarded and fails closed
+  log         the recent decisions, with the rule that decided each
+  replay      decide the logged commands under another policy: the verdicts that change
 `
 
 // run is main without the process: tests call it directly.
@@ -70,6 +84,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = e.explain(args[2:])
 	case "recommend":
 		err = e.recommend(ctx, args[2:])
+	case "run":
+		return e.runCmd(ctx, args[2:])
+	case supervisor.ChildArg:
+		return supervisor.Child(stderr)
+	case "doctor":
+		return e.doctor(ctx, args[2:])
+	case "install":
+		err = e.install(ctx, args[2:])
+	case "uninstall":
+		err = e.uninstall(ctx, args[2:])
+	case "log":
+		err = e.logcmd(args[2:])
+	case "replay":
+		err = e.replay(args[2:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

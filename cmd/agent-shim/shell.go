@@ -115,12 +115,19 @@ func (e *env) shell(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.refuse(err)
 	}
-	err = e.settle(ctx, s, prompter, cmd)
+	// Hook tickets (ticket.go): an ask ticket approves the line once;
+	// agentShim.requireHook refuses a line no hook has seen.
+	line, approved, err := e.ticketGate(s, cmd)
+	if err == nil && !approved {
+		approved, err = e.settle(ctx, s, prompter, line)
+	}
 	s.close()
 	if err != nil {
 		return e.refuse(err)
 	}
-	path, err := e.realShell(s.config)
+	approved = approved || s.g.LineApproved(cmd)
+	cfg := &lazyConfig{path: s.config}
+	path, err := e.realShell(cfg)
 	if err != nil {
 		return e.refuse(err)
 	}
@@ -128,42 +135,40 @@ func (e *env) shell(ctx context.Context, args []string) int {
 	if strings.HasPrefix(args[0], "-") || strings.HasPrefix(filepath.Base(args[0]), "-") {
 		argv[0] = "-" + argv[0] // a login shell, as login(1) starts it
 	}
-	err = execShell(path, argv, os.Environ())
-	if err != nil {
-		return e.refuse(fmt.Errorf("running %s: %w", path, err))
-	}
-	return exitOK // only a test's execShell returns
+	return e.runProgram(ctx, s, cfg, path, argv, approved)
 }
 
 // settle decides cmd and, when it needs a person, asks on the terminal.
-// nil means run it.
-func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd string) error {
+// A nil error means run it; approved reports that the person approved it
+// just now.
+func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd string) (approved bool, err error) {
 	d := s.g.DecideBash(cmd)
+	defer e.logShell(s, cmd, d, &p)() // the decision log, with the answer (logcmd.go)
 	switch d.Verdict {
 	case gate.Allow:
-		return nil
+		return false, nil
 	case gate.Deny:
-		return fmt.Errorf("%w: %s", gate.ErrDenied, d.Reason)
+		return false, fmt.Errorf("%w: %s", gate.ErrDenied, d.Reason)
 	}
 	if p == nil {
-		return &hinted{fmt.Errorf("%w: %s, and there is no terminal to ask on", gate.ErrNeedsApproval, d.Reason),
+		return false, &hinted{fmt.Errorf("%w: %s, and there is no terminal to ask on", gate.ErrNeedsApproval, d.Reason),
 			approveHint(s.config, d.Request) + ", or run the agent from a terminal to be asked"}
 	}
 	a, err := p.AskApproval(ctx, *d.Request)
 	if err != nil {
-		return fmt.Errorf("asking for approval: %w", err)
+		return false, fmt.Errorf("asking for approval: %w", err)
 	}
 	if a == gate.AnswerNo {
-		return fmt.Errorf("%w: the person said no (%s)", gate.ErrDenied, d.Reason)
+		return false, fmt.Errorf("%w: the person said no (%s)", gate.ErrDenied, d.Reason)
 	}
 	if err := s.g.Apply(*d.Request, a); err != nil {
-		return err
+		return false, err
 	}
 	if err := s.session.remember(ctx, *d.Request, a); err != nil {
 		// The call was approved; later calls will be asked again.
 		fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
 	}
-	return nil
+	return true, nil
 }
 
 // hinted is an error with a hint on how to get past it.
@@ -189,19 +194,35 @@ func (e *env) refuse(err error) int {
 	return exitDenied
 }
 
+// lazyConfig is config.json, read once when first needed.
+type lazyConfig struct {
+	path string
+	f    *config.File
+	err  error
+	read bool
+}
+
+func (c *lazyConfig) load() (*config.File, error) {
+	if !c.read {
+		c.f, c.err = config.Load(c.path)
+		c.read = true
+	}
+	return c.f, c.err
+}
+
 // realShell returns the shell to exec: AGENT_SHIM_SHELL, else
 // agentShim.shell, else /bin/bash, found on PATH when it is a bare name.
 // It refuses this program itself, by any name or link, which would decide
 // and exec itself forever.
-func (e *env) realShell(configPath string) (string, error) {
+func (e *env) realShell(cfg *lazyConfig) (string, error) {
 	name := e.getenv("AGENT_SHIM_SHELL")
 	from := "AGENT_SHIM_SHELL"
 	if name == "" {
-		f, err := config.Load(configPath)
+		f, err := cfg.load()
 		if err != nil {
 			return "", err
 		}
-		name, from = f.Shim.Shell, configPath+": agentShim.shell"
+		name, from = f.Shim.Shell, cfg.path+": agentShim.shell"
 	}
 	if name == "" {
 		name, from = defaultShell, "the default shell"

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/supervisor"
 )
 
 func TestParseShellArgv(t *testing.T) {
@@ -112,13 +113,16 @@ type seams struct {
 
 func useSeams(t *testing.T, tty func() (io.ReadWriteCloser, error)) *seams {
 	s := &seams{}
-	oldExec, oldTTY := execShell, openTTY
-	t.Cleanup(func() { execShell, openTTY = oldExec, oldTTY })
+	oldExec, oldTTY, oldRun := execShell, openTTY, superviseRun
+	t.Cleanup(func() { execShell, openTTY, superviseRun = oldExec, oldTTY, oldRun })
 	execShell = func(path string, argv []string, _ []string) error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.execs = append(s.execs, append([]string{path}, argv...))
 		return nil
+	}
+	superviseRun = func(_ context.Context, c supervisor.Config) (supervisor.Status, error) {
+		return supervisor.Status{}, execShell(c.Path, c.Argv, c.Env)
 	}
 	if tty == nil {
 		tty = func() (io.ReadWriteCloser, error) { return nil, errors.New("no terminal") }
@@ -210,7 +214,7 @@ func TestShellAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = e.settle(ctx, s, p, tc.cmd)
+		_, err = e.settle(ctx, s, p, tc.cmd)
 		s.close()
 		if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 			t.Errorf("settle: %v, want %v", err, tc.wantErr)
@@ -223,7 +227,7 @@ func TestShellAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = e.settle(ctx, s2, nil, tc.later)
+		_, err = e.settle(ctx, s2, nil, tc.later)
 		s2.close()
 		if runs := err == nil; runs != tc.laterRuns {
 			t.Errorf("later %q: %v, want runs=%v", tc.later, err, tc.laterRuns)

@@ -8,6 +8,7 @@
 //	             [--allow-list FILE]... [--ask-list FILE]... [--deny-list FILE]...
 //	             [--config FILE] [--state-dir DIR] [--root DIR] [--dry-run] [--init]
 //	agents-setup --status | --rollback [N] | --reset [--dry-run]
+//	agents-setup [--check [-p PROFILE]] [--lint [--json]] [--root DIR]
 //	agents-setup [--config FILE] [--state-dir DIR] hooks install|uninstall|status [--root DIR] [--force]
 //
 // The checkout root is the nearest ancestor holding .jiri_root/, else the top
@@ -37,6 +38,19 @@
 // from before the last N changes (removing it if the first of them created
 // it); backups of the 10 last changes are kept. --reset removes the managed
 // grants and rules and keeps the ones added by hand.
+//
+// --check runs the policy tests: each overlay's .agents/config/tests.txt,
+// lines "allow|ask|deny|default <command line>" with # comments, and
+// "profile: a, b" lines naming the profiles of the tests after them (else
+// all four; -p keeps one). Each command is decided by the same gate hook mode
+// builds for that profile from the manifests (the built-in never-allow list
+// included); a mismatch prints "file:line: profile: command: expected X, got
+// Y (reason and rule)" and exits 1. Every apply (but --reset) runs them first
+// and writes nothing when one fails. --lint reports allow rules for runners,
+// interpreters, shells, build tools and (in read_only) writers, rules a
+// stronger list always overrides, duplicates across overlays, unknown git and
+// go subcommands, and never-allow rules a usual spelling gets past, each with
+// file:line and a fix; --json prints them as JSON; exit 1 when there are any.
 //
 // After a change, the user services listed in the overlays' services.txt are
 // restarted with systemctl --user try-restart (skipped without systemctl).
@@ -94,6 +108,7 @@
 //	1  error: config.json or state.json unreadable (the message names the
 //	   file, with line and column for bad JSON), a manifest line that cannot be
 //	   read (file:line), an I/O or lock failure; nothing is written
+//	   --check: a policy test failed; --lint: there are findings
 //	2  usage error: unknown flag or profile, conflicting modes, an argument
 //
 //	3  "hooks status" only: a repository's hooks are missing, stale or
@@ -127,5 +142,5 @@
 //	    mark and manifest fingerprint, and the hook run's error log
 //	<root>/.agents/config/permissions/<category>.txt, <root>/vendor/<x>/.agents/config/...
 //	    the manifests; services.txt beside permissions/ names the services
-//	    to restart
+//	    to restart; tests.txt beside permissions/ holds the policy tests
 package main

@@ -144,7 +144,7 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			return &usageError{Msg: err.Error()}
 		},
 		Commands: []*cli.Command{o.hooksCommand()},
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, Usage: "`PROFILE`: " + strings.Join(manifest.Profiles, ", "), Destination: &o.Profile},
 			&cli.StringSliceFlag{Name: "allow", Aliases: []string{"a"}, Usage: "allow `CMD` (ad-hoc rule, repeatable)"},
 			&cli.StringSliceFlag{Name: "ask", Aliases: []string{"k"}, Usage: "ask before `CMD` (ad-hoc rule, repeatable)"},
@@ -161,13 +161,16 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.IntFlag{Name: "rollback", Usage: "restore config.json from before the last `N` applies (default 1)", Destination: &o.Rollback},
 			&cli.BoolFlag{Name: "reset", Usage: "remove the managed grants and rules, keeping the ones added by hand", Destination: &o.Reset},
 			&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show this help"},
-		},
+		}, checkFlags...), // policy tests and lint (check.go)
 		Action: func(c *cli.Context) error {
 			if c.Bool("help") {
 				return cli.ShowAppHelp(c)
 			}
 			if c.NArg() > 0 {
 				return usagef("unexpected argument %q (flags go before arguments; this command takes none)", c.Args().First())
+			}
+			if c.Bool("check") || c.Bool("lint") || c.Bool("json") {
+				return policyChecks(c) // check.go
 			}
 			o.Allow, o.Ask, o.Deny = c.StringSlice("allow"), c.StringSlice("ask"), c.StringSlice("deny")
 			o.AllowLists, o.AskLists, o.DenyLists = c.StringSlice("allow-list"), c.StringSlice("ask-list"), c.StringSlice("deny-list")

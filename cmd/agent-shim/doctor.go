@@ -1,0 +1,511 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/hooks"
+	"github.com/agent-shim/agent-shim/supervisor"
+)
+
+// doctor checks that every agent found on this machine is guarded, and
+// guarded so that it fails closed: the hook is installed for the events
+// the shim needs, runs a program by an absolute path that exists, and
+// answers a harmless self-test as expected (`rm -rf /` denied, `git
+// status` answered), run the way the agent runs it (sh -c, stdin JSON) with
+// a PATH that lacks agent-shim. It reports the policy in force and whether
+// shell mode and the run-time layer are there. A check that fails names the
+// command that fixes it; any failure is exit 1.
+
+const doctorSynopsis = "agent-shim doctor [--config FILE] [--json]"
+
+// selfTestTimeout bounds each self-test run of a hook.
+const selfTestTimeout = 10 * time.Second
+
+// Check statuses.
+const (
+	checkOK   = "ok"
+	checkInfo = "info"
+	checkWarn = "warn"
+	checkFail = "fail"
+)
+
+type check struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+type agentReport struct {
+	Agent    string  `json:"agent"`
+	Settings string  `json:"settings"`
+	Checks   []check `json:"checks"`
+}
+
+type doctorReport struct {
+	OK     bool          `json:"ok"`
+	Policy []check       `json:"policy"`
+	Agents []agentReport `json:"agents"`
+}
+
+// runtimeAvailable says whether shell mode's run-time layer (the
+// supervisor: seccomp user notification and Landlock) works here.
+var runtimeAvailable = func() (known, ok bool, detail string) {
+	ok, why := supervisor.Available()
+	if ok {
+		return true, true, "available: every exec under shell mode and agent-shim run is decided, writes confined"
+	}
+	return true, false, "not available: " + why + "; the static check stands alone"
+}
+
+func (e *env) doctor(ctx context.Context, args []string) int {
+	var cfgFlag string
+	asJSON := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		flag, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case a == "-h" || a == "-help" || a == "--help":
+			fmt.Fprintf(e.stdout, "usage: %s\n", doctorSynopsis)
+			return exitOK
+		case strings.HasPrefix(a, "-") && flag == "config":
+			if !hasVal {
+				if i+1 == len(args) {
+					return e.exitCode(usagef("doctor: flag %s needs a file", a))
+				}
+				i++
+				val = args[i]
+			}
+			cfgFlag = val
+		case strings.HasPrefix(a, "-") && flag == "json" && !hasVal:
+			asJSON = true
+		default:
+			return e.exitCode(usagef("doctor: unexpected argument %s", a))
+		}
+	}
+	exe, err := self()
+	if err != nil {
+		return e.exitCode(err)
+	}
+	r := &doctorReport{OK: true}
+	r.Policy = e.policyChecks(cfgFlag, exe)
+	found := false
+	for _, s := range setups {
+		ar, ok := e.agentChecks(ctx, s, exe, cfgFlag)
+		if !ok {
+			continue
+		}
+		found = true
+		r.Agents = append(r.Agents, *ar)
+	}
+	if !found {
+		r.Agents = append(r.Agents, agentReport{Agent: "none", Checks: []check{{
+			Name: "agents", Status: checkFail,
+			Detail: "no agent settings found (~/.claude/settings.json, ~/.codex/hooks.json or config.toml, ~/.gemini/settings.json): nothing is guarded",
+			Fix:    hooks.CommandLine([]string{exe, "install", "claude-code"}) + " (or codex, gemini-cli)",
+		}}})
+	}
+	for _, c := range r.Policy {
+		r.OK = r.OK && c.Status != checkFail
+	}
+	for _, a := range r.Agents {
+		for _, c := range a.Checks {
+			r.OK = r.OK && c.Status != checkFail
+		}
+	}
+	if asJSON {
+		data, _ := json.MarshalIndent(r, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", data)
+	} else {
+		writeChecks(e, "", r.Policy)
+		for _, a := range r.Agents {
+			if a.Settings != "" {
+				fmt.Fprintf(e.stdout, "%s (%s)\n", a.Agent, a.Settings)
+			}
+			writeChecks(e, "  ", a.Checks)
+		}
+	}
+	if !r.OK {
+		return exitError
+	}
+	return exitOK
+}
+
+func writeChecks(e *env, indent string, checks []check) {
+	for _, c := range checks {
+		st := c.Status
+		if st == checkFail {
+			st = "FAIL"
+		}
+		fmt.Fprintf(e.stdout, "%s%-4s  %s: %s\n", indent, st, c.Name, c.Detail)
+		if c.Fix != "" {
+			fmt.Fprintf(e.stdout, "%s      fix: %s\n", indent, c.Fix)
+		}
+	}
+}
+
+// policyChecks reports the policy in force and the run-time layer.
+func (e *env) policyChecks(cfgFlag, exe string) []check {
+	var out []check
+	path, err := e.configPath(cfgFlag)
+	if err == nil {
+		path, err = filepath.Abs(path)
+	}
+	if err != nil {
+		return []check{{Name: "policy", Status: checkFail, Detail: err.Error()}}
+	}
+	setupCmd := "agents-setup"
+	if p := filepath.Join(filepath.Dir(exe), "agents-setup"); isExecutable(p) {
+		setupCmd = hooks.CommandLine([]string{p})
+	}
+	f, err := config.Load(path)
+	switch {
+	case err != nil:
+		out = append(out, check{Name: "policy", Status: checkFail,
+			Detail: fmt.Sprintf("%v: the hook blocks every call and shell mode refuses every line", err),
+			Fix:    "fix the file, or " + setupCmd + " --rollback"})
+	case !f.Exists:
+		out = append(out, check{Name: "policy", Status: checkWarn,
+			Detail: path + " does not exist: no rules, every command is left to the agent (the built-in never-allow list still holds)",
+			Fix:    setupCmd + " --config " + hooks.CommandLine([]string{path})})
+	default:
+		profile, mode := f.Shim.Profile, f.Shim.Mode
+		if profile == "" {
+			profile = "local-changes"
+		}
+		if mode == "" {
+			mode = "ask"
+		}
+		runtime := f.Shim.Runtime
+		if runtime == "" {
+			runtime = "on"
+		}
+		out = append(out, check{Name: "policy", Status: checkOK,
+			Detail: fmt.Sprintf("%s: profile %s, mode %s, %d rules, requireHook %v, runtime %s",
+				path, profile, mode, len(f.Shim.Rules), f.Shim.RequireHook, runtime)})
+	}
+	known, ok, detail := runtimeAvailable()
+	st := checkInfo
+	switch {
+	case err == nil && f.Shim.Runtime == "off":
+		detail = "off (agentShim.runtime): the static check stands alone; the kernel: " + detail
+	case known && ok:
+		st = checkOK
+	case known && !ok && err == nil && f.Shim.Runtime == "require":
+		st = checkFail // shell mode refuses every line
+	case known && !ok:
+		st = checkWarn
+	}
+	out = append(out, check{Name: "run-time layer", Status: st, Detail: detail})
+	return out
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// agentChecks checks one agent, if its settings are there.
+func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*agentReport, bool) {
+	path, err := s.settings(e.getenv)
+	if err != nil {
+		return nil, false
+	}
+	fix := hooks.CommandLine([]string{exe, "install", s.agent})
+	ar := &agentReport{Agent: s.agent, Settings: path}
+	add := func(c check) { ar.Checks = append(ar.Checks, c) }
+	data, err := os.ReadFile(path)
+	present := err == nil
+	var toml []byte
+	if s.agent == "codex" {
+		toml, _ = os.ReadFile(filepath.Join(filepath.Dir(path), "config.toml"))
+		present = present || toml != nil
+	}
+	if !present {
+		return nil, false
+	}
+	var root *jval
+	if data != nil {
+		if root, err = parseDoc(path, data); err != nil {
+			add(check{Name: "settings", Status: checkFail, Detail: err.Error() + ": the agent may ignore the file, hooks and all", Fix: "fix the file"})
+			return ar, true
+		}
+	}
+	// The hook, for each event.
+	var cmds []string
+	for _, ev := range s.events {
+		cmd, matcher, h, ok := findOurs(data, root, ev, s.agent)
+		if !ok && ev == "PostToolUse" {
+			add(check{Name: "hook " + ev, Status: checkWarn,
+				Detail: "not installed: the approvals given in Claude's prompt are not logged", Fix: fix})
+			continue
+		}
+		if !ok {
+			add(check{Name: "hook " + ev, Status: checkFail,
+				Detail: "not installed: the agent runs every tool unchecked", Fix: fix})
+			continue
+		}
+		onFailure := ""
+		if v := h.member("onFailure"); v != nil {
+			onFailure, _ = decoded(data, v).(string)
+		}
+		switch {
+		case !catchAll(matcher):
+			add(check{Name: "hook " + ev, Status: checkWarn,
+				Detail: fmt.Sprintf("matcher %q: tools it does not match are not checked", matcher), Fix: fix})
+		case s.agent == "claude-code" && ev == "PreToolUse" && onFailure != "block":
+			add(check{Name: "hook " + ev, Status: checkWarn,
+				Detail: cmd + `: without "onFailure": "block" (Claude Code 2.1.295 and later) a hook that dies or times out lets the call through`, Fix: fix})
+		default:
+			add(check{Name: "hook " + ev, Status: checkOK, Detail: cmd})
+		}
+		if !slices.Contains(cmds, cmd) {
+			cmds = append(cmds, cmd)
+		}
+	}
+	for _, cmd := range cmds {
+		words := commandWords(cmd)
+		switch {
+		case len(words) == 0:
+			add(check{Name: "command", Status: checkFail, Detail: fmt.Sprintf("%q is not a simple command", cmd), Fix: fix})
+			continue
+		case !filepath.IsAbs(words[0]):
+			add(check{Name: "command", Status: checkFail,
+				Detail: fmt.Sprintf("%s is found by PATH: where PATH lacks it the hook exits 127, and the agent goes ahead", words[0]), Fix: fix})
+			continue
+		case !isExecutable(words[0]):
+			add(check{Name: "command", Status: checkFail,
+				Detail: fmt.Sprintf("%s is not an executable file: the hook fails, and the agent goes ahead", words[0]), Fix: fix})
+			continue
+		}
+		add(check{Name: "command", Status: checkOK, Detail: words[0] + " is executable"})
+		add(e.selfTest(ctx, s.agent, cmd, fix))
+	}
+	// Switches that turn hooks off.
+	switch s.agent {
+	case "claude-code":
+		for _, k := range []string{"disableAllHooks", "allowManagedHooksOnly"} {
+			if v := root.member(k); v != nil && string(data[v.start:v.end]) == "true" {
+				add(check{Name: k, Status: checkFail, Detail: k + " is true: Claude Code runs no hook of yours", Fix: "remove " + k + " from " + path})
+			}
+		}
+	case "codex":
+		if off := codexHooksOff(toml); off != "" {
+			add(check{Name: "hooks feature", Status: checkFail,
+				Detail: off + " in config.toml: Codex runs no hooks", Fix: fix})
+		}
+	case "gemini-cli":
+		if hc := root.member("hooksConfig"); hc != nil {
+			if en := hc.member("enabled"); en != nil && string(data[en.start:en.end]) == "false" {
+				add(check{Name: "hooksConfig", Status: checkFail, Detail: "hooksConfig.enabled is false: Gemini CLI runs no hooks", Fix: "set hooksConfig.enabled to true in " + path})
+			}
+			if dis := hc.member("disabled"); dis != nil && dis.kind == '[' {
+				for _, el := range dis.elems {
+					if s, ok := decoded(data, el).(string); ok && s == "agent-shim" {
+						add(check{Name: "hooksConfig", Status: checkFail, Detail: `hooksConfig.disabled lists "agent-shim"`, Fix: "remove it from hooksConfig.disabled in " + path})
+					}
+				}
+			}
+		}
+	}
+	if s.agent != "claude-code" && len(cmds) > 0 {
+		add(check{Name: "hook failure", Status: checkInfo,
+			Detail: "this agent has no setting that makes a hook that crashes or times out block the call"})
+	}
+	// Shell mode.
+	if s.agent == "claude-code" {
+		c := e.claudeShell(data, root, exe)
+		if c.Status == checkInfo && e.requireHook(cfgFlag) {
+			c.Status = checkWarn
+			c.Detail += "; agentShim.requireHook has no effect while Claude Code's commands do not run through shell mode"
+		}
+		add(c)
+	} else {
+		add(check{Name: "shell mode", Status: checkInfo, Detail: "this agent has no setting for its shell; the hook is the integration"})
+	}
+	return ar, true
+}
+
+// findOurs returns the first hook command of ours for event, with its
+// group's matcher.
+func findOurs(data []byte, root *jval, event, agent string) (cmd, matcher string, handler *jval, ok bool) {
+	arr := root.member("hooks").member(event)
+	if arr == nil || arr.kind != '[' {
+		return "", "", nil, false
+	}
+	for _, g := range arr.elems {
+		hs := g.member("hooks")
+		if hs == nil || hs.kind != '[' {
+			continue
+		}
+		for _, h := range hs.elems {
+			cv := h.member("command")
+			if cv == nil {
+				continue
+			}
+			c, _ := decoded(data, cv).(string)
+			if !isOurCommand(c, agent) {
+				continue
+			}
+			m := ""
+			if mv := g.member("matcher"); mv != nil {
+				m, _ = decoded(data, mv).(string)
+			}
+			return c, m, h, true
+		}
+	}
+	return "", "", nil, false
+}
+
+// catchAll reports whether a matcher matches every tool.
+func catchAll(m string) bool { return m == "" || m == "*" || m == ".*" }
+
+// selfTest runs the hook command as the agent would, through sh -c with
+// the call on stdin and a PATH without agent-shim, for a call the policy
+// must deny (`rm -rf /`, on the built-in never-allow list) and one it
+// must answer without blocking (`git status`). Nothing runs either
+// command: they are only data for the hook.
+func (e *env) selfTest(ctx context.Context, agent, cmd, fix string) check {
+	dir, err := os.MkdirTemp("", "agent-shim-doctor-")
+	if err != nil {
+		return check{Name: "self-test", Status: checkFail, Detail: err.Error()}
+	}
+	defer os.RemoveAll(dir)
+	ev, tool := "PreToolUse", "Bash"
+	if agent == "gemini-cli" {
+		ev, tool = "BeforeTool", "run_shell_command"
+	}
+	call := func(command string) (string, int, error) {
+		in, _ := json.Marshal(map[string]any{
+			"session_id": "agent-shim-doctor", "cwd": dir, "hook_event_name": ev,
+			"tool_name": tool, "tool_input": map[string]string{"command": command},
+		})
+		ctx, cancel := context.WithTimeout(ctx, selfTestTimeout)
+		defer cancel()
+		c := exec.CommandContext(ctx, "/bin/sh", "-c", cmd)
+		c.Dir = dir
+		c.Stdin = bytes.NewReader(in)
+		var out bytes.Buffer
+		c.Stdout = &out
+		c.Env = []string{"PATH=/usr/bin:/bin"}
+		for _, k := range []string{"HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "GEMINI_CONFIG_DIR", "GEMINI_HOME"} {
+			if v := e.getenv(k); v != "" {
+				c.Env = append(c.Env, k+"="+v)
+			}
+		}
+		err := c.Run()
+		if ctx.Err() != nil {
+			return "", 0, fmt.Errorf("no answer in %v: the agent kills the hook and goes ahead", selfTestTimeout)
+		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return out.String(), ee.ExitCode(), nil
+		}
+		return out.String(), 0, err
+	}
+	start := time.Now()
+	out, code, err := call("rm -rf /")
+	if err != nil {
+		return check{Name: "self-test", Status: checkFail, Detail: err.Error(), Fix: fix}
+	}
+	denied := code == exitBlock || code == 0 && denies(out)
+	if !denied {
+		return check{Name: "self-test", Status: checkFail,
+			Detail: fmt.Sprintf("`rm -rf /` was not denied (exit %d, %q): the agent would run it", code, strings.TrimSpace(out)), Fix: fix}
+	}
+	out, code, err = call("git status")
+	if err != nil {
+		return check{Name: "self-test", Status: checkFail, Detail: err.Error(), Fix: fix}
+	}
+	if code != 0 {
+		return check{Name: "self-test", Status: checkFail,
+			Detail: fmt.Sprintf("`git status` was blocked (exit %d): the hook blocks every call; run it by hand to see why", code), Fix: fix}
+	}
+	return check{Name: "self-test", Status: checkOK,
+		Detail: fmt.Sprintf("`rm -rf /` denied, `git status` answered (%d ms)", time.Since(start).Milliseconds())}
+}
+
+// denies reports whether a hook's stdout is a deny in any of the three
+// protocols.
+func denies(out string) bool {
+	var v struct {
+		Decision string `json:"decision"`
+		HSO      struct {
+			PermissionDecision string `json:"permissionDecision"`
+		} `json:"hookSpecificOutput"`
+	}
+	return json.Unmarshal([]byte(out), &v) == nil && (v.Decision == "deny" || v.HSO.PermissionDecision == "deny")
+}
+
+var codexFlagRE = regexp.MustCompile(`^\s*(hooks|codex_hooks)\s*=\s*(true|false)\b`)
+
+// codexHooksOff says which [features] flag of config.toml turns hooks off
+// ("hooks" wins over its deprecated alias "codex_hooks"), or "".
+func codexHooksOff(toml []byte) string {
+	in := false
+	val := map[string]string{}
+	for _, l := range strings.Split(string(toml), "\n") {
+		switch {
+		case featuresRE.MatchString(l):
+			in = true
+			continue
+		case tableRE.MatchString(l):
+			in = false
+			continue
+		}
+		if m := codexFlagRE.FindStringSubmatch(l); in && m != nil {
+			val[m[1]] = m[2]
+		}
+	}
+	switch {
+	case val["hooks"] == "false":
+		return "[features] hooks = false"
+	case val["hooks"] == "" && val["codex_hooks"] == "false":
+		return "[features] codex_hooks = false"
+	}
+	return ""
+}
+
+// requireHook reports whether the policy sets agentShim.requireHook.
+func (e *env) requireHook(cfgFlag string) bool {
+	path, err := e.configPath(cfgFlag)
+	if err != nil {
+		return false
+	}
+	f, err := config.Load(path)
+	return err == nil && f.Shim.RequireHook
+}
+
+// claudeShell checks Claude Code's shell mode: env.CLAUDE_CODE_SHELL.
+func (e *env) claudeShell(data []byte, root *jval, exe string) check {
+	fix := hooks.CommandLine([]string{exe, "install", "claude-code", "--shell"})
+	v := root.member("env").member("CLAUDE_CODE_SHELL")
+	if v == nil {
+		return check{Name: "shell mode", Status: checkInfo, Detail: "off (env.CLAUDE_CODE_SHELL is not set)", Fix: fix}
+	}
+	sh, _ := decoded(data, v).(string)
+	r, err := filepath.EvalSymlinks(sh)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return check{Name: "shell mode", Status: checkFail, Detail: fmt.Sprintf("env.CLAUDE_CODE_SHELL is %s, which does not exist", sh), Fix: fix}
+		}
+		return check{Name: "shell mode", Status: checkFail, Detail: err.Error(), Fix: fix}
+	}
+	if !sameFile(r, exe) && !strings.HasPrefix(filepath.Base(r), "agent-shim") {
+		return check{Name: "shell mode", Status: checkInfo, Detail: fmt.Sprintf("off (env.CLAUDE_CODE_SHELL is %s, not agent-shim)", sh), Fix: fix}
+	}
+	return check{Name: "shell mode", Status: checkOK, Detail: "on: env.CLAUDE_CODE_SHELL=" + sh}
+}

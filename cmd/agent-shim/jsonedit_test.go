@@ -1,0 +1,92 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAppendItem(t *testing.T) {
+	tests := []struct {
+		in, path string // path: member keys to the container, "." separated; "" is the root
+		key      string
+		want     string
+	}{
+		{`{}`, "", "a", "{\n  \"a\": [\n    1\n  ]\n}"},
+		{"{\n}\n", "", "a", "{\n  \"a\": [\n    1\n  ]\n}\n"},
+		{`{"x": 1}`, "", "a", `{"x": 1, "a": [1]}`},
+		{"{\n  \"x\": 1\n}\n", "", "a", "{\n  \"x\": 1,\n  \"a\": [\n    1\n  ]\n}\n"},
+		{"{\n\t\"x\": {\n\t\t\"y\": 2\n\t}\n}", "x", "a", "{\n\t\"x\": {\n\t\t\"y\": 2,\n\t\t\"a\": [\n\t\t\t1\n\t\t]\n\t}\n}"},
+		{"{\n    \"x\": {}\n}", "x", "a", "{\n    \"x\": {\n        \"a\": [\n            1\n        ]\n    }\n}"},
+		{`{"x": [2, 3]}`, "x", "", `{"x": [2, 3, [1]]}`},
+		{"{\"x\": [\n  2\n]}", "x", "", "{\"x\": [\n  2,\n  [\n    1\n  ]\n]}"},
+		{`{"x": "a,b:c", "y": {}}`, "y", "a<b", `{"x": "a,b:c", "y": {"a<b": [1]}}`},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q %q", tc.in, tc.path)
+		data := []byte(tc.in)
+		root, err := parseDoc("f", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := root
+		if tc.path != "" {
+			for _, k := range strings.Split(tc.path, ".") {
+				c = c.member(k)
+			}
+		}
+		got, err := appendItem(data, root, c, tc.key, []int{1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != tc.want {
+			t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+		}
+		if _, err := parseDoc("f", got); err != nil {
+			t.Errorf("not JSON: %v", err)
+		}
+	}
+}
+
+func TestRemoveItem(t *testing.T) {
+	tests := []struct {
+		in   string
+		i    int
+		want string
+	}{
+		{`[1]`, 0, `[]`},
+		{`[1, 2, 3]`, 0, `[2, 3]`},
+		{`[1, 2, 3]`, 1, `[1, 3]`},
+		{`[1, 2, 3]`, 2, `[1, 2]`},
+		{"[\n  1,\n  2\n]", 1, "[\n  1\n]"},
+		{"[\n  1,\n  2\n]", 0, "[\n  2\n]"},
+		{`{"a": 1, "b": {"c": [1, "]"]}}`, 1, `{"a": 1}`},
+		{`{"a": "\"}", "b": 2}`, 0, `{"b": 2}`},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q %d", tc.in, tc.i)
+		data := []byte(tc.in)
+		root, err := parseDoc("f", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(removeItem(data, root, tc.i)); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestParseDocError(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"{\n  \"a\": 1,\n}", "f:3:1: invalid character '}' looking for beginning of object key string"},
+		{"{\"a\": ", "f:1:6: unexpected end of JSON input"},
+		{"", "f:1:1: unexpected end of JSON input"},
+		{"{} x", "f:1:4: invalid character 'x' after top-level value"},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q", tc.in)
+		_, err := parseDoc("f", []byte(tc.in))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("got %v, want %s", err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,335 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agent-shim/agent-shim/decisionlog"
+	"github.com/agent-shim/agent-shim/gate"
+)
+
+// Test seams: the decision log can be turned off (for the benchmark that
+// measures what it costs), and the clock of `log --since` set.
+var (
+	logDecisions = true
+	now          = time.Now
+)
+
+// decisionLog returns the writer of the decision log, or nil when its path
+// cannot be found: a decision is never refused for want of a log.
+func (e *env) decisionLog() *decisionlog.Writer {
+	if !logDecisions {
+		return nil
+	}
+	path, err := decisionlog.Path(e.getenv)
+	if err != nil {
+		return nil
+	}
+	return decisionlog.NewWriter(path, decisionlog.Options{})
+}
+
+// logHook records a hook call's decision. The agent asks its person
+// itself, so no answer is known here (PostToolUse records an approval in
+// the approval log).
+func (e *env) logHook(agentName string, in *hookInput, d gate.Decision) {
+	w := e.decisionLog()
+	if w == nil {
+		return
+	}
+	key := ""
+	switch cat := gate.CategoryOf(in.ToolName); {
+	case gate.IsCommandTool(in.ToolName):
+		key, _ = commandOf(in)
+	case cat == gate.CategoryRead || cat == gate.CategoryWrite:
+		paths, _ := pathsOf(in)
+		key = strings.Join(paths, " ")
+	default:
+		key = genericKey(in)
+	}
+	w.Log(entryOf(d, decisionlog.Entry{
+		Agent: agentName, Session: e.sessionID(in.SessionID), Layer: decisionlog.LayerHook,
+		Cwd: in.Cwd, Tool: in.ToolName, Command: key,
+	}))
+}
+
+// logShell records shell mode's decision of cmd. It wraps *p so that the
+// person's answer is seen, and returns the function that writes the entry,
+// for settle to defer:
+//
+//	defer e.logShell(s, cmd, d, &p)()
+func (e *env) logShell(s *shim, cmd string, d gate.Decision, p *gate.Prompter) func() {
+	w := e.decisionLog()
+	if w == nil {
+		return func() {}
+	}
+	rec := &answerRecorder{}
+	if *p != nil {
+		rec.p = *p
+		*p = rec
+	}
+	cwd, _ := os.Getwd()
+	session := ""
+	if s != nil && s.session != nil {
+		session = strings.TrimSuffix(filepath.Base(s.session.path), ".json")
+	}
+	return func() {
+		ent := entryOf(d, decisionlog.Entry{
+			Agent: "shell", Session: session, Layer: decisionlog.LayerShell,
+			Cwd: cwd, Tool: "Bash", Command: cmd,
+		})
+		if d.Verdict == gate.Ask || d.Verdict == gate.Default {
+			ent.Answer = rec.answer()
+		}
+		w.Log(ent)
+	}
+}
+
+// answerRecorder is a Prompter that remembers the answer it passed on.
+type answerRecorder struct {
+	p gate.Prompter
+
+	mu  sync.Mutex
+	got string
+}
+
+func (r *answerRecorder) AskApproval(ctx context.Context, req gate.Request) (gate.Answer, error) {
+	a, err := r.p.AskApproval(ctx, req)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.got = decisionlog.AnswerNone
+	} else {
+		r.got = a.String()
+	}
+	return a, err
+}
+
+func (r *answerRecorder) answer() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.got == "" {
+		return decisionlog.AnswerNone // nobody could be asked
+	}
+	return r.got
+}
+
+// entryOf fills an entry's verdict, reason and deciding rule from d.
+func entryOf(d gate.Decision, e decisionlog.Entry) decisionlog.Entry {
+	e.Time = now()
+	e.Verdict = d.Verdict.String()
+	e.Reason = d.Reason
+	e.Rule, e.Floor = ruleOf(d.Reason)
+	return e
+}
+
+// ruleReason finds the rule a gate reason names: the matcher's
+// "…: `rule` (file:line)" and the never-allow list's "never allowed:
+// `rule`".
+var ruleReason = regexp.MustCompile("`([^`]+)`(?: \\(([^()]*)\\))?(?:[:;]|$)")
+
+// ruleOf returns the rule a decision's reason names, with its provenance,
+// or else the floor or fact that decided. The gate's Decision carries only
+// its reason today; when it carries the rule, read it from there.
+func ruleOf(reason string) (*decisionlog.Rule, string) {
+	if strings.Contains(reason, "tool pattern") || strings.HasPrefix(reason, "approved") {
+		return nil, reason
+	}
+	list := ""
+	switch {
+	case strings.Contains(reason, "deny rule"):
+		list = "deny"
+	case strings.Contains(reason, "an ask rule"):
+		list = "ask"
+	case strings.Contains(reason, "an allow rule"):
+		list = "allow"
+	case strings.Contains(reason, "never allowed"):
+		list = "deny"
+	}
+	m := ruleReason.FindAllStringSubmatchIndex(reason, -1)
+	if list == "" || len(m) == 0 {
+		return nil, reason
+	}
+	last := m[len(m)-1]
+	r := &decisionlog.Rule{Text: reason[last[2]:last[3]], List: list}
+	if last[4] >= 0 {
+		src := reason[last[4]:last[5]]
+		if i := strings.LastIndexByte(src, ':'); i > 0 {
+			if n, err := strconv.Atoi(src[i+1:]); err == nil {
+				r.File, r.Line = src[:i], n
+			}
+		}
+		if r.File == "" {
+			r.Overlay = src
+		}
+	}
+	if strings.Contains(reason, "never allowed") && r.File == "" {
+		r.Category, r.Overlay = "never_allow", "builtin"
+	}
+	if r.File != "" {
+		r.Overlay, r.Category = provenance(r.File)
+	}
+	floor := ""
+	if _, after, ok := strings.Cut(reason, "but "); ok && list == "allow" {
+		floor = strings.TrimSuffix(after, reason[last[0]:])
+		floor = strings.TrimSuffix(floor, ": ")
+	}
+	return r, floor
+}
+
+// provenance reads the overlay and category from a manifest's path:
+// vendor/x/.agents/config/permissions/read_only.txt is vendor/x's
+// read_only.
+func provenance(file string) (overlay, category string) {
+	if c, ok := strings.CutSuffix(filepath.Base(file), ".txt"); ok && filepath.Base(filepath.Dir(file)) == "permissions" {
+		category = c
+	}
+	switch {
+	case strings.HasPrefix(file, "<builtin>/"):
+		overlay = "builtin"
+	case strings.HasPrefix(file, ".agents/"):
+		overlay = "."
+	case strings.HasPrefix(file, "vendor/"):
+		if parts := strings.SplitN(file, "/", 3); len(parts) == 3 {
+			overlay = "vendor/" + parts[1]
+		}
+	}
+	return overlay, category
+}
+
+const logSynopsis = "agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]"
+
+// logcmd prints the recent decisions.
+func (e *env) logcmd(args []string) error {
+	fs := flag.NewFlagSet("log", flag.ContinueOnError)
+	since := fs.String("since", "", "only decisions since D: a duration (90m, 24h, 7d) or a time (2006-01-02, RFC 3339)")
+	verdict := fs.String("verdict", "", "only these verdicts: allow, ask, deny, default (comma-separated)")
+	asJSON := fs.Bool("json", false, "print the entries as JSON lines")
+	n := fs.Int("n", 50, "print the last N decisions (0: all)")
+	file := fs.String("log", "", "the decision log (default: $XDG_STATE_HOME/agent-shim/decisions.jsonl)")
+	if err := e.parseFlags(fs, logSynopsis, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("log takes no arguments; got %q", fs.Arg(0))
+	}
+	var from time.Time
+	if *since != "" {
+		var err error
+		if from, err = parseSince(*since, now()); err != nil {
+			return usagef("log: --since: %v", err)
+		}
+	}
+	want := map[string]bool{}
+	for _, v := range strings.Split(*verdict, ",") {
+		switch v = strings.TrimSpace(v); v {
+		case "":
+		case "allow", "ask", "deny", "default":
+			want[v] = true
+		default:
+			return usagef("log: --verdict: unknown verdict %q (verdicts: allow, ask, deny, default)", v)
+		}
+	}
+	if *n < 0 {
+		return usagef("log: -n must not be negative")
+	}
+	path, err := e.logPath(*file)
+	if err != nil {
+		return err
+	}
+	entries, skipped, err := decisionlog.Read(path, 0)
+	if err != nil {
+		return err
+	}
+	var out []decisionlog.Entry
+	for _, en := range entries {
+		if !from.IsZero() && en.Time.Before(from) || len(want) > 0 && !want[en.Verdict] {
+			continue
+		}
+		out = append(out, en)
+	}
+	if *n > 0 && len(out) > *n {
+		out = out[len(out)-*n:]
+	}
+	if *asJSON {
+		for _, en := range out {
+			line, err := decisionlog.Marshal(en)
+			if err != nil {
+				return err
+			}
+			if _, err := e.stdout.Write(line); err != nil {
+				return err
+			}
+		}
+	} else {
+		writeLog(e.stdout, out)
+	}
+	if skipped > 0 {
+		fmt.Fprintf(e.stderr, "agent-shim: warning: %d damaged lines skipped in %s\n", skipped, path)
+	}
+	return nil
+}
+
+// logPath is --log, else the default decision log.
+func (e *env) logPath(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	return decisionlog.Path(e.getenv)
+}
+
+// writeLog prints one line per decision: time, verdict, layer, the command
+// (cut to fit) and the rule or reason.
+func writeLog(w io.Writer, entries []decisionlog.Entry) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, en := range entries {
+		why := en.Rule.String()
+		if why == "" {
+			why = en.Reason
+		}
+		verdict := en.Verdict
+		if en.Answer != "" {
+			verdict += "→" + en.Answer
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", en.Time.UTC().Format("2006-01-02 15:04:05"), verdict, en.Layer,
+			truncate(oneLine(en.Command), 60), oneLine(why))
+	}
+	tw.Flush()
+}
+
+// truncate cuts s to n runes, marking the cut.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// parseSince reads --since: a duration back from now (Go's, or N days as
+// 7d), or a date or time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(d); err == nil && n >= 0 {
+			return now.AddDate(0, 0, -n), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a duration (24h, 7d) nor a time (2006-01-02, 2006-01-02T15:04:05Z)", s)
+}

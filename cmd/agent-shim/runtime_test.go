@@ -1,0 +1,505 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/supervisor"
+)
+
+// runtimeConfig allows the harmless programs the tests run, denies
+// `touch denied` and asks about `mkdir asked`.
+const runtimeConfig = `{"userSettings": {"globalPermissionGrants": {
+  "allow": ["command(bash)", "command(make)", "command(true)", "command(sleep)", "command(mkdir)"],
+  "ask": ["command(mkdir asked)"],
+  "deny": ["command(touch denied)"]}},
+ "agentShim": {"version": 1, "profile": "%s", "rules": []}}`
+
+// rt is a checkout in a temporary directory, with the run-time layer on.
+type rt struct {
+	dir, proj, outside string
+}
+
+// newRT pins HOME and XDG to a temporary directory, makes a checkout
+// there and enters it; only dir/tmp counts as the temporary directory, so
+// dir/outside is outside everything the tree may write. It skips when the
+// kernel lacks the run-time layer.
+func newRT(t *testing.T, profile string) *rt {
+	t.Helper()
+	if ok, why := supervisor.Available(); !ok {
+		t.Skipf("the kernel lacks the run-time layer: %s", why)
+	}
+	dir, _ := testEnv(t, fmt.Sprintf(runtimeConfig, profile))
+	r := &rt{dir: dir, proj: filepath.Join(dir, "proj"), outside: filepath.Join(dir, "outside")}
+	for _, d := range []string{filepath.Join(r.proj, ".git"), r.outside, filepath.Join(dir, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(r.proj)
+	t.Setenv("AGENT_SHIM_SHELL", "/bin/bash")
+	t.Setenv("AGENT_SHIM_SESSION", "rt-"+strings.NewReplacer("/", "-").Replace(t.Name()))
+	t.Setenv("TMPDIR", filepath.Join(dir, "tmp"))
+	t.Setenv("OUTSIDE", r.outside)
+	oldTemp, oldRaise, oldTTY := tempDirs, reraise, openTTY
+	t.Cleanup(func() { tempDirs, reraise, openTTY = oldTemp, oldRaise, oldTTY })
+	tempDirs = func() []string { return []string{filepath.Join(dir, "tmp")} }
+	reraise = func(syscall.Signal) {} // the exit code says which
+	openTTY = func() (io.ReadWriteCloser, error) { return nil, os.ErrNotExist }
+	return r
+}
+
+// file writes a file of the checkout.
+func (r *rt) file(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(r.proj, name), []byte(content), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (r *rt) exists(name string) bool {
+	_, err := os.Lstat(filepath.Join(r.proj, name))
+	return err == nil
+}
+
+// shell runs `agent-shim -c line` in the process, as the agent would.
+func shellRun(ctx context.Context, line string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(ctx, []string{"agent-shim", "-c", line}, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// A deny command run where the static check cannot see it (a script, a
+// Makefile recipe, through sh -c, env, xargs, a renamed link, a false
+// argv[0]) is refused when it executes: EPERM, one line naming the rule,
+// and nothing happens. What runs beside it runs.
+func TestRuntimeDeny(t *testing.T) {
+	r := newRT(t, "local-changes")
+	r.file(t, "Makefile", "all:\n\ttouch denied\nsh:\n\tsh -c 'touch denied'\nenv:\n\tenv FOO=1 touch denied\n")
+	tests := []struct {
+		name, script string
+	}{
+		{"script", "touch denied"},
+		{"sh-c", "sh -c 'touch denied'"},
+		{"bash-c", "bash -c 'x=denied; touch $x'"},
+		{"env", "env FOO=1 touch denied"},
+		{"env-path", "env -i /usr/bin/touch denied"},
+		{"xargs", "echo denied | xargs touch"},
+		{"find", "find . -maxdepth 0 -exec touch denied ';'"},
+		{"make", "make -s all"},
+		{"make-sh", "make -s sh"},
+		{"make-env", "make -s env"},
+		{"nested-script", "printf 'touch denied\\n' > in.sh; bash in.sh"},
+		{"link", "ln -sf $(command -v touch) t2; ./t2 denied"},
+		{"git-style-link", "ln -sf $(command -v touch) touch; PATH=.:$PATH; touch denied"},
+		{"argv0", "(exec -a harmless touch denied)"},
+		{"absolute", "/usr/bin/touch denied || /bin/touch denied"},
+		{"eval", "eval \"$(printf 'touch %s' denied)\""},
+	}
+	seen := map[string]bool{}
+	for _, tc := range tests {
+		if seen[tc.script] {
+			t.Fatalf("duplicate input %q", tc.script)
+		}
+		seen[tc.script] = true
+		t.Run(tc.name, func(t *testing.T) {
+			t.Logf("input: %q", tc.script)
+			if strings.HasPrefix(tc.name, "make") {
+				if _, err := exec.LookPath("make"); err != nil {
+					t.Skip("no make")
+				}
+			}
+			os.Remove(filepath.Join(r.proj, "denied"))
+			r.file(t, "payload.sh", tc.script+"\ntouch ran-"+tc.name+"\n")
+			code, stdout, stderr := shellRun(context.Background(), "bash payload.sh")
+			if r.exists("denied") {
+				t.Errorf("the denied command ran (exit %d)\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			if !strings.Contains(stderr, "agent-shim: denied at run time: ") || !strings.Contains(stderr, "`command(touch denied)`") {
+				t.Errorf("stderr does not name the rule:\n%s", stderr)
+			}
+			if !strings.Contains(stderr, "Operation not permitted") && !strings.Contains(stderr, "Error 127") && !strings.Contains(stderr, "exited with status") {
+				t.Logf("stderr: %s", stderr)
+			}
+			if !r.exists("ran-" + tc.name) {
+				t.Errorf("the script's allowed command did not run\nstderr: %s", stderr)
+			}
+		})
+	}
+}
+
+// The never-allow list holds at run time too.
+func TestRuntimeNeverAllow(t *testing.T) {
+	r := newRT(t, "local-changes")
+	// git push --force to a bare repository in the temporary directory:
+	// harmless, and never allowed.
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	bare := filepath.Join(r.dir, "tmp", "bare.git")
+	r.file(t, "push.sh", "git -c init.defaultBranch=main init -q --bare "+bare+
+		"\ngit push --force "+bare+" HEAD:main; echo status=$?\ntouch after\n")
+	code, stdout, stderr := shellRun(context.Background(), "bash push.sh")
+	if !strings.Contains(stderr, "denied at run time: ") || !strings.Contains(stderr, "never allowed") {
+		t.Errorf("exit %d; stderr does not name the never-allow rule:\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "status=126") && !strings.Contains(stdout, "status=1") {
+		t.Logf("stdout: %s", stdout)
+	}
+	if !r.exists("after") {
+		t.Errorf("the script stopped; stderr:\n%s", stderr)
+	}
+}
+
+// What the line runs that no rule denies runs: children, grandchildren,
+// scripts.
+func TestRuntimeAllowedChildren(t *testing.T) {
+	r := newRT(t, "local-changes")
+	r.file(t, "ok.sh", "touch one; sh -c 'touch two'; env touch three; echo four | xargs touch; bash -c 'mkdir -p five'\n")
+	code, _, stderr := shellRun(context.Background(), "bash ok.sh")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{"one", "two", "three", "four", "five"} {
+		if !r.exists(f) {
+			t.Errorf("%s was not made; stderr:\n%s", f, stderr)
+		}
+	}
+	if stderr != "" {
+		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+// An ask rule is refused at run time unless a person approved the line
+// that started the tree: now (y), for the session (s), or always.
+func TestRuntimeAsk(t *testing.T) {
+	r := newRT(t, "local-changes")
+	r.file(t, "ask.sh", "mkdir asked\n")
+	code, _, stderr := shellRun(context.Background(), "bash ask.sh")
+	if r.exists("asked") || !strings.Contains(stderr, "matches an ask rule: `command(mkdir asked)`, and nobody approved") {
+		t.Errorf("not approved, but ran (exit %d):\n%s", code, stderr)
+	}
+	// The line itself asks; the person says y.
+	tty := filepath.Join(r.dir, "tty-y")
+	if err := os.WriteFile(tty, []byte("y\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	openTTY = func() (io.ReadWriteCloser, error) { return openFakeTTY(tty) }
+	code, _, stderr = shellRun(context.Background(), "mkdir asked")
+	if code != 0 || !r.exists("asked") {
+		t.Errorf("approved, but exit %d:\n%s", code, stderr)
+	}
+	// s: the same line later in the session runs without asking.
+	os.Remove(filepath.Join(r.proj, "asked"))
+	if err := os.WriteFile(tty, []byte("s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	line := "mkdir asked && bash ask.sh || true"
+	if code, _, stderr = shellRun(context.Background(), line); code != 0 {
+		t.Errorf("s: exit %d:\n%s", code, stderr)
+	}
+	os.Remove(filepath.Join(r.proj, "asked"))
+	openTTY = func() (io.ReadWriteCloser, error) { return nil, os.ErrNotExist }
+	code, _, stderr = shellRun(context.Background(), line)
+	if code != 0 || !r.exists("asked") {
+		t.Errorf("approved for the session, but exit %d:\n%s", code, stderr)
+	}
+}
+
+// Writes are confined: below full access, to the scope, the temporary
+// directory and caches; at read-only, to temp and caches only; at full
+// access, anywhere the user may. Writes elsewhere fail with EACCES.
+func TestRuntimeWrites(t *testing.T) {
+	tests := []struct {
+		profile              string
+		inside, temp, cache  bool
+		outside, parentOfTmp bool
+	}{
+		{profile: "read-only", temp: true, cache: true},
+		{profile: "local-changes", inside: true, temp: true, cache: true},
+		{profile: "external-changes", inside: true, temp: true, cache: true},
+		{profile: "full-access", inside: true, temp: true, cache: true, outside: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.profile, func(t *testing.T) {
+			r := newRT(t, tc.profile)
+			cache := filepath.Join(r.dir, "xdg", "cache")
+			if err := os.MkdirAll(cache, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			targets := map[string]bool{
+				filepath.Join(r.proj, "inside"):         tc.inside,
+				filepath.Join(r.dir, "tmp", "temp"):     tc.temp,
+				filepath.Join(cache, "c"):               tc.cache,
+				filepath.Join(r.outside, "out"):         tc.outside,
+				filepath.Join(r.dir, "home", ".bashrc"): tc.outside,
+			}
+			var script strings.Builder
+			for p := range targets {
+				fmt.Fprintf(&script, "echo x > %q\n", p)
+			}
+			script.WriteString("echo ok > /dev/null\n")
+			r.file(t, "w.sh", script.String())
+			_, _, stderr := shellRun(context.Background(), "bash w.sh")
+			for p, want := range targets {
+				_, err := os.Stat(p)
+				if got := err == nil; got != want {
+					t.Errorf("%s: written=%v, want %v\nstderr: %s", p, got, want, stderr)
+				}
+				if !want && !strings.Contains(stderr, p+": Permission denied") {
+					t.Errorf("%s: no EACCES in stderr:\n%s", p, stderr)
+				}
+			}
+		})
+	}
+}
+
+// Exit codes and deaths by signal pass through as exec would pass them.
+func TestRuntimeStatus(t *testing.T) {
+	r := newRT(t, "local-changes")
+	var raised []syscall.Signal
+	reraise = func(s syscall.Signal) { raised = append(raised, s) }
+	tests := []struct {
+		script string
+		want   int
+		signal syscall.Signal
+	}{
+		{"exit 7", 7, 0},
+		{"true", 0, 0},
+		{"kill -TERM $$", 128 + 15, syscall.SIGTERM},
+		{"kill -KILL $$", 128 + 9, syscall.SIGKILL},
+		{"sleep 5 & kill -KILL $$", 128 + 9, syscall.SIGKILL},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q", tc.script)
+		raised = nil
+		r.file(t, "st.sh", tc.script+"\n")
+		code, _, stderr := shellRun(context.Background(), "bash st.sh")
+		if code != tc.want {
+			t.Errorf("%q: exit %d, want %d\n%s", tc.script, code, tc.want, stderr)
+		}
+		if tc.signal != 0 && (len(raised) != 1 || raised[0] != tc.signal) {
+			t.Errorf("%q: raised %v, want %v", tc.script, raised, tc.signal)
+		}
+	}
+}
+
+// A signal sent to the supervisor reaches the program, as it would have
+// reached the exec'd shell.
+func TestRuntimeSignalForwarded(t *testing.T) {
+	r := newRT(t, "local-changes")
+	r.file(t, "trap.sh", "trap 'touch got-term; exit 3' TERM\ntouch ready\nwhile :; do sleep 0.05; done\n")
+	done := make(chan int)
+	go func() {
+		code, _, _ := shellRun(context.Background(), "bash trap.sh")
+		done <- code
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !r.exists("ready") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGTERM) // the supervisor is this process
+	select {
+	case code := <-done:
+		if code != 3 || !r.exists("got-term") {
+			t.Errorf("exit %d, trap ran: %v", code, r.exists("got-term"))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the program did not get SIGTERM")
+	}
+}
+
+// 500 parallel executions of an allowed program do not wedge the
+// supervisor, and a denied one among them is still refused.
+func TestRuntimeForkBomb(t *testing.T) {
+	r := newRT(t, "local-changes")
+	r.file(t, "bomb.sh", "for i in $(seq 500); do /bin/true & done; touch denied & wait; touch bomb-done\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	code, _, stderr := shellRun(ctx, "bash bomb.sh")
+	t.Logf("500 parallel execs: %v", time.Since(start))
+	if code != 0 || !r.exists("bomb-done") {
+		t.Errorf("exit %d, done=%v\n%s", code, r.exists("bomb-done"), stderr)
+	}
+	if r.exists("denied") {
+		t.Error("the denied command ran")
+	}
+}
+
+// 16 lines run at once, each under its own supervisor.
+func TestRuntimeConcurrentLines(t *testing.T) {
+	r := newRT(t, "local-changes")
+	r.file(t, "c.sh", "touch ok-$1; sh -c 'touch denied'; exit $(( $1 % 5 ))\n")
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for i := range 16 {
+		wg.Go(func() {
+			code, _, stderr := shellRun(context.Background(), fmt.Sprintf("bash c.sh %d", i))
+			if code != i%5 || !strings.Contains(stderr, "denied at run time") {
+				errs <- fmt.Sprintf("line %d: exit %d\n%s", i, code, stderr)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	for i := range 16 {
+		if !r.exists(fmt.Sprintf("ok-%d", i)) {
+			t.Errorf("line %d did not run", i)
+		}
+	}
+	if r.exists("denied") {
+		t.Error("a denied command ran")
+	}
+}
+
+// agentShim.runtime: off runs by exec; an unknown value refuses. (On a
+// kernel without the layer, require refuses and on falls back: see
+// TestRuntimeFallback.)
+func TestRuntimeSetting(t *testing.T) {
+	r := newRT(t, "local-changes")
+	cfg := filepath.Join(r.dir, "home", ".gemini", "config", "config.json")
+	set := func(v string) {
+		data := strings.Replace(fmt.Sprintf(runtimeConfig, "local-changes"), `"rules": []`, `"rules": [], "runtime": "`+v+`"`, 1)
+		if err := os.WriteFile(cfg, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := useSeams(t, nil)
+	set("off")
+	if code, _, stderr := shellRun(context.Background(), "bash x.sh"); code != 0 || len(s.execs) != 1 {
+		t.Errorf("off: exit %d, execs %q\n%s", code, s.execs, stderr)
+	}
+	set("sometimes")
+	if code, _, stderr := shellRun(context.Background(), "bash x.sh"); code != exitDenied || !strings.Contains(stderr, `agentShim.runtime: unknown value "sometimes"`) {
+		t.Errorf("unknown: exit %d\n%s", code, stderr)
+	}
+}
+
+// Where the kernel lacks the layer, on falls back to exec and says so once
+// per session; require refuses.
+func TestRuntimeFallback(t *testing.T) {
+	r := newRT(t, "local-changes")
+	cfg := filepath.Join(r.dir, "home", ".gemini", "config", "config.json")
+	s := useSeams(t, nil)
+	superviseRun = func(context.Context, supervisor.Config) (supervisor.Status, error) {
+		return supervisor.Status{}, fmt.Errorf("%w: no seccomp here", supervisor.ErrUnavailable)
+	}
+	for i, want := range []string{"agent-shim: note: running without the run-time layer (run-time layer unavailable: no seccomp here); only the command line was checked\n", ""} {
+		code, _, stderr := shellRun(context.Background(), "bash x.sh")
+		if code != 0 || stderr != want || len(s.execs) != i+1 {
+			t.Errorf("on, call %d: exit %d, execs %d, stderr %q, want %q", i, code, len(s.execs), stderr, want)
+		}
+	}
+	data := strings.Replace(fmt.Sprintf(runtimeConfig, "local-changes"), `"rules": []`, `"rules": [], "runtime": "require"`, 1)
+	if err := os.WriteFile(cfg, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := shellRun(context.Background(), "bash x.sh")
+	if code != exitDenied || !strings.Contains(stderr, `agentShim.runtime is "require"`) || len(s.execs) != 2 {
+		t.Errorf("require: exit %d, execs %d\n%s", code, len(s.execs), stderr)
+	}
+}
+
+// agent-shim run wraps any program: its executions are decided, its
+// status passes through.
+func TestRunCommand(t *testing.T) {
+	r := newRT(t, "local-changes")
+	r.file(t, "job.sh", "touch job-ran; touch denied; exit 4\n")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"agent-shim", "run", "--", "bash", "job.sh"}, strings.NewReader(""), &out, &errb)
+	if code != 4 || !r.exists("job-ran") || r.exists("denied") || !strings.Contains(errb.String(), "denied at run time") {
+		t.Errorf("exit %d, ran %v, denied %v\n%s", code, r.exists("job-ran"), r.exists("denied"), errb.String())
+	}
+	// The program itself is decided too.
+	errb.Reset()
+	code = run(context.Background(), []string{"agent-shim", "run", "--", "touch", "denied"}, strings.NewReader(""), &out, &errb)
+	if code != exitDenied || r.exists("denied") {
+		t.Errorf("exit %d\n%s", code, errb.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"agent-shim", "run"}, strings.NewReader(""), &out, &errb); code != exitUsage {
+		t.Errorf("no program: exit %d\n%s", code, errb.String())
+	}
+}
+
+// The child mode refuses to run for anyone but the supervisor.
+func TestRuntimeChildRefusesStrangers(t *testing.T) {
+	newRT(t, "local-changes")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, extra := range [][]*os.File{nil, {os.Stdin}} {
+		cmd := exec.Command(self, supervisor.ChildArg)
+		cmd.Args[0] = "agent-shim"
+		cmd.ExtraFiles = extra
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitDenied || !bytes.Contains(out, []byte("agent-shim's own use")) {
+			t.Errorf("extra files %v: %v\n%s", extra, err, out)
+		}
+	}
+	// A socket whose peer is this process, not the child's parent
+	// agent-shim: go test is the parent here, so this also checks that.
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := os.NewFile(uintptr(fds[0]), "a"), os.NewFile(uintptr(fds[1]), "b")
+	defer a.Close()
+	defer b.Close()
+	cmd := exec.Command("/bin/bash", "-c", `(exec -a agent-shim "$0" "$1"); exit $?`, self, supervisor.ChildArg)
+	cmd.ExtraFiles = []*os.File{b}
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitDenied || !bytes.Contains(out, []byte("is not the parent")) {
+		t.Errorf("foreign socket: %v\n%s", err, out)
+	}
+}
+
+var _ = gate.Allow
+
+// BenchmarkExecDecision is the decision of one execution at run time,
+// with the policy of the full Fuchsia size: every argv it may amount to,
+// decided by the gate (the memory reads are not included).
+func BenchmarkExecDecision(b *testing.B) {
+	dir := b.TempDir()
+	pinned := pinnedEnv(dir)
+	for _, kv := range pinned {
+		k, v, _ := strings.Cut(kv, "=")
+		b.Setenv(k, v)
+	}
+	cfg := fuchsiaConfig(b, dir, pinned)
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: os.Getenv}
+	s, err := e.open(context.Background(), openOptions{config: cfg, cwd: filepath.Join(dir, "ck")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.close()
+	decide := execDecider(s.g, false)
+	execs := []supervisor.Exec{
+		{Path: "/usr/bin/git", Real: "/usr/bin/git", Argv: []string{"git", "status", "--porcelain"}, Dir: dir},
+		{Path: "/bin/true", Real: "/usr/bin/true", Argv: []string{"/bin/true"}, Dir: dir},
+		{Path: "/usr/bin/make", Real: "/usr/bin/make", Argv: []string{"make", "-C", "out", "-j8", "all"}, Dir: dir},
+		{Path: filepath.Join(dir, "ck", "build.sh"), Argv: []string{"./build.sh", "--fast"}, Dir: filepath.Join(dir, "ck"), Interp: []string{"/usr/bin/env", "bash"}},
+		{Path: "/usr/bin/git", Real: "/usr/bin/git", Argv: []string{"git", "push", "--force", "origin", "main"}, Dir: dir},
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		decide(execs[i%len(execs)])
+	}
+}

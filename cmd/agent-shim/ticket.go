@@ -1,0 +1,572 @@
+package main
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/gate"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Hook tickets: how the hook and shell mode work together, failing closed.
+//
+// Each hook call that decides a shell command and does not deny it leaves a
+// single-use ticket in the shim's state directory,
+// $XDG_STATE_HOME/agent-shim/tickets/: the agent, the session, the
+// directory the command runs in, the exact command, an expiry (ticketTTL)
+// and an HMAC-SHA256 over all of it, keyed by the per-user random key
+// $XDG_STATE_HOME/agent-shim/key (see ticketKey). There are two kinds:
+//
+//   - "ask": the hook left the call to the agent's own permission prompt
+//     (it answered ask, or nothing at all), and the agent ran it, so the
+//     person approved it there. Shell mode runs that line once without
+//     asking again: the approval arrives before the command, not at
+//     PostToolUse. It is also bound to the agent process (the hook's parent
+//     or grandparent must be the shell's parent), so a program the agent
+//     runs cannot spend it. A deny rule still wins.
+//   - "seen": the hook allowed the call. Shell mode decides the line as
+//     usual; the ticket only proves a hook saw it, for
+//     agentShim.requireHook.
+//
+// With agentShim.requireHook, shell mode refuses (exit 126) a line with no
+// ticket: the hook died, timed out or was bypassed, which the agents all
+// treat as "go ahead".
+//
+// Tickets are files of mode 0600 named by an HMAC of the directory and the
+// command, their expiry and a nonce. Taking one renames it first, so of two
+// shells racing for it exactly one wins; it is then removed. Expired
+// tickets are removed whenever a ticket is written.
+
+// ticketTTL is how long a ticket stays valid after the hook call.
+const ticketTTL = 10 * time.Minute
+
+const (
+	ticketAsk  = "ask"
+	ticketSeen = "seen"
+)
+
+// ticketNow is the clock of tickets; tests move it.
+var ticketNow = time.Now
+
+// ticket is one ticket file's content.
+type ticket struct {
+	Kind    string `json:"kind"`
+	Agent   string `json:"agent"`
+	Session string `json:"session,omitempty"`
+	Dir     string `json:"dir"`
+	Command string `json:"command"`
+	Expires int64  `json:"expires"` // Unix seconds
+	PIDs    []int  `json:"pids,omitempty"`
+	Nonce   string `json:"nonce"`
+	MAC     string `json:"mac"`
+}
+
+// stateDir is the shim's protected state directory: the directory of the
+// approval log, $XDG_STATE_HOME/agent-shim.
+func stateDir(getenv func(string) string) (string, error) {
+	p, err := gate.AuditPath(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(p), nil
+}
+
+// ticketKey returns the per-user key that authenticates tickets:
+// $XDG_STATE_HOME/agent-shim/key, 32 random bytes, created on first use
+// (mode 0600, O_EXCL, so two first uses agree on one key).
+//
+// The gate's authenticated policy cache wants such a key too; the two
+// should converge on this one function.
+func ticketKey(dir string) ([]byte, error) {
+	path := filepath.Join(dir, "key")
+	for range 2 {
+		key, err := readKey(path)
+		if err == nil {
+			return key, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("reading the ticket key: %w", err)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("making the ticket key: %w", err)
+		}
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("making the ticket key: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue // another process made it first: read theirs
+		}
+		if err != nil {
+			return nil, fmt.Errorf("making the ticket key: %w", err)
+		}
+		_, err = f.Write(key)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			return nil, fmt.Errorf("making the ticket key: %w", err)
+		}
+		return key, nil
+	}
+	return nil, fmt.Errorf("reading the ticket key %s: it keeps changing", path)
+}
+
+// readKey reads a key file, which must be a regular file of 32 bytes only
+// its owner can read (as gate's policy-cache key must be).
+func readKey(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 || fi.Size() != 32 {
+		return nil, fmt.Errorf("ticket key %s: not a 32-byte file only its owner can read (remove it to make a new one)", path)
+	}
+	key := make([]byte, 32)
+	if _, err := io.ReadFull(f, key); err != nil {
+		return nil, fmt.Errorf("reading the ticket key %s: %w", path, err)
+	}
+	return key, nil
+}
+
+// lp appends s with its length first, so that no two field lists encode
+// alike.
+func lp(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func (t *ticket) mac(key []byte) string {
+	b := lp(nil, "agent-shim ticket v1")
+	for _, s := range []string{t.Kind, t.Agent, t.Session, t.Dir, t.Command, t.Nonce} {
+		b = lp(b, s)
+	}
+	b = binary.AppendVarint(b, t.Expires)
+	b = binary.AppendUvarint(b, uint64(len(t.PIDs)))
+	for _, p := range t.PIDs {
+		b = binary.AppendVarint(b, int64(p))
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(b)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// ticketName is the file name prefix of the tickets for command run in
+// dir: an HMAC, so the name tells nothing and cannot be guessed.
+func ticketName(key []byte, dir, command string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write(lp(lp(lp(nil, "agent-shim ticket name"), dir), command))
+	return hex.EncodeToString(m.Sum(nil))[:32]
+}
+
+// realDir resolves dir's symbolic links, so that the hook's idea of the
+// directory and the shell's agree; "" when it cannot.
+func realDir(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	return abs
+}
+
+// ancestors returns the parent and grandparent process of this process, as
+// far as the system tells (0 where it does not).
+func ancestors() []int {
+	ppid := os.Getppid()
+	return []int{ppid, parentOf(ppid)}
+}
+
+// parentOf returns the parent of process pid from /proc (Linux), else 0.
+func parentOf(pid int) int {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
+
+// recordTicket is hook mode's half: it leaves a ticket for a shell call
+// the hook did not deny (see above). Other tools, and denied calls, leave
+// none. ask tells whether the agent was left to ask (or decide) itself.
+func (e *env) recordTicket(ag *agent, in *hookInput, d gate.Decision) error {
+	if !gate.IsCommandTool(in.ToolName) {
+		return nil
+	}
+	kind := ""
+	switch d.Verdict {
+	case gate.Allow:
+		kind = ticketSeen
+	case gate.Ask:
+		if ag.post != "" { // the agent asks its person; others were answered deny
+			kind = ticketAsk
+		}
+	case gate.Default:
+		kind = ticketAsk // left to the agent's own permission rules
+	}
+	if kind == "" {
+		return nil
+	}
+	cmd, err := commandOf(in)
+	if err != nil {
+		return err
+	}
+	dir, err := stateDir(e.getenv)
+	if err != nil {
+		return err
+	}
+	key, err := ticketKey(dir)
+	if err != nil {
+		return err
+	}
+	t := ticket{
+		Kind:    kind,
+		Agent:   ag.name,
+		Session: in.SessionID,
+		Dir:     realDir(callDir(in)),
+		Command: cmd,
+		Expires: ticketNow().Add(ticketTTL).Unix(),
+	}
+	if t.Dir == "" { // no cwd given: the agent runs its hooks where it works
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("finding the working directory: %w", err)
+		}
+		t.Dir = realDir(wd)
+	}
+	if kind == ticketAsk {
+		t.PIDs = ancestors()
+	}
+	var nonce [12]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return err
+	}
+	t.Nonce = hex.EncodeToString(nonce[:])
+	t.MAC = t.mac(key)
+	data, err := json.Marshal(&t)
+	if err != nil {
+		return err
+	}
+	tdir := filepath.Join(dir, "tickets")
+	if err := os.MkdirAll(tdir, 0o700); err != nil {
+		return fmt.Errorf("writing a hook ticket: %w", err)
+	}
+	pruneTickets(tdir)
+	name := fmt.Sprintf("%s.%d.%s", ticketName(key, t.Dir, cmd), t.Expires, t.Nonce)
+	f, err := os.OpenFile(filepath.Join(tdir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("writing a hook ticket: %w", err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("writing a hook ticket: %w", err)
+	}
+	return nil
+}
+
+// ticketExpiry reads the expiry from a ticket file name.
+func ticketExpiry(name string) (int64, bool) {
+	parts := strings.Split(name, ".")
+	if len(parts) < 3 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(parts[1], 10, 64)
+	return n, err == nil
+}
+
+// pruneTickets removes the expired tickets in tdir.
+func pruneTickets(tdir string) {
+	entries, err := os.ReadDir(tdir)
+	if err != nil {
+		return
+	}
+	t := ticketNow().Unix()
+	for _, de := range entries {
+		if exp, ok := ticketExpiry(de.Name()); ok && exp < t {
+			os.Remove(filepath.Join(tdir, de.Name()))
+		}
+	}
+}
+
+// shellSession is the agent session shell mode runs in, when the agent
+// says: Claude Code gives its Bash commands CLAUDE_CODE_SESSION_ID (since
+// 2.1.132, the session_id its hooks get; anthropics/claude-code#56879),
+// else AGENT_SHIM_SESSION; "" when unknown.
+func (e *env) shellSession() string {
+	if s := e.getenv("CLAUDE_CODE_SESSION_ID"); s != "" {
+		return s
+	}
+	return e.getenv("AGENT_SHIM_SESSION")
+}
+
+// takeTicket is shell mode's half: it finds a valid ticket for line (or
+// for the command inside an agent's wrapper of it, see wrappedCommand) in
+// the working directory, spends it and returns it with the command it was
+// for. No valid ticket is (nil, "", nil).
+func (e *env) takeTicket(line string) (*ticket, string, error) {
+	dir, err := stateDir(e.getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	tdir := filepath.Join(dir, "tickets")
+	entries, err := os.ReadDir(tdir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("reading hook tickets: %w", err)
+	}
+	key, err := ticketKey(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, "", fmt.Errorf("finding the working directory: %w", err)
+	}
+	wd = realDir(wd)
+	cands := []string{line}
+	if inner, ok := wrappedCommand(line, e.getenv); ok {
+		cands = append(cands, inner)
+	}
+	session := e.shellSession()
+	ppid := os.Getppid()
+	for _, cmd := range cands {
+		prefix := ticketName(key, wd, cmd) + "."
+		for _, de := range entries {
+			if !strings.HasPrefix(de.Name(), prefix) || strings.HasSuffix(de.Name(), ".taken") {
+				continue
+			}
+			path := filepath.Join(tdir, de.Name())
+			t, ok := readTicket(path, key)
+			if !ok || t.Dir != wd || t.Command != cmd || ticketNow().Unix() > t.Expires ||
+				session != "" && t.Session != "" && t.Session != session ||
+				t.Kind == ticketAsk && !slices.Contains(t.PIDs, ppid) {
+				continue
+			}
+			// Spend it: of two racing shells, one renames it.
+			taken := path + ".taken"
+			if err := os.Rename(path, taken); err != nil {
+				continue
+			}
+			os.Remove(taken)
+			return t, cmd, nil
+		}
+	}
+	return nil, "", nil
+}
+
+// readTicket reads and authenticates a ticket file.
+func readTicket(path string, key []byte) (*ticket, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, false
+	}
+	var t ticket
+	if json.Unmarshal(data, &t) != nil {
+		return nil, false
+	}
+	if !hmac.Equal([]byte(t.MAC), []byte(t.mac(key))) {
+		return nil, false
+	}
+	if t.Kind != ticketAsk && t.Kind != ticketSeen {
+		return nil, false
+	}
+	return &t, true
+}
+
+// errUnseen is shell mode's refusal under agentShim.requireHook.
+var errUnseen = errors.New("no hook call has seen this command (agentShim.requireHook): the agent's hook died, timed out or was bypassed")
+
+// ticketGate is shell mode's use of tickets, before it decides cmd. It
+// returns the line to decide (the command itself when the line is an
+// agent's wrapper of a command the hook saw) and whether an ask ticket
+// already approves it; a deny rule still refuses it. Under
+// agentShim.requireHook a line without a ticket is refused.
+func (e *env) ticketGate(s *shim, cmd string) (line string, approved bool, err error) {
+	f, err := config.Load(s.config)
+	if err != nil {
+		return "", false, err
+	}
+	t, inner, err := e.takeTicket(cmd)
+	if err != nil {
+		if f.Shim.RequireHook {
+			return "", false, err
+		}
+		fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
+		return cmd, false, nil
+	}
+	if t == nil {
+		if f.Shim.RequireHook {
+			return "", false, &hinted{errUnseen, "check the hook with 'agent-shim doctor'"}
+		}
+		return cmd, false, nil
+	}
+	if t.Kind != ticketAsk {
+		return inner, false, nil
+	}
+	if d := s.g.DecideBash(inner); d.Verdict == gate.Deny {
+		return "", false, fmt.Errorf("%w: %s", gate.ErrDenied, d.Reason)
+	}
+	return inner, true, nil
+}
+
+// Claude Code runs a Bash call as one line around the command (seen in
+// anthropics/claude-code#4399 and #57450, and termaxa/termaxa#92):
+//
+//	source ~/.claude/shell-snapshots/snapshot-bash-….sh 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval '<command>' < /dev/null && pwd -P >| /tmp/claude-1a2b-cwd
+//
+// wrappedCommand returns <command> when line is exactly such a wrapper:
+// one and-or list whose parts are all of these shapes, with exactly one
+// eval of one single-quoted word. Anything else is not a wrapper (and
+// gets no ticket through it): fail closed when the agent changes its
+// wrapper.
+var (
+	snapshotRE = regexp.MustCompile(`^snapshot-[A-Za-z0-9._-]+\.sh$`)
+	cwdFileRE  = regexp.MustCompile(`^claude-[0-9a-f]+-cwd$`)
+)
+
+func wrappedCommand(line string, getenv func(string) string) (string, bool) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
+	if err != nil || len(f.Stmts) != 1 {
+		return "", false
+	}
+	var leaves []*syntax.Stmt
+	var walk func(s *syntax.Stmt) bool
+	walk = func(s *syntax.Stmt) bool {
+		if s.Negated || s.Background || s.Coprocess || s.Disown {
+			return false
+		}
+		if b, ok := s.Cmd.(*syntax.BinaryCmd); ok {
+			if len(s.Redirs) > 0 || b.Op != syntax.AndStmt && b.Op != syntax.OrStmt {
+				return false
+			}
+			return walk(b.X) && walk(b.Y)
+		}
+		leaves = append(leaves, s)
+		return true
+	}
+	if !walk(f.Stmts[0]) {
+		return "", false
+	}
+	inner, evals := "", 0
+	for _, s := range leaves {
+		c, ok := s.Cmd.(*syntax.CallExpr)
+		if !ok || len(c.Assigns) > 0 || len(c.Args) == 0 {
+			return "", false
+		}
+		args := make([]string, len(c.Args))
+		for i, w := range c.Args {
+			if i == 1 && len(c.Args) == 2 && c.Args[0].Lit() == "eval" {
+				if len(w.Parts) != 1 {
+					return "", false
+				}
+				q, ok := w.Parts[0].(*syntax.SglQuoted)
+				if !ok || q.Dollar {
+					return "", false
+				}
+				args[i] = q.Value
+				continue
+			}
+			if args[i] = w.Lit(); args[i] == "" {
+				return "", false
+			}
+		}
+		redirs := make([]string, len(s.Redirs))
+		for i, r := range s.Redirs {
+			if r.Hdoc != nil || r.Word == nil || r.Word.Lit() == "" {
+				return "", false
+			}
+			n := ""
+			if r.N != nil {
+				n = r.N.Value
+			}
+			redirs[i] = n + r.Op.String() + " " + r.Word.Lit()
+		}
+		rd := strings.Join(redirs, ",")
+		switch {
+		case args[0] == "eval" && len(args) == 2 && (rd == "" || rd == "< /dev/null"):
+			inner = args[1]
+			evals++
+		case (args[0] == "source" || args[0] == ".") && len(args) == 2 && (rd == "" || rd == "2> /dev/null"):
+			if !isSnapshot(args[1], getenv) {
+				return "", false
+			}
+		case args[0] == "true" && len(args) == 1 && rd == "":
+		case strings.Join(args, " ") == "shopt -u extglob" && (rd == "" || rd == "2> /dev/null"):
+		case strings.Join(args, " ") == "setopt NO_EXTENDED_GLOB" && (rd == "" || rd == "2> /dev/null"):
+		case strings.Join(args, " ") == "pwd -P" && len(s.Redirs) == 1 && s.Redirs[0].Op == syntax.ClbOut && s.Redirs[0].N == nil:
+			if !cwdFileRE.MatchString(filepath.Base(s.Redirs[0].Word.Lit())) {
+				return "", false
+			}
+		default:
+			return "", false
+		}
+	}
+	return inner, evals == 1
+}
+
+// isSnapshot reports whether p is one of Claude Code's shell snapshots, in
+// $CLAUDE_CONFIG_DIR/shell-snapshots or ~/.claude/shell-snapshots.
+func isSnapshot(p string, getenv func(string) string) bool {
+	if !snapshotRE.MatchString(filepath.Base(p)) {
+		return false
+	}
+	dir := filepath.Dir(filepath.Clean(p))
+	for _, base := range []string{getenv("CLAUDE_CONFIG_DIR"), filepath.Join(getenv("HOME"), ".claude")} {
+		if base != "" && filepath.IsAbs(base) && dir == filepath.Join(base, "shell-snapshots") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,363 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agent-shim/agent-shim/gate"
+)
+
+// ticketEnv is an env whose state lives in a temporary directory, working
+// in dir.
+func ticketEnv(t *testing.T) (*env, string) {
+	t.Helper()
+	root := t.TempDir()
+	vars := map[string]string{
+		"HOME":           filepath.Join(root, "home"),
+		"XDG_STATE_HOME": filepath.Join(root, "state"),
+	}
+	proj := filepath.Join(root, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(proj)
+	return &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return vars[k] }}, root
+}
+
+func hookCall(session, cwd, command string) *hookInput {
+	raw, _ := json.Marshal(command)
+	return &hookInput{SessionID: session, Cwd: cwd, Event: "PreToolUse", ToolName: "Bash",
+		ToolInput: map[string]json.RawMessage{"command": raw}}
+}
+
+func setNow(t *testing.T, at time.Time) {
+	t.Helper()
+	old := ticketNow
+	t.Cleanup(func() { ticketNow = old })
+	ticketNow = func() time.Time { return at }
+}
+
+func TestTicketOnce(t *testing.T) {
+	e, root := ticketEnv(t)
+	proj := filepath.Join(root, "proj")
+	claude := agents["claude-code"]
+	if err := e.recordTicket(claude, hookCall("s1", proj, "git push origin main"), gate.Decision{Verdict: gate.Ask}); err != nil {
+		t.Fatal(err)
+	}
+	tdir := filepath.Join(root, "state", "agent-shim", "tickets")
+	entries, err := os.ReadDir(tdir)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("tickets: %v, %v", entries, err)
+	}
+	fi, err := os.Stat(filepath.Join(tdir, entries[0].Name()))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("ticket mode: %v, %v", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(filepath.Join(root, "state", "agent-shim", "key")); err != nil || fi.Mode().Perm() != 0o600 || fi.Size() != 32 {
+		t.Fatalf("key: %v, %v", fi, err)
+	}
+
+	for _, tc := range []struct {
+		line, cwd string
+	}{
+		{"git push origin dev", proj},   // another command
+		{"git push origin main ", proj}, // not the exact command
+		{"git push origin main", root},  // another directory
+	} {
+		t.Logf("input: %q in %s", tc.line, tc.cwd)
+		t.Chdir(tc.cwd)
+		if tk, _, err := e.takeTicket(tc.line); tk != nil || err != nil {
+			t.Fatalf("took %+v, %v", tk, err)
+		}
+	}
+	t.Chdir(proj)
+	tk, cmd, err := e.takeTicket("git push origin main")
+	if err != nil || tk == nil || tk.Kind != ticketAsk || cmd != "git push origin main" {
+		t.Fatalf("took %+v %q, %v", tk, cmd, err)
+	}
+	// Used: gone.
+	if tk, _, err := e.takeTicket("git push origin main"); tk != nil || err != nil {
+		t.Fatalf("took a used ticket: %+v, %v", tk, err)
+	}
+}
+
+func TestTicketKinds(t *testing.T) {
+	e, root := ticketEnv(t)
+	proj := filepath.Join(root, "proj")
+	tests := []struct {
+		agent   string
+		verdict gate.Verdict
+		want    string // "" is no ticket
+	}{
+		{"claude-code", gate.Allow, ticketSeen},
+		{"claude-code", gate.Ask, ticketAsk},
+		{"claude-code", gate.Default, ticketAsk},
+		{"claude-code", gate.Deny, ""},
+		{"codex", gate.Ask, ""}, // answered deny: nothing runs
+		{"codex", gate.Allow, ticketSeen},
+		{"gemini-cli", gate.Ask, ""},
+		{"gemini-cli", gate.Default, ticketAsk},
+	}
+	for i, tc := range tests {
+		t.Logf("input: %s %v", tc.agent, tc.verdict)
+		cmd := "cmd" + strings.Repeat("x", i)
+		if err := e.recordTicket(agents[tc.agent], hookCall("s", proj, cmd), gate.Decision{Verdict: tc.verdict}); err != nil {
+			t.Fatal(err)
+		}
+		tk, _, err := e.takeTicket(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if tk != nil {
+			got = tk.Kind
+		}
+		if got != tc.want {
+			t.Errorf("ticket %q, want %q", got, tc.want)
+		}
+	}
+	// Other tools leave none.
+	in := &hookInput{SessionID: "s", Cwd: proj, Event: "PreToolUse", ToolName: "Write",
+		ToolInput: map[string]json.RawMessage{"file_path": json.RawMessage(`"x"`)}}
+	if err := e.recordTicket(agents["claude-code"], in, gate.Decision{Verdict: gate.Allow}); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(root, "state", "agent-shim", "tickets")); len(entries) != 0 {
+		t.Fatalf("left %d tickets", len(entries))
+	}
+}
+
+func TestTicketExpired(t *testing.T) {
+	e, root := ticketEnv(t)
+	proj := filepath.Join(root, "proj")
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	setNow(t, t0)
+	for _, cmd := range []string{"a", "b"} {
+		if err := e.recordTicket(agents["claude-code"], hookCall("s", proj, cmd), gate.Decision{Verdict: gate.Ask}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setNow(t, t0.Add(ticketTTL))
+	if tk, _, _ := e.takeTicket("a"); tk == nil {
+		t.Fatal("a ticket at its expiry was refused")
+	}
+	setNow(t, t0.Add(ticketTTL+time.Second))
+	if tk, _, _ := e.takeTicket("b"); tk != nil {
+		t.Fatal("an expired ticket was taken")
+	}
+	// Writing a ticket removes the expired ones.
+	if err := e.recordTicket(agents["claude-code"], hookCall("s", proj, "c"), gate.Decision{Verdict: gate.Ask}); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(root, "state", "agent-shim", "tickets")); len(entries) != 1 {
+		t.Fatalf("%d tickets left, want 1", len(entries))
+	}
+}
+
+func TestTicketForged(t *testing.T) {
+	e, root := ticketEnv(t)
+	proj := filepath.Join(root, "proj")
+	tdir := filepath.Join(root, "state", "agent-shim", "tickets")
+	record := func(cmd string, v gate.Verdict) string {
+		t.Helper()
+		if err := e.recordTicket(agents["claude-code"], hookCall("s", proj, cmd), gate.Decision{Verdict: v}); err != nil {
+			t.Fatal(err)
+		}
+		entries, _ := os.ReadDir(tdir)
+		for _, de := range entries {
+			data, _ := os.ReadFile(filepath.Join(tdir, de.Name()))
+			if strings.Contains(string(data), `"command":"`+cmd+`"`) {
+				return filepath.Join(tdir, de.Name())
+			}
+		}
+		t.Fatalf("no ticket for %q", cmd)
+		return ""
+	}
+	edit := func(path string, f func(*ticket)) {
+		t.Helper()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tk ticket
+		if err := json.Unmarshal(data, &tk); err != nil {
+			t.Fatal(err)
+		}
+		f(&tk)
+		data, _ = json.Marshal(&tk)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name    string
+		line    string
+		verdict gate.Verdict
+		forge   func(path string)
+	}{
+		{"longer expiry", "a", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.Expires += 3600 }) }},
+		{"seen made ask", "b", gate.Allow, func(p string) { edit(p, func(tk *ticket) { tk.Kind = ticketAsk }) }},
+		{"other command", "c", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.Command = "c2" }) }},
+		{"no mac", "d", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.MAC = "" }) }},
+		{"mac from another key", "e", gate.Ask, func(p string) {
+			edit(p, func(tk *ticket) { tk.Expires += 3600; tk.MAC = tk.mac(make([]byte, 32)) })
+		}},
+		// Signed with the right key, but bound to another agent process.
+		{"other pids", "f", gate.Ask, func(p string) {
+			key, err := ticketKey(filepath.Join(root, "state", "agent-shim"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			edit(p, func(tk *ticket) { tk.PIDs = []int{os.Getpid()}; tk.MAC = tk.mac(key) })
+		}},
+		{"not JSON", "g", gate.Ask, func(p string) { os.WriteFile(p, []byte("ask"), 0o600) }},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %s", tc.name)
+		tc.forge(record(tc.line, tc.verdict))
+		if tk, _, err := e.takeTicket(tc.line); tk != nil && tk.Kind == ticketAsk || err != nil {
+			t.Errorf("%s: took %+v, %v", tc.name, tk, err)
+		}
+	}
+	// A ticket written without the key at all.
+	if err := os.WriteFile(filepath.Join(tdir, ticketName(make([]byte, 32), proj, "z")+".9999999999.00"),
+		[]byte(`{"kind":"ask","dir":"`+proj+`","command":"z","expires":9999999999}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if tk, _, _ := e.takeTicket("z"); tk != nil {
+		t.Fatal("took a ticket written without the key")
+	}
+}
+
+func TestTicketSession(t *testing.T) {
+	e, root := ticketEnv(t)
+	proj := filepath.Join(root, "proj")
+	vars := map[string]string{"XDG_STATE_HOME": filepath.Join(root, "state"), "CLAUDE_CODE_SESSION_ID": "s2"}
+	e.getenv = func(k string) string { return vars[k] }
+	if err := e.recordTicket(agents["claude-code"], hookCall("s1", proj, "x"), gate.Decision{Verdict: gate.Ask}); err != nil {
+		t.Fatal(err)
+	}
+	if tk, _, _ := e.takeTicket("x"); tk != nil {
+		t.Fatal("took another session's ticket")
+	}
+	vars["CLAUDE_CODE_SESSION_ID"] = "s1"
+	if tk, _, _ := e.takeTicket("x"); tk == nil {
+		t.Fatal("refused the session's own ticket")
+	}
+}
+
+// TestTicketRace: of shells racing for one ticket, exactly one gets it.
+func TestTicketRace(t *testing.T) {
+	e, root := ticketEnv(t)
+	proj := filepath.Join(root, "proj")
+	if err := e.recordTicket(agents["claude-code"], hookCall("s", proj, "x"), gate.Decision{Verdict: gate.Ask}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := 0
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if tk, _, _ := e.takeTicket("x"); tk != nil {
+				mu.Lock()
+				got++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if got != 1 {
+		t.Fatalf("%d shells took the ticket, want 1", got)
+	}
+}
+
+func TestWrappedCommand(t *testing.T) {
+	home := "/home/u"
+	getenv := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	snap := "source /home/u/.claude/shell-snapshots/snapshot-bash-1755042239230-87cw6n.sh 2>/dev/null || true && "
+	tail := " < /dev/null && pwd -P >| /tmp/claude-13a4-cwd"
+	tests := []struct {
+		in   string
+		want string // "" is not a wrapper
+	}{
+		{snap + "eval 'git status'" + tail, "git status"},
+		{snap + "shopt -u extglob 2>/dev/null || true && eval 'git push origin main'" + tail, "git push origin main"},
+		{snap + `eval 'echo '\''hi'\'''` + tail, ""}, // the quoting of a quote is several words
+		{"source /home/u/.claude/shell-snapshots/snapshot-zsh-1.sh && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-ab-cwd", "ls"},
+		{"eval 'ls'", "ls"},
+		{"git status", ""},
+		// Anything more around the eval is not the agent's wrapper.
+		{"rm -rf ~ && eval 'git status'", ""},
+		{snap + "eval 'git status'" + tail + " && rm -rf ~", ""},
+		{snap + "eval 'git status' && eval 'ls'" + tail, ""},
+		{snap + "eval 'git status'" + tail + "; rm x", ""},
+		{snap + "eval 'git status' | sh" + tail, ""},
+		{snap + "eval \"git status\"" + tail, ""},
+		{snap + "eval $'git status'" + tail, ""},
+		{snap + "eval 'git status' > /etc/passwd && pwd -P >| /tmp/claude-13a4-cwd", ""},
+		{snap + "eval 'git status' < /dev/null && pwd -P >| /home/u/.bashrc", ""},
+		{"source /tmp/snapshot-bash-1.sh 2>/dev/null || true && eval 'ls'", ""},
+		{"source /home/u/.claude/shell-snapshots/../../evil/snapshot-bash-1.sh && eval 'ls'", ""},
+		{"source /home/u/.claude/shell-snapshots/snapshot-bash-$X.sh && eval 'ls'", ""},
+		{"X=1 eval 'ls'", ""},
+		{"! eval 'ls'", ""},
+		{"eval 'ls' &", ""},
+		{"{ eval 'ls'; }", ""},
+		{"eval 'ls' 'x'", ""},
+		{"eval 'unclosed", ""},
+	}
+	seen := map[string]bool{}
+	for _, tc := range tests {
+		t.Logf("input: %q", tc.in)
+		if seen[tc.in] {
+			t.Fatalf("duplicate input %q", tc.in)
+		}
+		seen[tc.in] = true
+		got, ok := wrappedCommand(tc.in, getenv)
+		if !ok {
+			got = ""
+		}
+		if got != tc.want {
+			t.Errorf("got %q (%v), want %q", got, ok, tc.want)
+		}
+	}
+}
+
+// TestTicketKeyRefused: a key others can read, or of the wrong size, is
+// not used: no ticket is written or taken.
+func TestTicketKeyRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data []byte
+		mode os.FileMode
+	}{
+		{"readable by others", make([]byte, 32), 0o644},
+		{"short", make([]byte, 16), 0o600},
+	} {
+		t.Logf("input: %s", tc.name)
+		e, root := ticketEnv(t)
+		dir := filepath.Join(root, "state", "agent-shim")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "key"), tc.data, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.recordTicket(agents["claude-code"], hookCall("s", filepath.Join(root, "proj"), "x"), gate.Decision{Verdict: gate.Ask}); err == nil {
+			t.Errorf("%s: a ticket was written", tc.name)
+		}
+	}
+}

@@ -1,0 +1,34 @@
+//go:build !unix
+
+package decisionlog
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+var writeLine = func(f *os.File, b []byte) (int, error) { return f.Write(b) }
+
+// append writes line to the log (rotated as on Unix), without the
+// guarantees of O_NOFOLLOW.
+func (w *Writer) append(line []byte) error {
+	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
+		return fmt.Errorf("logging decision: %w", err)
+	}
+	fi, err := os.Stat(w.path)
+	if err == nil && fi.Size() > 0 && fi.Size()+int64(len(line)) > w.max {
+		if err := w.rotate(func(cur os.FileInfo) bool { return os.SameFile(cur, fi) }, int64(len(line))); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("logging decision: %w", err)
+	}
+	defer f.Close()
+	if _, err := writeLine(f, line); err != nil {
+		return fmt.Errorf("logging decision to %s: %w", w.path, err)
+	}
+	return nil
+}

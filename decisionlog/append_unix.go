@@ -1,0 +1,89 @@
+//go:build unix
+
+package decisionlog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// writeLine is the one write of a line; tests replace it to fill the disk.
+var writeLine = writeOnce
+
+// append writes line to the log with raw system calls (open, fstat,
+// write, close: a hook call pays for each), rotating the log first when
+// the line would take it past the size bound.
+//
+// The log is opened with O_APPEND, owner-only, never through a link (it is
+// a protected path: a link planted there would send lines elsewhere), and
+// never waiting on a FIFO.
+func (w *Writer) append(line []byte) error {
+	const flags = syscall.O_WRONLY | syscall.O_APPEND | syscall.O_CREAT | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	open := func() (int, error) {
+		for {
+			fd, err := syscall.Open(w.path, flags, 0o600)
+			if err != syscall.EINTR {
+				return fd, err
+			}
+		}
+	}
+	fd, err := open()
+	if err == syscall.ENOENT {
+		if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
+			return fmt.Errorf("logging decision: %w", err)
+		}
+		fd, err = open()
+	}
+	if err != nil {
+		return fmt.Errorf("logging decision: opening %s: %w", w.path, err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return fmt.Errorf("logging decision: %w", err)
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		return fmt.Errorf("logging decision: %s is not a regular file", w.path)
+	}
+	if st.Size > 0 && st.Size+int64(len(line)) > w.max {
+		syscall.Close(fd)
+		same := func(fi os.FileInfo) bool {
+			s, ok := fi.Sys().(*syscall.Stat_t)
+			return ok && uint64(s.Dev) == uint64(st.Dev) && uint64(s.Ino) == uint64(st.Ino)
+		}
+		if err := w.rotate(same, int64(len(line))); err != nil {
+			return err
+		}
+		if fd, err = open(); err != nil {
+			return fmt.Errorf("logging decision: opening %s: %w", w.path, err)
+		}
+	}
+	n, err := writeLine(fd, line)
+	cerr := syscall.Close(fd)
+	if err == nil && n < len(line) {
+		err = fmt.Errorf("short write (%d of %d bytes)", n, len(line))
+	}
+	if err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("logging decision to %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// writeOnce is exactly one write(2): os.File.Write would write the rest of
+// a short write with a second call, which another agent's line could come
+// between.
+func writeOnce(fd int, b []byte) (int, error) {
+	for {
+		n, err := syscall.Write(fd, b)
+		if !errors.Is(err, syscall.EINTR) {
+			return max(n, 0), err
+		}
+	}
+}

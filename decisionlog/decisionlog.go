@@ -1,0 +1,290 @@
+// Package decisionlog records every decision agent-shim makes, one JSON
+// line per decision, and reads the record back.
+//
+// Every layer logs through a Writer: hook mode, shell mode, the run-time
+// supervisor and Go programs that embed the gate. A line says when, which
+// agent and session, the layer, the working directory, the command or tool
+// key, the verdict, the rule that decided (with its overlay, file and line)
+// or the floor or fact that did, and how a prompt was answered.
+//
+// The file is $XDG_STATE_HOME/agent-shim/decisions.jsonl (an absolute
+// XDG_STATE_HOME only; else ~/.local/state/agent-shim/decisions.jsonl). It
+// is a protected path: an agent may not write it unasked.
+//
+// Writing is built so that the log can never change a decision:
+//
+//   - each line is one write(2) to a file opened with O_APPEND, so lines of
+//     agents logging at once never interleave or tear;
+//   - the file is rotated when it would pass MaxSize: the current file
+//     becomes decisions.jsonl.1, the old .1 becomes .2, and older files are
+//     dropped. Rotation renames under a lock file; a writer that opened the
+//     file before the rename appends to the renamed file, so no line is
+//     lost;
+//   - Log returns after the line is written or after a short bound,
+//     whichever comes first; a slow, full or unwritable disk loses the line
+//     (Err reports why), never the decision;
+//   - secrets are masked before anything is written (see Redact).
+package decisionlog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Layers: where a decision was made.
+const (
+	LayerHook    = "hook"    // an agent's pre-tool-use hook
+	LayerShell   = "shell"   // shell mode: agent-shim -c
+	LayerRuntime = "runtime" // the run-time supervisor, one execve
+	LayerGate    = "gate"    // a Go program embedding package gate
+)
+
+// Answers: how a person answered a prompt. Empty means nobody was asked.
+const (
+	AnswerOnce    = "once"
+	AnswerSession = "session"
+	AnswerTool    = "tool"
+	AnswerAlways  = "always"
+	AnswerNo      = "no"
+	// AnswerNone means a prompt was due but nobody could answer it (no
+	// terminal, or the prompt failed).
+	AnswerNone = "unanswered"
+)
+
+// Entry is one decision.
+type Entry struct {
+	Time    time.Time `json:"time"`
+	Agent   string    `json:"agent,omitempty"`   // claude-code, codex, gemini-cli, or the host program
+	Session string    `json:"session,omitempty"` // the agent's session id
+	Layer   string    `json:"layer"`             // LayerHook, LayerShell, LayerRuntime or LayerGate
+	Cwd     string    `json:"cwd,omitempty"`
+	Tool    string    `json:"tool,omitempty"` // Bash, Read, run_shell_command, …; "execve" at run time
+	// Command is the command line, or the tool's key (a path, a URL):
+	// what was decided, with secrets masked.
+	Command string `json:"command"`
+	// Argv is the exact argv at run time, with secrets masked.
+	Argv    []string `json:"argv,omitempty"`
+	Verdict string   `json:"verdict"` // allow, ask, deny or default
+	// Reason is the decision's one-line reason.
+	Reason string `json:"reason,omitempty"`
+	// Rule is the rule that decided, when one did.
+	Rule *Rule `json:"rule,omitempty"`
+	// Floor is the floor or fact that decided when no rule did (a
+	// write outside the scope, a program not known statically, …).
+	Floor string `json:"floor,omitempty"`
+	// Answer is how a prompt was answered; "" when none was shown.
+	Answer string `json:"answer,omitempty"`
+}
+
+// Rule is the rule that decided, with its provenance.
+type Rule struct {
+	Text     string `json:"text"`               // the manifest line or grant
+	List     string `json:"list,omitempty"`     // allow, ask or deny
+	Category string `json:"category,omitempty"` // the manifest category, never_allow, …
+	Overlay  string `json:"overlay,omitempty"`  // ".", "vendor/x", "builtin", "ad-hoc"
+	File     string `json:"file,omitempty"`     // relative to the checkout root
+	Line     int    `json:"line,omitempty"`
+}
+
+// String names the rule and where it came from: `git push` (file:line).
+func (r *Rule) String() string {
+	if r == nil {
+		return ""
+	}
+	s := "`" + r.Text + "`"
+	switch {
+	case r.File != "" && r.Line > 0:
+		s += fmt.Sprintf(" (%s:%d)", r.File, r.Line)
+	case r.File != "":
+		s += " (" + r.File + ")"
+	case r.Overlay != "":
+		s += " (" + r.Overlay + ")"
+	}
+	return s
+}
+
+// Logger is what a layer logs decisions to. *Writer is one; nil-safe
+// callers may use Discard.
+type Logger interface {
+	Log(Entry)
+}
+
+// Discard drops every entry.
+var Discard Logger = discard{}
+
+type discard struct{}
+
+func (discard) Log(Entry) {}
+
+// FileName is the log's file name in the state directory.
+const FileName = "decisions.jsonl"
+
+// Path returns the decision log: $XDG_STATE_HOME/agent-shim/decisions.jsonl
+// when XDG_STATE_HOME is absolute (the XDG specification ignores relative
+// values), else $HOME/.local/state/agent-shim/decisions.jsonl.
+func Path(getenv func(string) string) (string, error) {
+	dir := getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(dir) {
+		home := getenv("HOME")
+		if !filepath.IsAbs(home) {
+			return "", errors.New("finding the decision log: neither XDG_STATE_HOME nor HOME is an absolute path")
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "agent-shim", FileName), nil
+}
+
+// Limits of one line, so that a line stays one small write.
+const (
+	maxCommand = 8 << 10 // bytes of Command, and of all of Argv
+	maxReason  = 1 << 10
+)
+
+// Marshal returns e as one log line: secrets masked, long fields cut,
+// a newline at the end. A zero Time is now.
+func Marshal(e Entry) ([]byte, error) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	e.Time = e.Time.UTC()
+	e.Command = cut(Redact(e.Command), maxCommand)
+	if len(e.Argv) > 0 {
+		argv := make([]string, 0, len(e.Argv))
+		n := 0
+		for _, a := range RedactArgv(e.Argv) {
+			if n += len(a); n > maxCommand {
+				argv = append(argv, fmt.Sprintf("…(%d more words)", len(e.Argv)-len(argv)))
+				break
+			}
+			argv = append(argv, a)
+		}
+		e.Argv = argv
+	}
+	e.Reason = cut(Redact(e.Reason), maxReason)
+	e.Floor = cut(Redact(e.Floor), maxReason)
+	line, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("logging decision: %w", err)
+	}
+	return append(line, '\n'), nil
+}
+
+// cut shortens s to at most n bytes (plus a marker), on a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8Start(s[i]) {
+		i--
+	}
+	return s[:i] + fmt.Sprintf("…(%d bytes cut)", len(s)-i)
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// Options tune a Writer. The zero value is the defaults.
+type Options struct {
+	// MaxSize is the size past which the file is rotated; default 8 MiB.
+	MaxSize int64
+	// Keep is how many rotated files are kept (.1, .2, …); default 2.
+	Keep int
+	// Wait bounds how long Log waits for the write; default 50ms. The
+	// write goes on in the background after that, and is lost if the
+	// process exits first.
+	Wait time.Duration
+}
+
+// Writer appends entries to a decision log. It is safe for concurrent use,
+// also by several processes on one file.
+type Writer struct {
+	path string
+	max  int64
+	keep int
+	wait time.Duration
+
+	mu  sync.Mutex
+	err error
+}
+
+// NewWriter returns a writer for the log at path. Nothing is opened until
+// the first Log.
+func NewWriter(path string, o Options) *Writer {
+	w := &Writer{path: path, max: o.MaxSize, keep: o.Keep, wait: o.Wait}
+	if w.max <= 0 {
+		w.max = 8 << 20
+	}
+	if w.keep <= 0 {
+		w.keep = 2
+	}
+	if w.wait <= 0 {
+		w.wait = 50 * time.Millisecond
+	}
+	return w
+}
+
+// Path returns the file the writer appends to.
+func (w *Writer) Path() string { return w.path }
+
+// Log appends e as one line. It returns when the line is written, or after
+// the writer's bound, and never reports failure: a line that cannot be
+// written is lost, and Err says why. A nil Writer drops e.
+func (w *Writer) Log(e Entry) {
+	if w == nil {
+		return
+	}
+	line, err := Marshal(e)
+	if err != nil {
+		w.setErr(err)
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.setErr(w.append(line))
+	}()
+	t := time.NewTimer(w.wait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		w.setErr(fmt.Errorf("logging decision to %s: no answer from the disk in %v", w.path, w.wait))
+	}
+}
+
+// Err returns the error of the last failed write, or nil.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *Writer) setErr(err error) {
+	if err == nil {
+		return
+	}
+	w.mu.Lock()
+	w.err = err
+	w.mu.Unlock()
+}
+
+// Files returns the log's files oldest first, as rotation names them:
+// path.N, …, path.1, path.
+func Files(path string, keep int) []string {
+	if keep <= 0 {
+		keep = 2
+	}
+	files := make([]string, 0, keep+1)
+	for i := keep; i >= 1; i-- {
+		files = append(files, fmt.Sprintf("%s.%d", path, i))
+	}
+	return append(files, path)
+}
+
+// trimLine is a line with its newline removed, for errors.
+func trimLine(s string) string { return strings.TrimRight(s, "\n") }

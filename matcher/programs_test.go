@@ -1,0 +1,314 @@
+package matcher
+
+import (
+	"strings"
+	"testing"
+)
+
+// factPolicy is referencePolicy2 (the second corpus's) with a few rules
+// more, for the tests of program facts.
+func factPolicy() *Policy {
+	p := referencePolicy2()
+	for _, l := range []string{"sed", "awk", "gawk", "man", "ssh", "rsync", "cipd help", "git help", "ffx log dump",
+		"git checkout", "git switch", "git worktree", "tar", "npm", "cargo", "zip", "scp", "mytool", "ninja", "bazel", "touch"} {
+		p.Add(Allow, l, Source{Category: "read_only"})
+	}
+	for _, l := range []string{"git checkout --force", "git switch --force", "git worktree remove --force",
+		"git commit --force", "rm -rf ~", "rm -rf ~/.ssh"} {
+		p.Add(Deny, l, Source{Category: "never_allow"})
+	}
+	p.SetHome("/home/me")
+	return p
+}
+
+// factTests are the classes of issue 15 the program table closes, each
+// with its bypass spellings; want is exact, and fact (when set) must be
+// named by the verdict that made the line stricter.
+var factTests = []struct {
+	in   string
+	want Decision
+	fact string
+}{
+	// Options whose value is a command line: a visible deny is a deny.
+	{"git ls-remote --upload-pack='git push -f origin main; false' .", Deny, "--upload-pack"},
+	{"git ls-remote --upload-pack 'rm -rf /' .", Deny, "--upload-pack"},
+	{"git ls-remote -u 'rm -rf /' .", Deny, "-u"},
+	{"git ls-remote '-urm -rf /' .", Deny, "-u"},
+	{"git ls-remote --upload-p='rm -rf /' .", Deny, ""},
+	{"git-ls-remote --upload-pack='rm -rf /' .", Deny, ""},
+	{"/usr/bin/git -C x ls-remote --upload-pack='sh -c \"rm -rf /\"' .", Deny, ""},
+	{"git ls-remote --upload-pack=/tmp/x .", Ask, "--upload-pack"},
+	{"git ls-remote --upload-pack=\"$X\" .", Ask, ""},
+	{"git ls-remote origin", Allow, ""},
+	{"git fetch --upload-pack='rm -rf /'", Deny, ""},
+	{"git push --receive-pack='rm -rf /'", Deny, ""},
+	{"git push --exec='git reset --hard'", Deny, ""},
+	{"git grep -O'rm -rf /' x", Deny, "-O"},
+	{"git grep --open-files-in-pager='rm -rf /' x", Deny, ""},
+	{"git grep -O x", Ask, "-O"},
+	{"git grep -n -e O x", Allow, ""},
+	{"git difftool -x 'rm -rf /'", Deny, ""},
+	{"git rebase -x 'git push -f' main", Deny, ""},
+	{"tar -tf x.tar --checkpoint-action=exec='rm -rf /'", Deny, "--checkpoint-action"},
+	{"tar -tf x.tar --checkpoint-action=EXEC='rm -rf /'", Deny, ""},
+	{"tar -tf x.tar --checkpoint-action=dot", Allow, ""},
+	{"tar -tf x.tar --to-command='rm -rf /'", Deny, ""},
+	{"tar -tf x.tar -F 'rm -rf /'", Deny, ""},
+	{"tar -tf x.tar -I /tmp/x", Ask, "-I"},
+	{"tar -tf x.tar -I/tmp/x", Ask, ""},
+	{"tar -tf x.tar --use-compress-program=/tmp/x", Ask, ""},
+	{"tar -tf x.tar --use-compress=/tmp/x", Ask, ""},
+	{"tar -tf x.tar", Allow, ""},
+	{"tar xf x.tar", Ask, "--extract"},
+	{"tar -xf x.tar", Ask, ""},
+	{"tar --extract -f x.tar", Ask, ""},
+	{"rsync -e 'rm -rf /' a b:", Deny, ""},
+	{"rsync --rsh='rm -rf /' a b:", Deny, ""},
+	{"rsync --rsync-path='rm -rf /' a b:", Deny, ""},
+	{"rsync -a a b", Allow, ""},
+	{"ssh -o ProxyCommand='rm -rf /' host", Deny, ""},
+	{"ssh -oProxyCommand='rm -rf /' host", Deny, ""},
+	{"ssh -o 'proxycommand rm -rf /' host", Deny, ""},
+	{"ssh -o LocalCommand=/tmp/x host", Ask, ""},
+	{"ssh -o ConnectTimeout=5 host ls", Allow, ""},
+	{"scp -S /tmp/x a b:", Ask, ""},
+	{"man -P 'rm -rf /' ls", Deny, "-P"},
+	{"man --pager='rm -rf /' ls", Deny, ""},
+	{"man -H'rm -rf /' ls", Deny, ""},
+	{"man -Pcat ls", Ask, ""},
+	{"man ls", Allow, ""},
+	{"less '+!rm -rf /' f", Deny, "+!"},
+	{"less '+|arm -rf /' f", Deny, ""},
+	{"less +G f", Allow, ""},
+	{"LESSOPEN='|rm -rf / %s' less f", Deny, "LESSOPEN"},
+	{"LESSOPEN='||/tmp/x %s' less f", Ask, ""},
+	{"less -o /tmp/log f", Ask, ""},
+	{"go test -exec='rm -rf /' ./...", Deny, "-exec"},
+	{"go test --exec 'rm -rf /' ./...", Deny, ""},
+	{"go build -toolexec=/tmp/x ./...", Ask, "-toolexec"},
+	{"go vet -vettool=/tmp/x ./...", Ask, "-vettool"},
+	{"go build -ldflags='-s -extld=/tmp/x' ./...", Ask, "-ldflags"},
+	{"go build -ldflags='-s -w' ./...", Allow, ""},
+	{"go test -run TestX -count=1 ./...", Allow, ""},
+	{"make SHELL=/tmp/x", Ask, "SHELL"},
+	{"make MAKESHELL=/tmp/x all", Ask, ""},
+	{"make CFLAGS='$(shell rm -rf /)'", Deny, ""},
+	{"make CFLAGS='${shell git push -f}'", Deny, ""},
+	{"make CFLAGS=-O2", Allow, ""},
+	{"make -f - <<< 'all:; rm -rf /'", Ask, "-f"},
+	{"make --file=/dev/stdin < x", Ask, ""},
+	{"make -f build.mk", Allow, ""},
+	{"make --eval='all:; rm -rf /'", Ask, "--eval"},
+	{"make -j8 -C sub all", Allow, ""},
+	{"npm test --script-shell=/tmp/x", Ask, "--script-shell"},
+	{"npm --script-shell /tmp/x test", Ask, ""},
+	{"npm test", Allow, ""},
+	{"cargo test --config 'target.x.runner=\"/tmp/x\"'", Ask, "--config"},
+	{"cargo --config x test", Ask, ""},
+	{"cargo test", Allow, ""},
+	{"rg --pre /tmp/x foo", Ask, "--pre"},
+	{"rg --pre=/tmp/x foo", Ask, ""},
+	{"rg -e --pre foo", Allow, ""},
+	{"sort --compress-program=/tmp/x f", Ask, ""},
+	{"zip -TT 'rm -rf /' a.zip f", Deny, ""},
+	{"zip --unzip-command='rm -rf /' a.zip f", Deny, ""},
+	{"ninja -t msvc -- /tmp/x", Ask, ""},
+	{"ninja -C out", Allow, ""},
+	{"bazel test --run_under='rm -rf /' //x", Deny, ""},
+	{"git diff --ext-diff", Ask, "--ext-diff"},
+	{"git log -p --textconv", Ask, ""},
+	{"git show --textconv HEAD:f", Ask, ""},
+	{"git -c core.pager='rm -rf /' log", Deny, "core.pager"},
+	{"git -c pager.log='sh -c \"rm -rf /\"' log", Deny, ""},
+	{"git -c Core.SSHCommand='rm -rf /' ls-remote x", Deny, ""},
+	{"git -c diff.x.textconv='rm -rf /' diff", Deny, ""},
+	{"git -c core.pager=less log", Ask, ""},
+	{"git -c safe.directory='*' status", Ask, ""},
+	{"git -c color.ui=never status", Allow, ""},
+	{"git -c alias.p='push --force' p origin main", Deny, ""},
+	{"git -c alias.p='push' p --force", Deny, ""},
+	{"git -c Alias.St='!rm -rf /' st", Deny, ""},
+	{"git -c alias.st=status st", Ask, ""},
+
+	// Options and operands that write.
+	{"sed -i s/a/b/ f", Ask, ""}, // the ask rule `sed -i`
+	{"sed s/a/b/ f", Allow, ""},
+	{"find . -name x -print", Allow, ""},
+	{"find ~ -delete", Ask, "-delete"},
+	{"find . --delete", Ask, ""},
+	{"find . -name x -fprint /tmp/y", Ask, ""},
+	{"find . -name -delete -print", Allow, ""},
+	{"find . -iname -delete", Allow, ""},
+	{"go build -o bin/app ./cmd/app", Allow, ""},
+	{"go build -o /home/x/.bashrc ./cmd/app", Ask, "-o"},
+	{"go build -o=../../x ./cmd/app", Ask, ""},
+	{"go build -o ~/bin/x ./cmd/app", Ask, ""},
+	{"go test -coverprofile=/home/x/.bashrc ./...", Ask, "-coverprofile"},
+	{"go test -coverprofile=c.out ./...", Allow, ""},
+	{"go test -cpuprofile /tmp/cpu ./...", Ask, ""},
+	{"go test -o=/tmp/t ./...", Ask, ""},
+	{"tar -tf x.tar --index-file=/home/x/.bashrc", Ask, "--index-file"},
+	{"date -s 2020-01-01", Ask, "-s"},
+	{"date --set=2020-01-01", Ask, ""},
+	{"date -d yesterday +%F", Allow, ""},
+	{"date +%Y-%m-%d", Allow, ""},
+	{"file -C -m /tmp/magic", Ask, "-C"},
+	{"file --compile", Ask, ""},
+	{"file x", Allow, ""},
+	{"sort -o /etc/passwd f", Ask, "-o"},
+	{"sort -uo out f", Ask, ""},
+	{"sort --output=out f", Ask, ""},
+	{"sort -t, -k2 f", Allow, ""},
+	{"git log --output=/tmp/x", Ask, ""},
+	{"git log -S --output x", Allow, ""},
+
+	// awk: a program that provably runs nothing and writes nothing is
+	// allowed by an awk rule; anything else is not.
+	{"awk '{print $1}' f", Allow, ""},
+	{"awk -F: '$3 > 100 {print $1}' /etc/passwd", Allow, ""},
+	{"awk '{system(\"rm -rf /\")}' f", Ask, "awk"},
+	{"awk 'BEGIN { system (\"id\") }'", Ask, ""},
+	{"awk '{print > \"/tmp/x\"}' f", Ask, ""},
+	{"awk '{printf \"%s\", $1 >> \"x\"}' f", Ask, ""},
+	{"awk '{print | \"sh\"}' f", Ask, ""},
+	{"awk 'BEGIN { \"date\" | getline d }'", Ask, ""},
+	{"awk 'BEGIN { f=\"system\"; @f(\"id\") }'", Ask, ""},
+	{"awk -f prog.awk f", Ask, "-f"},
+	{"awk \"$P\" f", Ask, ""},
+	{"gawk -i inplace '{print}' f", Ask, ""},
+	{"gawk -e 'BEGIN{system(\"id\")}'", Ask, ""},
+	{"gawk '$1 || $2' f", Allow, ""},
+
+	// Interpreters' inline code.
+	{"Rscript -e 'system(\"id\")'", Ask, "-e"},
+	{"python3.12 -c 1", Default, ""},
+
+	// A value-taking short option with its value attached is not a flag
+	// cluster; a flag before a subcommand word does not stop an allow
+	// rule when the table knows it.
+	{"git checkout -bfeature", Allow, ""},
+	{"git checkout -b feature", Allow, ""},
+	{"git checkout -f main", Deny, ""},
+	{"git checkout -qf main", Deny, ""},
+	{"git switch -cfeature", Allow, ""},
+	{"git switch -fc x", Deny, ""},
+	{"git commit -Cfixup", Ask, ""},
+	{"git commit -m -f", Ask, ""},
+	{"ffx log --filter foo dump", Allow, ""},
+	{"ffx --target x log --filter foo dump", Allow, ""},
+	{"ffx log --unknown foo dump", Default, ""},
+	{"git worktree remove -f x", Deny, ""},
+	{"git worktree remove --force x", Deny, ""},
+	{"git worktree list", Allow, ""},
+
+	// Program spellings: deny and ask rules hold, allow rules do not.
+	{"'C:/Program Files/Git/bin/git.exe' push --force", Deny, ""},
+	{`'C:\Git\bin\git.exe' push -f`, Deny, ""},
+	{"git.EXE push -f", Deny, ""},
+	{"git.exe status", Ask, ""},
+	{"/usr/bin/r[m] -rf /", Deny, ""},
+	{"/bin/?? -la", Ask, ""},
+
+	// The home directory spelled out.
+	{"rm -rf /home/me", Deny, ""},
+	{"rm -rf /home/me/", Deny, ""},
+	{"rm -rf /home", Deny, ""},
+	{"rm -rf /root", Deny, ""},
+	{"rm -rf /home/me/.ssh", Deny, ""},
+	{"rm -rf /home/me/*", Deny, ""},
+	{"cd /home && rm -rf me", Deny, ""},
+	{"rm -rf /home/me/src/x", Ask, ""},
+	{"rm -rf /home/other", Ask, ""},
+
+	// Harmless builtins keep an allowed line allowed.
+	{"true && git status", Allow, ""},
+	{"git status || exit 1", Allow, ""},
+	{"git status; exit", Allow, ""},
+	{"set -euo pipefail; git status", Allow, ""},
+	{"set -e; set +u; git status", Allow, ""},
+	{": ; git status", Allow, ""},
+	{"cd /tmp && git status", Allow, ""},
+	{"cd && pwd && git status", Allow, ""},
+	{"false || git status", Allow, ""},
+	{"f() { shift; return 0; }; git status", Allow, ""},
+	{"set -x; git status", Default, ""},
+	{"set -o vi; git status", Default, ""},
+	{"set -- a b; git status", Default, ""},
+	{"cd \"$D\" && git status", Default, ""},
+	{"exit $(rm -rf /)", Deny, ""},
+	{"true() { rm -rf /; }; true", Deny, ""},
+
+	// Help tools.
+	{"cipd help", Allow, ""},
+	{"cipd --help", Allow, ""},
+	{"cipd ensure --help", Allow, ""},
+	{"cipd ensure -root x", Default, ""},
+	{"git gc --help", Allow, ""},
+	{"git help push", Allow, ""},
+}
+
+func TestFacts(t *testing.T) {
+	p := factPolicy()
+	seen := map[string]bool{}
+	for _, tc := range factTests {
+		if seen[tc.in] {
+			t.Fatalf("duplicate test %q", tc.in)
+		}
+		seen[tc.in] = true
+		res := p.Decide(tc.in)
+		if res.Decision != tc.want {
+			t.Errorf("%q: got %v, want %v\n%s", tc.in, res.Decision, tc.want, explainText(res))
+			continue
+		}
+		if tc.fact == "" {
+			continue
+		}
+		found := false
+		for _, v := range res.Commands {
+			if strings.Contains(v.Fact, tc.fact) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%q: no verdict names a fact with %q\n%s", tc.in, tc.fact, explainText(res))
+		}
+	}
+}
+
+// TestSedInPlace: sed -i is not allowed by a plain sed rule in any
+// spelling, and is allowed by a rule that names it.
+func TestSedInPlace(t *testing.T) {
+	plain := New()
+	plain.Add(Allow, "sed", Source{})
+	named := New()
+	named.Add(Allow, "sed", Source{})
+	named.Add(Allow, "sed -i", Source{})
+	for _, tc := range []struct {
+		in           string
+		plain, named Decision
+	}{
+		{"sed -i s/a/b/ f", Ask, Allow},
+		{"sed -i.bak s/a/b/ f", Ask, Allow},
+		{"sed -ibak s/a/b/ f", Ask, Allow},
+		{"sed --in-place s/a/b/ f", Ask, Allow},
+		{"sed --in-place=.bak s/a/b/ f", Ask, Allow},
+		{"sed --in-pl s/a/b/ f", Ask, Ask},
+		{"sed -ni p f", Ask, Allow},
+		{"sed -n -i p f", Ask, Allow},
+		{"sed -e s/a/b/ -i f", Ask, Allow},
+		{"sed -s -i s/a/b/ f", Ask, Allow},
+		{"sed -E -i s/a/b/ f", Ask, Allow},
+		{"sed -i -- s/a/b/ f", Ask, Allow},
+		{"sed s/a/b/ f", Allow, Allow},
+		{"sed -n p f", Allow, Allow},
+		{"sed -e s/i/x/ f", Allow, Allow},
+		{"sed -i 's/a/b/w /etc/x' f", Ask, Ask},
+	} {
+		if got := plain.Decide(tc.in).Decision; got != tc.plain {
+			t.Errorf("rule `sed`: %q: got %v, want %v", tc.in, got, tc.plain)
+		}
+		if got := named.Decide(tc.in).Decision; got != tc.named {
+			t.Errorf("rules `sed`, `sed -i`: %q: got %v, want %v", tc.in, got, tc.named)
+		}
+	}
+}

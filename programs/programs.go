@@ -1,0 +1,492 @@
+// Package programs holds what agent-shim knows about particular programs:
+// which of their options take a value, which spellings mean the same flag,
+// which options run a command line or a program, which write files, which
+// words start a subcommand, and which programs run inline code.
+//
+// The knowledge is data: one reviewed text file, programs.txt, embedded in
+// the binary and parsed the first time it is needed (never at start-up), one
+// block per program so that a change to one program reads as one diff.
+// Manifests may add facts for their own tools in the same format (Parse and
+// Merge); such facts can only make decisions stricter.
+//
+// # Format
+//
+// Blank lines and lines starting with # are ignored. A line `[prog]` or
+// `[prog sub ...]` starts the block of a program or of one of its
+// subcommands; the facts of a program's block also hold for its
+// subcommands. Each further line is one fact, `KIND ARG...`:
+//
+//	alias CANON OPT...     the options are one flag named CANON (rm -r -R --recursive)
+//	value OPT...           the option takes a value (attached, or the next word)
+//	optional OPT...        the option takes a value only when attached (sed -i.bak)
+//	exec OPT...            the value is a shell command line (git ls-remote --upload-pack)
+//	runs OPT...            the value is a program it runs (npm --script-shell)
+//	ask OPT...             the option runs a configured program (git diff --ext-diff)
+//	write OPT...           the value is a file it writes (sort -o)
+//	output OPT...          the value is a file it writes; a relative path that stays
+//	                       in the working directory is ordinary (go build -o bin/x)
+//	writes MODE OPT...     the option makes it write; MODE says what: operands (its
+//	                       file operands), unknown, or system (no file: date -s)
+//	targets MODE           the operands it always writes: all, last, first, after-first
+//	inline OPT...          the option's value is inline code (python -c)
+//	script LANG            its first operand is a LANG program (sed, awk), read by the matcher
+//	single-dash            long options take one dash (find -name, go test -run)
+//	bundled                a first word without a dash is an option cluster (tar xf)
+//	global-value OPT...    an option before the subcommand that takes a value (git -C)
+//	global-flag OPT...     an option before the subcommand that takes none (git --no-pager)
+//	env-exec NAME...       the environment variable's value is a command line (LESSOPEN)
+//	assign-runs NAME...    a NAME=VALUE operand whose value is a program (make SHELL=)
+//	assign-expands         NAME=VALUE operands are expanded by the program: $( runs code (make)
+//	config-exec KEY...     a configuration key (git -c KEY=) whose value is a command line;
+//	                       KEY may end in * (pager.*) or hold * for one part (diff.*.command)
+//	config-safe KEY...     a configuration key that never makes the program run anything
+//	help                   a rule `prog help` also allows `prog --help` and `prog X --help`
+//
+// OPT is spelled as on a command line: -x, --long, or -name for single-dash
+// programs. OPT@PREFIX limits a fact to values starting with PREFIX (ASCII
+// case ignored; a PREFIX starting with * means "containing"):
+// --checkpoint-action@exec= runs what follows exec=. +! and +| (less) are
+// words starting with + that hold a ! or | command. A spelling ending in =
+// without a dash (of=) is an operand of that shape (dd of=FILE).
+package programs
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+//go:embed programs.txt
+var builtinText []byte
+
+// Builtin returns the embedded table, parsed on first use.
+var Builtin = sync.OnceValue(func() *Table {
+	t, err := Parse("programs.txt", builtinText)
+	if err != nil {
+		panic("programs: embedded table: " + err.Error())
+	}
+	for _, f := range t.facts {
+		f.Builtin = true
+	}
+	t.index()
+	return t
+})
+
+// Kind is the kind of a fact.
+type Kind string
+
+// The kinds of facts; see the package documentation.
+const (
+	Alias         Kind = "alias"
+	Value         Kind = "value"
+	Optional      Kind = "optional"
+	Exec          Kind = "exec"
+	Runs          Kind = "runs"
+	Ask           Kind = "ask"
+	Write         Kind = "write"
+	Output        Kind = "output"
+	Writes        Kind = "writes"
+	Targets       Kind = "targets"
+	Inline        Kind = "inline"
+	Script        Kind = "script"
+	SingleDash    Kind = "single-dash"
+	Bundled       Kind = "bundled"
+	GlobalValue   Kind = "global-value"
+	GlobalFlag    Kind = "global-flag"
+	EnvExec       Kind = "env-exec"
+	AssignRuns    Kind = "assign-runs"
+	AssignExpands Kind = "assign-expands"
+	ConfigExec    Kind = "config-exec"
+	ConfigSafe    Kind = "config-safe"
+	Help          Kind = "help"
+)
+
+// kindInfo says how a kind's arguments read.
+type kindInfo struct {
+	first    string // "canon", "mode" or "" for the first argument's role
+	modes    []string
+	args     string // "opts", "names", "keys", "none"
+	minArgs  int
+	progOnly bool // only in a program's own block
+	stricter bool // may be added by a manifest: only makes decisions stricter
+	takes    bool // an option it names takes a value
+}
+
+var kinds = map[Kind]kindInfo{
+	Alias:         {first: "canon", args: "opts", minArgs: 1},
+	Value:         {args: "opts", minArgs: 1, takes: true},
+	Optional:      {args: "opts", minArgs: 1},
+	Exec:          {args: "opts", minArgs: 1, stricter: true, takes: true},
+	Runs:          {args: "opts", minArgs: 1, stricter: true, takes: true},
+	Ask:           {args: "opts", minArgs: 1, stricter: true},
+	Write:         {args: "opts", minArgs: 1, stricter: true, takes: true},
+	Output:        {args: "opts", minArgs: 1, stricter: true, takes: true},
+	Writes:        {first: "mode", modes: []string{"operands", "unknown", "system"}, args: "opts", minArgs: 1, stricter: true},
+	Targets:       {first: "mode", modes: []string{"all", "last", "first", "after-first"}, args: "none", stricter: true},
+	Inline:        {args: "opts", minArgs: 1, stricter: true, takes: true},
+	Script:        {first: "mode", modes: []string{"sed", "awk"}, args: "none", stricter: true},
+	SingleDash:    {args: "none", progOnly: true},
+	Bundled:       {args: "none", progOnly: true},
+	GlobalValue:   {args: "opts", minArgs: 1, progOnly: true},
+	GlobalFlag:    {args: "opts", minArgs: 1, progOnly: true},
+	EnvExec:       {args: "names", minArgs: 1, stricter: true},
+	AssignRuns:    {args: "names", minArgs: 1, stricter: true},
+	AssignExpands: {args: "none", stricter: true},
+	ConfigExec:    {args: "keys", minArgs: 1, progOnly: true, stricter: true},
+	ConfigSafe:    {args: "keys", minArgs: 1, progOnly: true},
+	Help:          {args: "none", progOnly: true},
+}
+
+// Fact is one line of a table.
+type Fact struct {
+	// Key is the block: "git", "git push", "ffx log".
+	Key  string
+	Kind Kind
+	// Arg is the canonical name of an alias, or the mode of writes,
+	// targets and script.
+	Arg string
+	// Args are the options, names or keys the fact is about.
+	Args []string
+	// File and Line say where the fact was read.
+	File string
+	Line int
+	// Builtin marks the embedded table's facts, which may also make a
+	// decision less strict where a program is otherwise misread (a value
+	// that looks like a flag).
+	Builtin bool
+}
+
+// Program returns the program the fact is about.
+func (f *Fact) Program() string {
+	p, _, _ := strings.Cut(f.Key, " ")
+	return p
+}
+
+// String spells the fact as a table line with its position.
+func (f *Fact) String() string {
+	return fmt.Sprintf("%s:%d: [%s] %s", f.File, f.Line, f.Key, f.text())
+}
+
+func (f *Fact) text() string {
+	parts := []string{string(f.Kind)}
+	if f.Arg != "" {
+		parts = append(parts, f.Arg)
+	}
+	return strings.Join(append(parts, f.Args...), " ")
+}
+
+// Table is a set of facts, indexed by program.
+type Table struct {
+	facts []*Fact
+	order []string // block keys in order of first appearance
+	progs map[string]*Program
+}
+
+// Facts returns every fact in the order read.
+func (t *Table) Facts() []*Fact { return t.facts }
+
+// Program returns what the table knows about a program (a lower-case
+// basename), or nil.
+func (t *Table) Program(name string) *Program {
+	if t == nil {
+		return nil
+	}
+	return t.progs[name]
+}
+
+// Programs returns the names of the programs the table has a block for,
+// sorted.
+func (t *Table) Programs() []string {
+	out := make([]string, 0, len(t.progs))
+	for p := range t.progs {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Without returns a table with every fact but f, for tests that prove each
+// fact changes a decision.
+func (t *Table) Without(f *Fact) *Table {
+	out := &Table{order: t.order}
+	for _, g := range t.facts {
+		if g != f {
+			out.facts = append(out.facts, g)
+		}
+	}
+	out.index()
+	return out
+}
+
+// Format spells the table in its text format: Parse(Format()) has the same
+// facts.
+func (t *Table) Format() []byte {
+	var sb strings.Builder
+	byKey := map[string][]*Fact{}
+	for _, f := range t.facts {
+		byKey[f.Key] = append(byKey[f.Key], f)
+	}
+	for i, k := range t.order {
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString("[" + k + "]\n")
+		for _, f := range byKey[k] {
+			sb.WriteString(f.text())
+			sb.WriteByte('\n')
+		}
+	}
+	return []byte(sb.String())
+}
+
+// Merge returns a table with the facts of t and then those of more. A
+// manifest's table may only add facts that make decisions stricter: it is
+// an error, naming the line, for it to add an alias, a value-taking
+// option, a subcommand structure or a safe key.
+func (t *Table) Merge(more *Table) (*Table, error) {
+	out := &Table{}
+	seen := map[string]bool{}
+	for _, tt := range []*Table{t, more} {
+		if tt == nil {
+			continue
+		}
+		for _, k := range tt.order {
+			if !seen[k] {
+				seen[k] = true
+				out.order = append(out.order, k)
+			}
+		}
+	}
+	out.facts = append(out.facts, t.facts...)
+	for _, f := range more.facts {
+		if !f.Builtin && !kinds[f.Kind].stricter {
+			return nil, fmt.Errorf("%s:%d: %s facts may only come from the built-in table: they can make decisions less strict", f.File, f.Line, f.Kind)
+		}
+		out.facts = append(out.facts, f)
+	}
+	out.index()
+	return out, nil
+}
+
+// Parse reads a table in the text format. Errors name the file and line.
+func Parse(name string, data []byte) (*Table, error) {
+	t := &Table{}
+	key := ""
+	keys := map[string]bool{}
+	var errs []string
+	for i, line := range strings.Split(string(data), "\n") {
+		n := i + 1
+		errf := func(format string, args ...any) {
+			errs = append(errs, fmt.Sprintf("%s:%d: %s", name, n, fmt.Sprintf(format, args...)))
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if line[0] == '[' {
+			if !strings.HasSuffix(line, "]") {
+				errf("block header %q does not end in ]", line)
+				continue
+			}
+			words := strings.Fields(line[1 : len(line)-1])
+			if len(words) == 0 {
+				errf("empty block header")
+				continue
+			}
+			for _, w := range words {
+				if !nameOK(w) {
+					errf("%q is not a program or subcommand name", w)
+				}
+			}
+			words[0] = strings.ToLower(words[0])
+			key = strings.Join(words, " ")
+			if keys[key] {
+				errf("block [%s] appears twice", key)
+			}
+			keys[key] = true
+			t.order = append(t.order, key)
+			continue
+		}
+		if key == "" {
+			errf("fact before the first [program] block")
+			continue
+		}
+		words := strings.Fields(line)
+		kind := Kind(words[0])
+		info, ok := kinds[kind]
+		if !ok {
+			errf("unknown kind of fact %q", words[0])
+			continue
+		}
+		f := &Fact{Key: key, Kind: kind, File: name, Line: n}
+		args := words[1:]
+		if info.progOnly && strings.Contains(key, " ") {
+			errf("%s belongs in the program's own block [%s]", kind, f.Program())
+			continue
+		}
+		if info.first != "" {
+			if len(args) == 0 {
+				errf("%s needs a %s", kind, info.first)
+				continue
+			}
+			f.Arg, args = args[0], args[1:]
+			switch info.first {
+			case "canon":
+				if !nameOK(f.Arg) {
+					errf("alias name %q is not a flag name", f.Arg)
+					continue
+				}
+			case "mode":
+				if !contains(info.modes, f.Arg) {
+					errf("%s mode %q is not one of %s", kind, f.Arg, strings.Join(info.modes, ", "))
+					continue
+				}
+			}
+		}
+		if info.args == "none" && len(args) > 0 {
+			errf("%s takes no arguments", kind)
+			continue
+		}
+		if len(args) < info.minArgs {
+			errf("%s needs at least %d argument", kind, info.minArgs)
+			continue
+		}
+		bad := false
+		for _, a := range args {
+			var err error
+			switch info.args {
+			case "opts":
+				_, err = parseSpelling(a, kind)
+			case "names":
+				if !envName(a) {
+					err = fmt.Errorf("%q is not a variable name", a)
+				}
+			case "keys":
+				if !keyOK(a) {
+					err = fmt.Errorf("%q is not a configuration key", a)
+				}
+			}
+			if err != nil {
+				errf("%v", err)
+				bad = true
+			}
+		}
+		if bad {
+			continue
+		}
+		f.Args = args
+		t.facts = append(t.facts, f)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	t.index()
+	return t, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func nameOK(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case i > 0 && strings.ContainsRune("-_.+", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func envName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func keyOK(s string) bool {
+	if s == "" || !strings.Contains(s, ".") {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r == '.' || r == '-' || r == '*' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// spelling is one OPT of a fact.
+type spelling struct {
+	name    string // without dashes: "f", "force", "name"; "" for +! and operand shapes
+	short   bool   // one dash, one character
+	long    bool   // two dashes, or one dash and a longer name
+	plus    byte   // '!' or '|' for less's +! and +|
+	operand string // "of=" shapes
+	prefix  string // OPT@PREFIX, lower case
+	contain bool   // PREFIX started with *
+}
+
+func parseSpelling(s string, kind Kind) (spelling, error) {
+	var sp spelling
+	opt, prefix, hasPrefix := strings.Cut(s, "@")
+	if hasPrefix {
+		if prefix == "" {
+			return sp, fmt.Errorf("%q: empty value prefix after @", s)
+		}
+		if !kinds[kind].takes && kind != Optional && kind != Writes && kind != Ask {
+			return sp, fmt.Errorf("%q: %s facts cannot limit values with @", s, kind)
+		}
+		if c, ok := strings.CutPrefix(prefix, "*"); ok {
+			sp.contain, prefix = true, c
+			if prefix == "" {
+				return sp, fmt.Errorf("%q: empty value after @*", s)
+			}
+		}
+		sp.prefix = strings.ToLower(prefix)
+	}
+	switch {
+	case opt == "+!" || opt == "+|":
+		if kind != Exec || hasPrefix {
+			return sp, fmt.Errorf("%q: only exec facts name +! or +|", s)
+		}
+		sp.plus = opt[1]
+		return sp, nil
+	case strings.HasSuffix(opt, "=") && !strings.HasPrefix(opt, "-"):
+		if !envName(strings.TrimSuffix(opt, "=")) || hasPrefix || (kind != Write && kind != Output && kind != Exec && kind != Runs) {
+			return sp, fmt.Errorf("%q: an operand shape NAME= is only for exec, runs, write and output facts", s)
+		}
+		sp.operand = opt
+		return sp, nil
+	case strings.HasPrefix(opt, "--"):
+		sp.name, sp.long = opt[2:], true
+	case strings.HasPrefix(opt, "-"):
+		sp.name = opt[1:]
+		sp.short = len(sp.name) == 1
+		sp.long = !sp.short
+	default:
+		return sp, fmt.Errorf("%q is not an option (-x, --long, -name)", s)
+	}
+	if sp.name == "" || strings.ContainsAny(sp.name, "= \t") || strings.HasPrefix(sp.name, "-") {
+		return sp, fmt.Errorf("%q is not an option name", s)
+	}
+	return sp, nil
+}

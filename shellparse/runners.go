@@ -1,0 +1,190 @@
+package shellparse
+
+// runners are the programs that run another program given on their command
+// line, as data: each entry's spec says which options the runner has (an
+// option it does not list makes the command unknown rather than guessed
+// at), which operands come before the command, and what else the runner
+// does with it (runs it through sh -c, writes a file, changes directory).
+//
+// A runner whose own rules matter (it reaches another host, another root
+// or another user, or writes) is reported as well as the command it runs
+// (keep); plain wrappers (nice, stdbuf, timeout) are replaced by it.
+var runners = map[string]*optSpec{
+	"env": {flags: "i0v", valued: "uCSP", assigns: true, dashAlone: true,
+		long: set("ignore-environment", "null", "unset=", "chdir=", "split-string=", "debug",
+			"list-signal-handling", "argv0="),
+		optLong:   set("block-signal", "default-signal", "ignore-signal"),
+		chdirOpts: names("-C", "--chdir")},
+	"command": {flags: "p", query: "vV"},
+	"builtin": {},
+	"exec":    {flags: "cl", valued: "a"},
+	"nice":    {valued: "n", numeric: true, long: set("adjustment=")},
+	"nohup":   {},
+	"timeout": {flags: "v", valued: "sk", operands: 1,
+		long: set("signal=", "kill-after=", "preserve-status", "foreground", "verbose")},
+	"time": {flags: "apqv", valued: "fo",
+		long:      set("format=", "output=", "append", "portability", "verbose", "quiet"),
+		writeOpts: names("-o", "--output")},
+	"stdbuf": {valued: "ioe", long: set("input=", "output=", "error=")},
+	"sudo": {flags: "AbEHiknPSsB", valued: "CDghpRrTtUu", query: "elVvK", assigns: true,
+		long: set("askpass", "background", "bell", "close-from=", "chdir=", "preserve-env",
+			"edit", "group=", "set-home", "host=", "login", "remove-timestamp", "reset-timestamp",
+			"list", "non-interactive", "preserve-groups", "prompt=", "chroot=", "role=", "stdin",
+			"shell", "type=", "command-timeout=", "other-user=", "user=", "version", "validate"),
+		optLong:   set("preserve-env"),
+		chdirOpts: names("-D", "--chdir")},
+	"doas":      {flags: "Lns", valued: "Cu"},
+	"ionice":    {flags: "t", valued: "cn", query: "pPu", long: set("class=", "classdata=", "ignore", "pid", "pgid", "uid")},
+	"setsid":    {flags: "cfw", long: set("ctty", "fork", "wait")},
+	"busybox":   {},
+	"noglob":    {}, // zsh precommand modifiers
+	"nocorrect": {},
+	"repeat":    {operands: 1}, // zsh: repeat N cmd
+	"toybox":    {},
+	"xargs": {flags: "0prtxo", valued: "aEdILnPs", optional: "eil",
+		long: set("null", "arg-file=", "delimiter=", "max-args=", "max-procs=", "interactive",
+			"process-slot-var=", "no-run-if-empty", "max-chars=", "show-limits", "verbose", "exit",
+			"open-tty"),
+		optLong: set("eof", "replace", "max-lines")},
+
+	// Wrappers that only change how the command runs.
+	"unbuffer":   {flags: "p"},
+	"catchsegv":  {},
+	"eatmydata":  {},
+	"caffeinate": {flags: "dimsu", valued: "tw"},
+	"taskset": {flags: "ac", query: "p", operands: 1,
+		long: set("all-tasks", "cpu-list", "pid", "help", "version")},
+	"chrt": {flags: "abdfiorRv", valued: "TPD", query: "pm", operands: 1,
+		long: set("all-tasks", "batch", "deadline", "fifo", "idle", "other", "rr", "reset-on-fork",
+			"verbose", "sched-runtime=", "sched-period=", "sched-deadline=", "pid", "max")},
+	"prlimit": {valued: "o", optional: "cdefilmnqrstuvxy", query: "p",
+		long: set("pid=", "output=", "noheadings", "raw", "verbose"),
+		optLong: set("core", "data", "nice", "fsize", "sigpending", "memlock", "rss", "nofile",
+			"msgqueue", "rtprio", "stack", "cpu", "nproc", "as", "locks", "rttime")},
+	"cgexec": {valued: "g", long: set("sticky")},
+	"numactl": {flags: "la", valued: "iNmCpbP", query: "sH",
+		long: set("interleave=", "cpunodebind=", "membind=", "physcpubind=", "localalloc",
+			"preferred=", "preferred-many=", "balancing", "all", "show", "hardware")},
+	"faketime": {flags: "mf", valued: "p", operands: 1,
+		long: set("exclude-monotonic", "date-prog=")},
+	"torsocks": {flags: "idq", valued: "upaP", long: set("user=", "pass=", "address=", "port=",
+		"isolate", "debug", "quiet", "version", "shell"),
+		noCmd: "an interactive shell"},
+	"proxychains":  {flags: "q", valued: "f"},
+	"proxychains4": {flags: "q", valued: "f"},
+	"xvfb-run": {flags: "alh", valued: "defnpsw",
+		long: set("auto-servernum", "error-file=", "auth-file=", "help", "server-num=", "listen-tcp",
+			"xauth-protocol=", "server-args=", "wait=", "auto-display"),
+		writeOpts: names("-e", "--error-file", "-f", "--auth-file")},
+	"dbus-run-session": {long: set("config-file=", "dbus-daemon="), progOpts: names("--dbus-daemon")},
+	"valgrind":         {flags: "hqvd", anyLong: true, progOpts: names("--db-command")},
+	"fakeroot": {flags: "uhv", valued: "lsib", long: set("lib=", "faked=", "unknown-is-real", "version", "help"),
+		progOpts: names("--faked"), writeOpts: names("-s")},
+
+	// Tracers run the command and write what they saw.
+	"strace": {flags: "AcCdDfFhiknNqrtTvVwxyzZ", valued: "abeEIoOpPsSuUX", query: "p",
+		long: set("output=", "summary-only", "summary", "follow-forks", "output-separately",
+			"trace=", "signal=", "status=", "quiet=", "decode-fds=", "string-limit=", "user=",
+			"attach=", "env=", "timestamps=", "absolute-timestamps=", "relative-timestamps=",
+			"syscall-times=", "stack-traces", "no-abbrev", "verbose=", "raw=", "columns=",
+			"seccomp-bpf", "kill-on-exit", "instruction-pointer", "syscall-number", "trace-path=",
+			"inject=", "fault=", "summary-sort-by=", "summary-columns=", "const-print-style=",
+			"quiet", "help", "version", "daemonize=", "detach-on="),
+		writeOpts: names("-o", "--output")},
+	"ltrace": {flags: "bcCfhiLrStTV", valued: "aAeFnopsuwxlD", query: "p",
+		long:      set("output=", "library=", "demangle", "indent=", "align=", "help", "version", "config="),
+		writeOpts: names("-o", "--output")},
+
+	// Runners that enter another root, namespace, user or machine: their
+	// own rules apply too.
+	"chroot": {long: set("groups=", "userspec=", "skip-chdir", "help", "version"), operands: 1,
+		keep: true, noCmd: "an interactive shell"},
+	"nsenter": {flags: "aeFZ", valued: "tGS", optional: "muinpUCTrw", keep: true,
+		long: set("target=", "all", "uts", "ipc", "net", "pid", "user", "cgroup", "time",
+			"setuid=", "setgid=", "preserve-credentials", "no-fork", "follow-context", "env",
+			"join-cgroup", "user-parent", "keep-caps"),
+		optLong: set("mount", "root", "wd", "uts", "ipc", "net", "pid", "user", "cgroup", "time"),
+		noCmd:   "an interactive shell", chdirOpts: names("-w", "--wd")},
+	"unshare": {flags: "muinpUCTfrcl", valued: "RwSG", keep: true,
+		long: set("fork", "map-root-user", "map-current-user", "map-auto", "propagation=",
+			"setgroups=", "root=", "wd=", "setuid=", "setgid=", "map-user=", "map-group=",
+			"map-users=", "map-groups=", "keep-caps", "load-interp=", "monotonic=", "boottime="),
+		optLong: set("mount", "uts", "ipc", "net", "pid", "user", "cgroup", "time", "mount-proc",
+			"mount-binfmt", "kill-child"),
+		noCmd: "an interactive shell", chdirOpts: names("-w", "--wd")},
+	"setpriv": {query: "d", keep: true,
+		long: set("dump", "nnp", "no-new-privs", "inh-caps=", "ambient-caps=", "bounding-set=",
+			"ruid=", "euid=", "rgid=", "egid=", "reuid=", "regid=", "clear-groups", "keep-groups",
+			"init-groups", "groups=", "securebits=", "pdeathsig=", "selinux-label=",
+			"apparmor-profile=", "landlock-access=", "landlock-rule=", "reset-env")},
+	"runcon": {flags: "c", valued: "urtl", keep: true,
+		long: set("compute", "user=", "role=", "type=", "range=")},
+	"firejail": {anyLong: true, keep: true, noCmd: "an interactive shell"},
+	"proot": {flags: "0Vh", valued: "rbmwvkiRSq", keep: true,
+		long: set("rootfs=", "bind=", "mount=", "cwd=", "pwd=", "verbose=", "kernel-release=",
+			"root-id", "change-id=", "link2symlink", "kill-on-exit", "help", "version", "qemu="),
+		progOpts: names("-q", "--qemu"), noCmd: "an interactive shell", chdirOpts: names("-w", "--cwd", "--pwd")},
+	"pkexec": {long: set("user=", "disable-internal-agent", "keep-cwd", "version", "help"), keep: true,
+		noCmd: "an interactive shell"},
+	"systemd-run": {flags: "rtPqGdS", valued: "upEMH", keep: true,
+		long: set("user", "system", "scope", "unit=", "property=", "description=", "slice=",
+			"slice-inherit", "remain-after-exit", "send-sighup", "service-type=", "uid=", "gid=",
+			"nice=", "working-directory=", "same-dir", "setenv=", "pty", "pipe", "quiet", "wait",
+			"collect", "no-block", "on-active=", "on-boot=", "on-startup=", "on-unit-active=",
+			"on-unit-inactive=", "on-calendar=", "on-timezone-change", "on-clock-change",
+			"timer-property=", "path-property=", "socket-property=", "machine=", "host=",
+			"no-ask-password", "expand-environment=", "ignore-failure", "background=", "json=",
+			"job-mode=", "shell"),
+		chdirOpts: names("--working-directory")},
+	// The command is a compiler run through a cache or on another host.
+	"ccache": {keep: false},
+	"distcc": {keep: false},
+	// jiri runp runs its command in every project (see subRunners).
+	// watch, ssh, sg, flock, script and parallel need more than a spec:
+	// see runnerSpecial.
+	"watch": {flags: "bcCeEgprtwx", valued: "nqs", optional: "d", join: true,
+		long: set("beep", "color", "no-color", "differences", "errexit", "chgexit", "interval=",
+			"precise", "no-title", "no-wrap", "exec", "equexit=", "no-rerun", "shotsfile=", "help",
+			"version"),
+		optLong: set("differences")},
+	"ssh": {flags: "46AaCfGgKkMNnqsTtVvXxY", valued: "BbcDEeFIiJLlmOoPpQRSWw", operands: 1,
+		keep: true, join: true, noCmd: "a remote shell reading standard input"},
+	"flock": {flags: "sxenuoFhV", valued: "wE", operands: 1, keep: true,
+		long: set("shared", "exclusive", "unlock", "nonblock", "nb", "close", "no-fork", "timeout=",
+			"wait=", "conflict-exit-code=", "verbose", "help", "version", "command="),
+		scriptOpts: names("-c", "--command")},
+	"script": {flags: "aefqEh", valued: "cBIOTmo", optional: "t", keep: true,
+		long: set("append", "command=", "echo=", "return", "flush", "force", "log-in=", "log-out=",
+			"log-io=", "log-timing=", "logging-format=", "output-limit=", "quiet", "timing", "help", "version"),
+		optLong:    set("timing"),
+		scriptOpts: names("-c", "--command"),
+		writeOpts:  names("-B", "-I", "-O", "-T", "--log-in", "--log-out", "--log-io", "--log-timing"),
+		noCmd:      "an interactive shell"},
+	"sg": {keep: true, join: true, operands: 1, noCmd: "an interactive shell"},
+}
+
+// subRunners are runners behind a subcommand: `jiri runp CMD`. jiri takes
+// Go-style flags before and after the subcommand.
+var subRunners = map[string]map[string]*optSpec{
+	"jiri": {
+		"runp": {goFlags: true, keep: true,
+			long: set("collate-stdout", "exit-on-error", "has-branch", "has-uncommitted",
+				"has-untracked", "interactive", "projects=", "show-key-prefix", "show-name-prefix",
+				"uncommitted", "untracked", "branch=", "v", "color=", "j=", "root=",
+				"show-progress", "time", "progress-window=")},
+	},
+}
+
+// jiriGlobals are jiri's own flags before the subcommand.
+var jiriGlobals = &optSpec{goFlags: true,
+	long: set("color=", "j=", "root=", "show-progress", "time", "progress-window=", "v",
+		"debug", "q", "quiet", "analytics-opt=", "cpu-profile=", "exit-on-error")}
+
+// names is a set of option names.
+func names(opts ...string) map[string]bool {
+	m := make(map[string]bool, len(opts))
+	for _, o := range opts {
+		m[o] = true
+	}
+	return m
+}

@@ -1,0 +1,117 @@
+//go:build linux && (amd64 || arm64)
+
+package supervisor
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Landlock, by raw system calls on the calling thread only: the child
+// restricts the thread that then execs, and nothing else (go-landlock
+// restricts every thread of the process, which the supervisor must not be).
+
+// The write rights the domain handles, by ABI version. Reads and
+// executions are not confined.
+const (
+	writeRightsV1 = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_REMOVE_DIR |
+		unix.LANDLOCK_ACCESS_FS_REMOVE_FILE | unix.LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_REG |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SOCK | unix.LANDLOCK_ACCESS_FS_MAKE_FIFO |
+		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK | unix.LANDLOCK_ACCESS_FS_MAKE_SYM
+	// fileRights are the rights that apply to a file, not a directory.
+	fileRights = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE
+)
+
+// landlockABI returns the kernel's Landlock ABI version, 0 when it has none
+// (or it is disabled).
+func landlockABI() int {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0
+	}
+	return int(v)
+}
+
+// writeRights returns the write rights ABI version abi knows.
+func writeRights(abi int) uint64 {
+	r := uint64(writeRightsV1)
+	if abi >= 2 {
+		r |= unix.LANDLOCK_ACCESS_FS_REFER
+	}
+	if abi >= 3 {
+		r |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	}
+	return r
+}
+
+// rulesetAttr is struct landlock_ruleset_attr up to handled_access_fs, the
+// part every ABI version reads.
+type rulesetAttr struct {
+	handledFS uint64
+}
+
+// pathBeneathAttr is struct landlock_path_beneath_attr (packed: 12 bytes).
+type pathBeneathAttr struct {
+	allowed  uint64
+	parentFd int32
+}
+
+// restrictWrites confines the calling thread's writes (and its future
+// children's) to writable; with confine false it only creates a domain
+// that handles making block devices, which the user cannot do anyway, so
+// that the tree still cannot ptrace processes outside it (the supervisor
+// among them). It needs no_new_privs set.
+func restrictWrites(confine bool, writable []string) error {
+	abi := landlockABI()
+	if abi < 1 {
+		return fmt.Errorf("landlock is not available")
+	}
+	handled := writeRights(abi)
+	if !confine {
+		handled = unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK
+	}
+	attr := rulesetAttr{handledFS: handled}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		return fmt.Errorf("creating the landlock ruleset: %w", errno)
+	}
+	defer unix.Close(int(fd))
+	if confine {
+		for _, p := range writable {
+			if err := allowBeneath(int(fd), p, handled); err != nil {
+				return err
+			}
+		}
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
+		return fmt.Errorf("enforcing the landlock ruleset: %w", errno)
+	}
+	return nil
+}
+
+// allowBeneath allows rights beneath path (a directory), or on it (a
+// file). A path that does not exist is skipped.
+func allowBeneath(ruleset int, path string, rights uint64) error {
+	pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // nothing there to write to
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		rights &= fileRights
+	}
+	attr := pathBeneathAttr{allowed: rights, parentFd: int32(pfd)}
+	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), unix.LANDLOCK_RULE_PATH_BENEATH,
+		uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("allowing writes beneath %s: %w", path, errno)
+	}
+	return nil
+}

@@ -1,0 +1,150 @@
+// Package supervisor runs a process tree under a run-time policy (Linux):
+// every execve and execveat in the tree is reported to the supervisor
+// before it happens (seccomp user notification), which reads the exact
+// program, argv and working directory and lets it go on or fails it with
+// EPERM; and the tree's file writes are confined to a set of directories
+// (Landlock). The decision itself is the caller's (see Config.Decide).
+//
+// The supervised program is started through a re-execution of the running
+// binary in a hidden child mode (ChildArg): Go runs no code between fork
+// and exec, so the child installs no_new_privs, the Landlock domain and the
+// seccomp filter on its own thread, hands the filter's listener to the
+// supervisor over a socket and execs the program on the same thread. The
+// child mode refuses to run unless its parent is this same binary holding
+// the other end of that socket, and it takes the program only from the
+// socket, so it is no way around the decision of the line.
+//
+// Where the kernel lacks either feature (other systems, old kernels,
+// seccomp blocked by a container), Available says why, and Run fails with
+// ErrUnavailable.
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrUnavailable means the run-time layer cannot run here; the error
+// wrapping it says why.
+var ErrUnavailable = errors.New("run-time layer unavailable")
+
+// ChildArg is argv[1] of the hidden child mode; see Child.
+const ChildArg = "__agent-shim-supervised-child"
+
+// Config says what to run and how to decide it.
+type Config struct {
+	// Path is the program to run, absolute; Argv its arguments
+	// (argv[0] included); Env its environment; Dir its working
+	// directory ("" is ours).
+	Path string
+	Argv []string
+	Env  []string
+	Dir  string
+	// Stdin, Stdout and Stderr become the tree's fds 0, 1 and 2; nil
+	// is /dev/null.
+	Stdin, Stdout, Stderr *os.File
+	// Confine confines the tree's file writes to Writable: directories
+	// (and the files in them) or single files, absolute. Paths that do
+	// not exist are left out. Without Confine the tree may write where
+	// the user may.
+	Confine  bool
+	Writable []string
+	// Decide decides one execution. It is called concurrently, and
+	// must not block on the tree. Nil refuses every execution.
+	Decide func(Exec) Verdict
+	// Report receives one line for every execution refused; nil drops
+	// them.
+	Report io.Writer
+}
+
+// Verdict is the decision on one execution.
+type Verdict struct {
+	Allow bool
+	// Reason says why, in one line: it is reported when the execution
+	// is refused.
+	Reason string
+}
+
+// Exec is one execution the tree is about to make, as read from the
+// calling process: exact, but read from memory the process owns (see the
+// package README for what a racing thread can do).
+type Exec struct {
+	Pid int
+	// Path is the file to execute as named, made absolute against the
+	// working directory (or execveat's directory); Real is it with
+	// every link resolved ("" when it cannot be resolved, for a file
+	// that does not exist).
+	Path, Real string
+	// Argv is what the program receives, argv[0] included.
+	Argv []string
+	// Dir is the calling process's working directory.
+	Dir string
+	// Interp is the interpreter line of a script (#!), split as the
+	// kernel does: the interpreter and at most one argument.
+	Interp []string
+}
+
+// Spellings returns every argv the execution may amount to, for a caller
+// that decides each and takes the strictest: the program as named and as
+// resolved (a link named git-push to git is git push), argv[0] as given
+// (multi-call programs and git choose by it), and for a script, the
+// interpreter's argv the kernel builds.
+func (x Exec) Spellings() [][]string {
+	var args []string
+	if len(x.Argv) > 1 {
+		args = x.Argv[1:]
+	}
+	with := func(prog string) []string { return append([]string{prog}, args...) }
+	out := [][]string{with(x.Path)}
+	seen := map[string]bool{filepath.Base(x.Path): true}
+	add := func(prog string) {
+		if prog == "" || seen[filepath.Base(prog)] {
+			return
+		}
+		seen[filepath.Base(prog)] = true
+		out = append(out, with(prog))
+	}
+	add(x.Real)
+	if len(x.Argv) > 0 {
+		add(x.Argv[0])
+	}
+	if len(x.Interp) > 0 {
+		out = append(out, append(append(append([]string{}, x.Interp...), x.Path), args...))
+	}
+	return out
+}
+
+// String is the execution as one line, for messages.
+func (x Exec) String() string {
+	argv := append([]string{x.Path}, x.Argv[min(1, len(x.Argv)):]...)
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`;&|<>()*?[]{}~#") {
+			argv[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(argv, " ")
+}
+
+// Status is how the supervised program ended: its exit code, or the
+// signal that killed it.
+type Status struct {
+	Code   int
+	Signal int // 0 when it exited
+}
+
+// ExitCode is the status as a shell reports it: the exit code, or 128+N
+// for death by signal N.
+func (s Status) ExitCode() int {
+	if s.Signal != 0 {
+		return 128 + s.Signal
+	}
+	return s.Code
+}
+
+func unavailable(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUnavailable, fmt.Sprintf(format, args...))
+}
