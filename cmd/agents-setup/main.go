@@ -161,7 +161,7 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.IntFlag{Name: "rollback", Usage: "restore config.json from before the last `N` applies (default 1)", Destination: &o.Rollback},
 			&cli.BoolFlag{Name: "reset", Usage: "remove the managed grants and rules, keeping the ones added by hand", Destination: &o.Reset},
 			&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show this help"},
-		}, checkFlags...), // policy tests and lint (check.go)
+		}, freshFlags(checkFlags)...), // policy tests and lint (check.go)
 		Action: func(c *cli.Context) error {
 			if c.Bool("help") {
 				return cli.ShowAppHelp(c)
@@ -178,4 +178,24 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			return setup.Run(c.Context, &o.Options)
 		},
 	}
+}
+
+// freshFlags copies flags kept in package variables: urfave/cli writes
+// into a flag while it parses (HasBeenSet, the value), so two runs at once
+// (the tests run many) must not share one.
+func freshFlags(flags []cli.Flag) []cli.Flag {
+	out := make([]cli.Flag, len(flags))
+	for i, f := range flags {
+		switch f := f.(type) {
+		case *cli.BoolFlag:
+			c := *f
+			out[i] = &c
+		case *cli.StringFlag:
+			c := *f
+			out[i] = &c
+		default:
+			out[i] = f
+		}
+	}
+	return out
 }
