@@ -307,14 +307,11 @@ func (s *session) recover() (string, error) {
 		}
 		stale = append(stale, removed...)
 	}
-	if backups := filepath.Join(s.store.Dir, "backups"); true {
-		ents, _ := os.ReadDir(backups)
-		for _, e := range ents {
-			if removed, err := statefile.RemoveStale(filepath.Join(backups, e.Name())); err == nil {
-				stale = append(stale, removed...)
-			}
-		}
+	removed, err := statefile.RemoveStaleIn(filepath.Join(s.store.Dir, "backups"))
+	if err != nil {
+		return "", err
 	}
+	stale = append(stale, removed...)
 	data, err := os.ReadFile(journalPath(s.store))
 	if errors.Is(err, fs.ErrNotExist) {
 		if len(stale) > 0 {

@@ -438,15 +438,17 @@ func TestStaleTempFiles(t *testing.T) {
 	e.mustRun(t, e.opts(applyA))
 	dead := filepath.Join(filepath.Dir(e.cfg), statefile.TempPrefix(e.cfg)+"999999999-123")
 	deadState := filepath.Join(e.state, statefile.TempPrefix("state.json")+"999999999-456")
+	deadBackup := filepath.Join(e.state, "backups", statefile.TempPrefix("000002.json")+"999999999-1")
 	live := filepath.Join(filepath.Dir(e.cfg), statefile.TempPrefix(e.cfg)+fmt.Sprint(os.Getppid())+"-789")
-	for _, p := range []string{dead, deadState, live} {
+	for _, p := range []string{dead, deadState, deadBackup, live} {
 		writeFile(t, p, "partial")
 	}
-	out := e.mustRun(t, e.opts(applyB))
-	if !strings.Contains(out, "removed 2 temporary file(s)") {
+	// A run that finds nothing to change cleans up too.
+	out := e.mustRun(t, e.opts(applyA))
+	if !strings.Contains(out, "removed 3 temporary file(s)") {
 		t.Errorf("output: %s", out)
 	}
-	for _, p := range []string{dead, deadState} {
+	for _, p := range []string{dead, deadState, deadBackup} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s left", p)
 		}

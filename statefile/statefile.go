@@ -258,7 +258,14 @@ func RemoveStale(path string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, prefix := filepath.Dir(target), TempPrefix(target)
+	return removeStale(filepath.Dir(target), TempPrefix(target))
+}
+
+// RemoveStaleIn is RemoveStale for every file of dir: it removes the
+// temporary files WriteTemp made there for any file.
+func RemoveStaleIn(dir string) ([]string, error) { return removeStale(dir, "") }
+
+func removeStale(dir, prefix string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -268,9 +275,22 @@ func RemoveStale(path string) ([]string, error) {
 	}
 	var removed []string
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok || e.IsDir() {
+		name := e.Name()
+		if e.IsDir() || !strings.HasPrefix(name, ".") {
 			continue
+		}
+		var rest string
+		if prefix != "" {
+			var ok bool
+			if rest, ok = strings.CutPrefix(name, prefix); !ok {
+				continue
+			}
+		} else {
+			i := strings.LastIndex(name, ".tmp-")
+			if i < 0 {
+				continue
+			}
+			rest = name[i+len(".tmp-"):]
 		}
 		pid := 0
 		if i := strings.IndexByte(rest, '-'); i > 0 {
@@ -283,17 +303,14 @@ func RemoveStale(path string) ([]string, error) {
 		if err != nil {
 			continue // gone already
 		}
-		if pid > 0 && alive(pid) && time.Since(info.ModTime()) < StaleAge {
+		if (pid == 0 || alive(pid)) && time.Since(info.ModTime()) < StaleAge {
 			continue
 		}
-		if pid == 0 && time.Since(info.ModTime()) < StaleAge {
-			continue
-		}
-		name := filepath.Join(dir, e.Name())
-		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		p := filepath.Join(dir, name)
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return removed, fmt.Errorf("removing stale temporary file: %w", err)
 		}
-		removed = append(removed, name)
+		removed = append(removed, p)
 	}
 	return removed, nil
 }
