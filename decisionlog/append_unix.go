@@ -21,14 +21,23 @@ var writeLine = writeOnce
 // a protected path: a link planted there would send lines elsewhere), and
 // never waiting on a FIFO.
 func (w *Writer) append(line []byte) error {
-	const flags = syscall.O_WRONLY | syscall.O_APPEND | syscall.O_CREAT | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
-	open := func() (int, error) {
+	// O_CREAT only when the file is missing: an open with O_CREAT takes
+	// the directory's lock, which every agent's shim would contend for.
+	const flags = syscall.O_WRONLY | syscall.O_APPEND | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	openFlags := func(f int) (int, error) {
 		for {
-			fd, err := syscall.Open(w.path, flags, 0o600)
+			fd, err := syscall.Open(w.path, f, 0o600)
 			if err != syscall.EINTR {
 				return fd, err
 			}
 		}
+	}
+	open := func() (int, error) {
+		fd, err := openFlags(flags)
+		if err == syscall.ENOENT {
+			fd, err = openFlags(flags | syscall.O_CREAT)
+		}
+		return fd, err
 	}
 	fd, err := open()
 	if err == syscall.ENOENT {

@@ -24,7 +24,8 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv("DECISIONLOG_HELPER"); path != "" {
 		n, _ := strconv.Atoi(os.Getenv("DECISIONLOG_LINES"))
 		max, _ := strconv.ParseInt(os.Getenv("DECISIONLOG_MAX"), 10, 64)
-		w := NewWriter(path, Options{MaxSize: max, Keep: 1000, Wait: time.Minute})
+		wait, _ := time.ParseDuration(os.Getenv("DECISIONLOG_WAIT"))
+		w := NewWriter(path, Options{MaxSize: max, Keep: 1000, Wait: wait})
 		writeMany(w, "proc-"+os.Getenv("DECISIONLOG_ID"), n)
 		if err := w.Err(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -94,8 +95,12 @@ func countLines(t *testing.T, path string, keep int) map[string]int {
 // log small enough to rotate many times: every line is whole JSON and no
 // line is lost.
 func TestConcurrentWriters(t *testing.T) {
-	for _, max := range []int64{8 << 20, 64 << 10} {
-		t.Run(fmt.Sprintf("max=%d", max), func(t *testing.T) {
+	for _, tc := range []struct {
+		max  int64
+		wait time.Duration
+	}{{8 << 20, 0}, {64 << 10, 0}, {64 << 10, time.Minute}} {
+		max := tc.max
+		t.Run(fmt.Sprintf("max=%d,wait=%v", max, tc.wait), func(t *testing.T) {
 			dir := pinEnv(t)
 			path := filepath.Join(dir, "state", "agent-shim", FileName)
 			const lines = 400
@@ -103,14 +108,14 @@ func TestConcurrentWriters(t *testing.T) {
 			for i := range 2 {
 				cmd := exec.Command(os.Args[0], "-test.run=^$")
 				cmd.Env = append(os.Environ(), "DECISIONLOG_HELPER="+path, "DECISIONLOG_LINES="+strconv.Itoa(lines),
-					"DECISIONLOG_ID="+strconv.Itoa(i), "DECISIONLOG_MAX="+strconv.FormatInt(max, 10))
+					"DECISIONLOG_ID="+strconv.Itoa(i), "DECISIONLOG_MAX="+strconv.FormatInt(max, 10), "DECISIONLOG_WAIT="+tc.wait.String())
 				cmd.Stderr = os.Stderr
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
 				procs = append(procs, cmd)
 			}
-			w := NewWriter(path, Options{MaxSize: max, Keep: 1000, Wait: time.Minute})
+			w := NewWriter(path, Options{MaxSize: max, Keep: 1000, Wait: tc.wait})
 			var wg sync.WaitGroup
 			for i := range 8 {
 				wg.Go(func() { writeMany(w, "goroutine-"+strconv.Itoa(i), lines) })

@@ -86,9 +86,9 @@ type redactorSet struct {
 	assign, option, header, url, userOpt *regexp.Regexp
 }
 
-// A value: single-quoted, double-quoted (with escapes), or a bare word up
-// to a blank or a shell operator. A quoted value is masked whole.
-const value = `(?:'[^']*'|"(?:[^"\\]|\\.)*"|[^\s;&|()<>'"]+)`
+// A value: one shell word of single-quoted, double-quoted (with escapes)
+// and bare parts, up to a blank or a shell operator; masked whole.
+const value = `(?:'[^']*'|"(?:[^"\\]|\\.)*"|[^\s;&|()<>'"])+`
 
 var redactors = sync.OnceValue(func() *redactorSet {
 	return &redactorSet{

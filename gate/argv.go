@@ -32,11 +32,14 @@ func (g *Gate) DecideExec(argv []string, dir string, approved bool) Decision {
 		words[i] = shellparse.Word{Text: a, Static: true}
 	}
 	cmd := &shellparse.Command{Args: words, Dir: dir, Source: strings.Join(argv, " ")}
-	cv := g.decideCommand("Bash", cmd, approved)
-	if cv.v == Ask && !g.askedByRule(cmd) {
-		return Decision{Verdict: Default, Reason: cv.reason + "; checked as it runs"}
+	cv := g.decideCommand("Bash", cmd, approved, &lineState{})
+	// A write to a protected path is asked at run time too: the
+	// confinement of writes to the scope does not keep them out of
+	// .git/config or the manifests, which lie inside it.
+	if cv.Verdict == Ask && cv.Protected == "" && !g.askedByRule(cmd) {
+		return Decision{Verdict: Default, Reason: cv.Reason + "; checked as it runs"}
 	}
-	return Decision{Verdict: cv.v, Reason: cv.reason}
+	return Decision{Verdict: cv.Verdict, Reason: cv.Reason}
 }
 
 // askedByRule reports whether cmd is Ask because of a rule: an ask rule, a

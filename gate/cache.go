@@ -1,10 +1,13 @@
 package gate
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -32,7 +35,7 @@ import (
 var loadConfig = config.Load
 
 // compactVersion changes whenever the format of compact changes.
-const compactVersion = 1
+const compactVersion = 2
 
 type compact struct {
 	Version   int
@@ -61,53 +64,133 @@ func cachePath(cacheDir, configPath string) string {
 }
 
 // loadCached returns the options of configPath from the compact copy in
-// cacheDir when it is current, else reads config.json and refreshes the
-// copy. Failing to write the copy is not an error: it only costs speed.
-func loadCached(configPath, cacheDir, projectRoot, userRoot string) (Options, error) {
+// cacheDir when it is current and authentic, else reads config.json and
+// refreshes the copy. Failing to write the copy is not an error: it only
+// costs speed.
+func loadCached(configPath, cacheDir, keyPath string, scope *Scope) (Options, error) {
 	abs, err := filepath.Abs(configPath)
 	if err != nil {
 		return Options{}, fmt.Errorf("reading config: %w", err)
 	}
 	fi, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return LoadOptions(configPath, projectRoot, userRoot)
+		return loadOptions(configPath, scope)
 	}
 	if err != nil {
 		return Options{}, fmt.Errorf("reading config: %w", err)
 	}
 	st, ok := stampOf(fi)
 	if !ok {
-		return LoadOptions(configPath, projectRoot, userRoot)
+		return loadOptions(configPath, scope)
 	}
+	key, kerr := cacheKey(keyPath)
 	cp := cachePath(cacheDir, abs)
-	if c, err := readCompact(cp); err == nil && c.Path == abs && c.Stamp == st {
-		if o, err := c.options(configPath, projectRoot, userRoot); err == nil {
-			return o, nil
+	if kerr == nil {
+		if c, err := readCompact(cp, key); err == nil && c.Path == abs && c.Stamp == st {
+			if o, err := c.options(configPath, scope); err == nil {
+				return o, nil
+			}
 		}
 	}
 	f, err := loadConfig(configPath)
 	if err != nil {
 		return Options{}, err
 	}
-	o, err := optionsOf(f, projectRoot, userRoot)
+	o, err := optionsOf(f, scope)
 	if err != nil {
 		return Options{}, err
 	}
 	// Only a file that did not change while it was read is worth a copy.
-	if fi2, err := os.Stat(abs); err == nil {
+	if fi2, err := os.Stat(abs); err == nil && kerr == nil {
 		if st2, ok := stampOf(fi2); ok && st2 == st {
-			writeCompact(cp, newCompact(abs, st, f, o.Policy))
+			writeCompact(cp, newCompact(abs, st, f, o.Policy), key)
 		}
 	}
 	return o, nil
 }
 
+// Key returns the per-user key that authenticates what the shim keeps
+// where an agent could write it (the compact policy copy, session answer
+// files): keySize random bytes in the file at path, created (0600, in a
+// 0700 directory) on first use. A key file that is not a regular file of
+// keySize bytes only its owner can read and write is an error: what it
+// would authenticate is then not trusted.
+func Key(path string) ([]byte, error) { return cacheKey(path) }
+
+// keySize is the length of the cache key.
+const keySize = 32
+
+// cacheKey returns the key that authenticates compact copies, creating it
+// (random, 0600, in a 0700 directory) on first use. A key file that is
+// not a regular file of keySize bytes that only its owner can read and
+// write is not used: the cache is then skipped, never trusted.
+func cacheKey(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return newCacheKey(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 || fi.Size() != keySize {
+		return nil, fmt.Errorf("cache key %s: not a %d-byte file only its owner can read", path, keySize)
+	}
+	key := make([]byte, keySize)
+	if _, err := io.ReadFull(f, key); err != nil {
+		return nil, fmt.Errorf("reading cache key %s: %w", path, err)
+	}
+	return key, nil
+}
+
+func newCacheKey(path string) ([]byte, error) {
+	key := make([]byte, keySize)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	// Written under another name and linked into place: a reader never
+	// sees a short key, and of two first uses at once one key wins.
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".cache-key-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(key)
+	serr := tmp.Sync()
+	if cerr := tmp.Close(); werr != nil || serr != nil || cerr != nil {
+		return nil, errors.Join(werr, serr, cerr)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return cacheKey(path)
+		}
+		return nil, err
+	}
+	return key, nil
+}
+
+// mac is the authentication tag of a compact copy's text.
+func mac(key []byte, text string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(text))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
 // The copy is a small line format, not JSON, because it is read before
 // every command: a header, then one record per line, fields separated by
 // tabs, each quoted (strconv) when it holds a tab, newline, quote or
-// backslash, or is empty:
+// backslash, or is empty; the last line is an HMAC-SHA256, under the
+// cache key, of everything before it (the path and stamp of config.json
+// included), so that a copy written by anyone without the key is not read:
 //
-//	agent-shim compact policy 1
+//	agent-shim compact policy 2
 //	path	/home/u/.gemini/config/config.json
 //	stamp	2049 1234 56789 1732950000000000000 1732950000000000000
 //	mode	ask
@@ -115,7 +198,8 @@ func loadCached(configPath, cacheDir, projectRoot, userRoot string) (Options, er
 //	scope	/opt/data/...
 //	tool	allow	bash:make *
 //	rule	deny	never_allow	.	.agents/config/permissions/never_allow.txt	2	git push --force
-const compactHeader = "agent-shim compact policy 1"
+//	mac	3f1c…
+const compactHeader = "agent-shim compact policy 2"
 
 func field(s string) string {
 	if s == "" || strings.ContainsAny(s, "\t\n\r\"\\") {
@@ -154,12 +238,21 @@ func (c *compact) marshal() []byte {
 	return []byte(b.String())
 }
 
-func readCompact(path string) (*compact, error) {
+func readCompact(path string, key []byte) (*compact, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	text := string(data)
+	i := strings.LastIndex(text, "\nmac\t")
+	if i < 0 || !strings.HasSuffix(text, "\n") {
+		return nil, errors.New("compact policy without a mac")
+	}
+	want := text[i+len("\nmac\t") : len(text)-1]
+	text = text[:i+1]
+	if !hmac.Equal([]byte(want), []byte(mac(key, text))) {
+		return nil, errors.New("compact policy: the mac does not match")
+	}
 	header, text, ok := strings.Cut(text, "\n")
 	if !ok || header != compactHeader || !strings.HasSuffix(text, "\n") {
 		return nil, errors.New("not a compact policy")
@@ -231,8 +324,9 @@ func newCompact(abs string, st stamp, f *config.File, p *matcher.Policy) *compac
 }
 
 // writeCompact writes the copy atomically; errors are ignored (see loadCached).
-func writeCompact(path string, c *compact) {
-	data := c.marshal()
+func writeCompact(path string, c *compact, key []byte) {
+	text := string(c.marshal())
+	data := []byte(text + "mac\t" + mac(key, text) + "\n")
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return
 	}
@@ -248,11 +342,11 @@ func writeCompact(path string, c *compact) {
 }
 
 // options rebuilds what optionsOf builds from the full file.
-func (c *compact) options(configPath, projectRoot, userRoot string) (Options, error) {
+func (c *compact) options(configPath string, scope *Scope) (Options, error) {
 	f := &config.File{Path: configPath, Exists: true}
 	f.Shim.Mode, f.Shim.Profile = c.Mode, c.Profile
 	f.Shim.PathScope.Allow, f.Shim.Tools = c.PathScope, c.Tools
-	o, err := optionsOf(f, projectRoot, userRoot)
+	o, err := optionsOf(f, scope)
 	if err != nil {
 		return Options{}, err
 	}

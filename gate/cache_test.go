@@ -46,6 +46,12 @@ func countLoads(t *testing.T) *int {
 	return n
 }
 
+// cachedOptions are Load's options with a compact copy in cache and its
+// key in dir/state.
+func cachedOptions(dir, cache string) Options {
+	return Options{Scope: NewScope(dir), CacheDir: cache, CacheKey: filepath.Join(dir, "state", "cache.key")}
+}
+
 func TestCompactPolicy(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.json")
@@ -63,7 +69,7 @@ func TestCompactPolicy(t *testing.T) {
 		}
 		return out
 	}
-	direct, err := Load(cfg, dir, "", Options{})
+	direct, err := Load(cfg, Options{Scope: NewScope(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +77,7 @@ func TestCompactPolicy(t *testing.T) {
 	*loads = 0
 
 	for i := range 3 {
-		g, err := Load(cfg, dir, "", Options{CacheDir: cache})
+		g, err := Load(cfg, cachedOptions(dir, cache))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +101,7 @@ func TestCompactPolicy(t *testing.T) {
 	if err := os.WriteFile(cfg, changed, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g, err := Load(cfg, dir, "", Options{CacheDir: cache})
+	g, err := Load(cfg, cachedOptions(dir, cache))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +122,7 @@ func TestCompactPolicy(t *testing.T) {
 	if err := os.Rename(repl, cfg); err != nil {
 		t.Fatal(err)
 	}
-	g, err = Load(cfg, dir, "", Options{CacheDir: cache})
+	g, err = Load(cfg, cachedOptions(dir, cache))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +136,7 @@ func TestCompactPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := *loads
-	if _, err := Load(cfg, dir, "", Options{CacheDir: cache}); err != nil {
+	if _, err := Load(cfg, cachedOptions(dir, cache)); err != nil {
 		t.Fatal(err)
 	}
 	if *loads != n+1 {
@@ -141,7 +147,7 @@ func TestCompactPolicy(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(`{"userSettings": 3}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(cfg, dir, "", Options{CacheDir: cache}); err == nil {
+	if _, err := Load(cfg, cachedOptions(dir, cache)); err == nil {
 		t.Error("bad config.json: want an error")
 	}
 }
@@ -191,14 +197,92 @@ func BenchmarkLoad(b *testing.B) {
 		cache string
 	}{{"Direct", ""}, {"Compact", filepath.Join(dir, "cache")}} {
 		b.Run(bc.name, func(b *testing.B) {
+			opts := Options{Scope: NewScope(dir)}
+			if bc.cache != "" {
+				opts = cachedOptions(dir, bc.cache)
+			}
 			b.ReportAllocs()
 			for b.Loop() {
-				g, err := Load(cfg, dir, "", Options{CacheDir: bc.cache})
+				g, err := Load(cfg, opts)
 				if err != nil {
 					b.Fatal(err)
 				}
 				g.DecideBash("git status")
 			}
 		})
+	}
+}
+
+// TestForgedCompactPolicy writes the copy exactly as an agent with file
+// access would: the real path and stamp of config.json (anyone can stat
+// it), a permissive body (command(*) allowed, yolo mode), and whatever mac
+// it can make without the key. The verdicts must not change.
+func TestForgedCompactPolicy(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	cache := filepath.Join(dir, "cache")
+	if err := os.WriteFile(cfg, []byte(cacheConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := cachedOptions(dir, cache)
+	lines := []string{"git push origin main", "npm test", "curl x | sh", "git status"}
+	verdicts := func() string {
+		g, err := Load(cfg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range lines {
+			out = append(out, l+": "+g.DecideBash(l).Verdict.String())
+		}
+		return g.Mode().String() + "; " + strings.Join(out, ", ")
+	}
+	want := verdicts() // writes the real copy and the key
+	abs, _ := filepath.Abs(cfg)
+	cp := cachePath(cache, abs)
+	real, err := os.ReadFile(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := stampOf(fi)
+	forged := &compact{Version: compactVersion, Path: abs, Stamp: st, Mode: "yolo", Profile: "full-access",
+		Rules: []compactRule{{Text: "command(*)", Decision: "allow"}}}
+	body := string(forged.marshal())
+	realMac := string(real[strings.LastIndex(string(real), "\nmac\t")+1:])
+	for _, tc := range []struct{ name, data string }{
+		{"no mac", body},
+		{"the real copy's mac", body + realMac},
+		{"a mac under a guessed key", body + "mac\t" + mac(make([]byte, keySize), body) + "\n"},
+		{"a mac under an empty key", body + "mac\t" + mac(nil, body) + "\n"},
+		{"the version 1 format", strings.Replace(body, compactHeader, "agent-shim compact policy 1", 1)},
+	} {
+		if err := os.WriteFile(cp, []byte(tc.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := verdicts(); got != want {
+			t.Errorf("%s: the forged copy changed the verdicts:\n got %s\nwant %s", tc.name, got, want)
+		}
+	}
+	// The forged copy was replaced by an authentic one.
+	if data, _ := os.ReadFile(cp); strings.Contains(string(data), "yolo") {
+		t.Errorf("the forged copy was kept")
+	}
+	// A key others can read is not used: the cache is skipped, not trusted.
+	key := filepath.Join(dir, "state", "cache.key")
+	if err := os.Chmod(key, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cacheKey(key); err == nil {
+		t.Errorf("a key readable by others was used")
+	}
+	if got := verdicts(); got != want {
+		t.Errorf("with a bad key: %s, want %s", got, want)
+	}
+	if fi, err := os.Stat(filepath.Dir(key)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("state directory: %v %v, want mode 0700", fi.Mode(), err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -63,8 +64,8 @@ func ExampleNewTerminalPrompter() {
 	fmt.Println(g.CheckBash(ctx, "npm run build")) // not asked again
 	fmt.Print(log.String())
 	// Output:
-	// agent-shim: Bash, shell command: npm run build
-	// agent-shim: no rule matches
+	// Bash, shell command: npm run build
+	// no rule matches
 	//   y  yes, once
 	//   s  this exact request, for the session
 	//   t  every npm command, for the session
@@ -94,6 +95,42 @@ func ExampleGate_DecideBash() {
 	// ask - matches an ask rule: `git push`
 	// always would save: bash:git push origin main
 	// allow
+}
+
+// Load builds the gate the hook and shell mode build: config.json decides
+// the mode, level and rules; the caller gives the scope's root.
+func ExampleLoad() {
+	dir, err := os.MkdirTemp("", "gate-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	config := filepath.Join(dir, "config.json")
+	os.WriteFile(config, []byte(`{
+  "userSettings": {"globalPermissionGrants": {"allow": ["command(git status)"], "deny": ["command(curl)"]}},
+  "agentShim": {"profile": "read-only", "mode": "allow"}
+}`), 0o600)
+	g, err := gate.Load(config, gate.Options{Scope: gate.NewScope(dir)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(g.Mode(), g.Level())
+	for _, cmd := range []string{"git status", "curl -s https://example.com", "npm test", "echo x >> ~/.bashrc"} {
+		d := g.DecideBash(cmd)
+		fmt.Printf("%s: %s\n", cmd, d.Verdict)
+	}
+	// Options.Mode and Options.Level are config.json's.
+	_, err = gate.Load(config, gate.Options{Mode: gate.ModeYolo})
+	fmt.Println(err)
+	// Output:
+	// allow read-only
+	// git status: allow
+	// curl -s https://example.com: deny
+	// npm test: allow
+	// echo x >> ~/.bashrc: ask
+	// loading the gate: Options.Mode is config.json's agentShim.mode; leave it zero
 }
 
 // Recommend turns the approval log into suggested grants.

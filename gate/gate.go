@@ -185,6 +185,15 @@ type Options struct {
 	// config.json there, so that an unchanged file is not parsed again
 	// on every call; "" always reads config.json.
 	CacheDir string
+	// protected are more protected files (Load's config.json), secrets
+	// files a file tool may not even read unasked (Load's cache key).
+	protected, secrets []string
+
+	// CacheKey, used by Load only and only with CacheDir, is the file of
+	// the key that authenticates the compact copy (created, 0600, on
+	// first use). Keep it where the agent cannot write: the shim's state
+	// directory is a protected path.
+	CacheKey string
 }
 
 // Gate decides tool calls. It is safe for concurrent use.
@@ -201,6 +210,8 @@ type Gate struct {
 	now      func() time.Time
 	session  string
 	never    map[*matcher.Rule]bool // the rules of NeverAllow in policy
+	protect  *protector
+	secrets  []string // files not even read without a person (the cache key)
 
 	mu        sync.Mutex
 	exact     map[string]bool // canonical tool + "\x00" + key, approved for the session
@@ -228,6 +239,10 @@ func New(opts Options) *Gate {
 		progOK:   map[string]bool{},
 	}
 	g.policy, g.never = withNever(opts.Policy)
+	g.protect = newProtector(opts.protected...)
+	for _, f := range opts.secrets {
+		g.secrets = append(g.secrets, filepath.Clean(f), resolved(f))
+	}
 	if g.scope == nil {
 		g.scope = NewScope()
 	}
@@ -264,34 +279,28 @@ func (g *Gate) Approvals() []Approval {
 	return slices.Clone(g.approvals)
 }
 
-// Verdict is the outcome of a decision.
-type Verdict int
+// Verdict is the outcome of a decision: the matcher's Decision, so that
+// one enum is shared by the command policy and the gate. Its zero value is
+// Default (nothing decided; a person is needed), never Allow.
+type Verdict = matcher.Decision
 
+// The verdicts, weakest first: Allow < Default < Ask < Deny (see
+// matcher.Combine).
 const (
-	// Allow runs the call.
-	Allow Verdict = iota
 	// Default means nothing decided the call and it needs a person: a
 	// front end may leave it to the agent's own rules.
-	Default
+	Default = matcher.Default
+	// Allow runs the call.
+	Allow = matcher.Allow
 	// Ask needs a person: a rule, the scope or a floor asks.
-	Ask
+	Ask = matcher.Ask
 	// Deny refuses the call.
-	Deny
+	Deny = matcher.Deny
 )
 
-func (v Verdict) String() string {
-	switch v {
-	case Allow:
-		return "allow"
-	case Default:
-		return "default"
-	case Ask:
-		return "ask"
-	case Deny:
-		return "deny"
-	}
-	return fmt.Sprintf("Verdict(%d)", int(v))
-}
+// Stronger reports whether a is a stronger verdict than b (Allow <
+// Default < Ask < Deny); unknown values are the strongest.
+func Stronger(a, b Verdict) bool { return a != b && matcher.Combine(b, a) == a }
 
 // Decision is what the gate decided about a call, before prompting.
 type Decision struct {
@@ -371,7 +380,7 @@ func (g *Gate) Apply(req Request, a Answer) error {
 		}
 		var err error
 		if req.Always.Tool == "" {
-			err = g.scope.AddAlwaysAllow(req.Always.Pattern)
+			err = g.scope.Allow(req.Always.Pattern)
 		} else {
 			err = g.tools.Allow(req.Always.Tool + ":" + req.Always.Pattern)
 		}
@@ -440,164 +449,6 @@ func (g *Gate) needs(v Verdict) Verdict {
 		return Allow
 	}
 	return v
-}
-
-// DecideBash decides a shell command line without prompting.
-func (g *Gate) DecideBash(command string) Decision {
-	return g.decideBash("Bash", command)
-}
-
-// allowAll allows every command: deciding a command with it yields Allow
-// only when an allow rule could allow it at all.
-var allowAll = func() *matcher.Policy {
-	p := matcher.New()
-	p.Add(matcher.Allow, "command(*)", matcher.Source{})
-	return p
-}()
-
-// cmdVerdict is the gate's verdict for one command of a line.
-type cmdVerdict struct {
-	v      Verdict
-	reason string
-	argv   []string
-	prog   string
-}
-
-func (g *Gate) decideBash(tool, command string) Decision {
-	request := func(reason string, progs []string) *Request {
-		return &Request{Kind: KindShell, Tool: tool, Key: command, Reason: reason, Programs: progs,
-			Always: Grant{Tool: "bash", Pattern: escapeGlob(command)}}
-	}
-	approved := g.sessionExact(tool, command) || g.tools.exactAllow(tool, command)
-	lineDeny := !g.tools.empty() && g.tools.Match(tool, command) == ToolDeny
-	s, err := shellparse.Parse(command)
-	switch {
-	case lineDeny:
-		return Decision{Verdict: Deny, Reason: "tool pattern denies `" + command + "`"}
-	case err != nil && approved:
-		return Decision{Verdict: Allow, Reason: "approved"}
-	case err != nil:
-		// Nothing can be checked, not even the never-allow list: a
-		// person must read it, in every mode.
-		reason := fmt.Sprintf("does not parse: %v", err)
-		return Decision{Verdict: Ask, Reason: reason, Request: request(reason, nil)}
-	}
-	verdicts := make([]cmdVerdict, 0, len(s.Commands))
-	for _, cmd := range s.Commands {
-		verdicts = append(verdicts, g.decideCommand(tool, cmd, approved))
-	}
-	d := Decision{Verdict: Allow, Reason: "runs nothing"}
-	var progs []string
-	for i, cv := range verdicts {
-		if cv.v != Allow && cv.v != Deny && cv.prog != "" && !slices.Contains(progs, cv.prog) {
-			progs = append(progs, cv.prog)
-		}
-		if i == 0 || cv.v > d.Verdict {
-			d.Verdict, d.Reason = cv.v, cv.reason
-			if len(verdicts) > 1 && len(cv.argv) > 0 {
-				d.Reason = strings.Join(cv.argv, " ") + ": " + cv.reason
-			}
-		}
-	}
-	if d.Verdict == Ask || d.Verdict == Default {
-		slices.Sort(progs)
-		d.Request = request(d.Reason, progs)
-	}
-	return d
-}
-
-// decideCommand decides one command of a line. approved reports that the
-// person approved this exact line (for the session, or always).
-func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool) cmdVerdict {
-	if never := neverShape(cmd); never != "" {
-		return cmdVerdict{v: Deny, reason: never, argv: cmd.Argv()}
-	}
-	// Writes inside the scope are the file writes the level allows.
-	stripped := cmd
-	if g.level >= LevelLocalChanges && len(cmd.Redirs) > 0 {
-		c := *cmd
-		c.Redirs = nil
-		for _, r := range cmd.Redirs {
-			if r.Kind == shellparse.Write && r.Target.Static && g.inScope(r.Target.Text) {
-				continue
-			}
-			c.Redirs = append(c.Redirs, r)
-		}
-		stripped = &c
-	}
-	mv := g.policy.DecideCommand(stripped)
-	cv := cmdVerdict{argv: mv.Argv, prog: cmd.Name()}
-	if mv.Rule != nil && mv.Rule.Decision == matcher.Deny && g.never[mv.Rule] {
-		// Deny, or Ask for a word not known statically: a deny may
-		// apply, and not even yolo runs it unasked.
-		cv.v, cv.reason = Deny, "never allowed: `"+mv.Rule.Text+"`"
-		if mv.Decision != matcher.Deny {
-			cv.v, cv.reason = Ask, "may be never allowed (`"+mv.Rule.Text+"`): a word is not known statically"
-		}
-		if !approved || cv.v == Deny {
-			return cv
-		}
-	}
-	tv, key := ToolUnmatched, ""
-	if !g.tools.empty() {
-		key = strings.Join(cmd.Argv(), " ")
-		tv = g.tools.Match(tool, key)
-		if tv != ToolDeny && len(mv.Argv) > 0 {
-			if norm := strings.Join(mv.Argv, " "); norm != key {
-				tv = max(tv, g.tools.Match(tool, norm))
-			}
-		}
-	}
-	maybeDeny := mv.Decision == matcher.Ask && mv.Rule != nil && mv.Rule.Decision == matcher.Deny
-	switch {
-	case mv.Decision == matcher.Deny:
-		cv.v, cv.reason = Deny, mv.Explain()
-		return cv
-	case tv == ToolDeny:
-		cv.v, cv.reason = Deny, "tool pattern denies `"+key+"`"
-		return cv
-	case mv.Decision == matcher.Allow:
-		cv.v, cv.reason = Allow, mv.Explain()
-		return cv
-	case approved:
-		cv.v, cv.reason = Allow, "approved"
-		return cv
-	case maybeDeny:
-		// A deny may apply: not even yolo runs it unasked.
-		cv.v, cv.reason = Ask, mv.Explain()
-		return cv
-	}
-	// A session answer for the program and an allow pattern lift the
-	// verdict of no rule or an ask rule, but only for a command an allow
-	// rule could allow: static, no floor (a write outside the scope, a
-	// program run by path, an environment that changes what runs, …).
-	lift := func() bool { return cmd.Static() && allowAll.DecideCommand(stripped).Decision == matcher.Allow }
-	switch {
-	case g.sessionProgram(cv.prog) && lift():
-		cv.v, cv.reason = Allow, "program "+cv.prog+" approved for the session"
-		return cv
-	case tv == ToolAllow && lift():
-		cv.v, cv.reason = Allow, "tool pattern allows `"+key+"`"
-		return cv
-	case mv.Decision == matcher.Ask:
-		cv.v, cv.reason = Ask, mv.Explain()
-	default:
-		cv.v, cv.reason = Default, mv.Explain()
-		if g.level == LevelFullAccess {
-			cv.v, cv.reason = Allow, "no rule matches; full access"
-			return cv
-		}
-	}
-	if g.mode == ModeYolo && unreadable(cmd) {
-		// What runs cannot be read, so the never-allow list cannot be
-		// checked.
-		cv.v = Ask
-		return cv
-	}
-	if v := g.needs(cv.v); v == Allow {
-		cv.v, cv.reason = Allow, cv.reason+"; "+g.mode.String()+" mode"
-	}
-	return cv
 }
 
 // unreadable reports whether what cmd runs or overwrites cannot be known
@@ -684,12 +535,31 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 	if real != abs && tv != ToolDeny && g.tools.Match(tool, abs) == ToolDeny {
 		tv = ToolDeny
 	}
+	exact := g.sessionExact(tool, abs) || g.tools.exactAllow(tool, abs)
+	guard := ""
+	switch {
+	case write:
+		if why := g.protect.check(abs, real); why != "" {
+			guard = "write of a protected path: " + why
+		}
+	case slices.Contains(g.secrets, abs) || slices.Contains(g.secrets, real):
+		guard = "read of " + abs + ", the key that authenticates the policy cache"
+	}
 	switch {
 	case tv == ToolDeny:
 		return Decision{Verdict: Deny, Reason: fmt.Sprintf("tool pattern denies %s of %s", what, abs)}
+	case guard != "" && exact:
+		return Decision{Verdict: Allow, Reason: "approved"}
+	case guard != "":
+		// The policy's own files: a person decides, in every mode and
+		// at every level, whatever patterns and session answers say.
+		return Decision{Verdict: Ask, Reason: guard, Request: &Request{
+			Kind: KindFileWrite, Tool: tool, Key: abs, Reason: guard,
+			Always: Grant{Tool: canonicalTool(tool), Pattern: escapeGlob(abs)},
+		}}
 	case tv == ToolAllow:
 		return Decision{Verdict: Allow, Reason: fmt.Sprintf("tool pattern allows %s of %s", what, abs)}
-	case g.sessionExact(tool, abs) || g.tools.exactAllow(tool, abs):
+	case exact:
 		return Decision{Verdict: Allow, Reason: "approved"}
 	case g.sessionTool(tool):
 		return Decision{Verdict: Allow, Reason: tool + " approved for the session"}
@@ -723,7 +593,7 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 // DecideGeneric decides any tool call without prompting; see CheckGeneric.
 func (g *Gate) DecideGeneric(tool, key string) Decision {
 	if IsCommandTool(tool) {
-		return g.decideBash(tool, key)
+		return g.explain(tool, key).Decision
 	}
 	cat := CategoryOf(tool)
 	switch cat {

@@ -110,7 +110,8 @@ func TestCheckBash(t *testing.T) {
 		{"echo hi > ~/x", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
 		{"echo hi > $OUT", LevelLocalChanges, [3]string{"needs", "needs", "needs"}},
 		{"echo hi > /dev/$DISK", LevelLocalChanges, [3]string{"needs", "needs", "needs"}},
-		{"echo hi > out-$N.txt", LevelLocalChanges, [3]string{"needs", "needs", "allow"}},
+		// A target not known statically may be a protected path: asked in every mode.
+		{"echo hi > out-$N.txt", LevelLocalChanges, [3]string{"needs", "needs", "needs"}},
 		{"git status 2>/dev/null >&2", LevelLocalChanges, [3]string{"allow", "allow", "allow"}},
 		// Floors: what cannot be read is asked; yolo runs it unless the
 		// never-allow list cannot be checked.
@@ -228,12 +229,18 @@ func TestNeverAllow(t *testing.T) {
 	// The list is not over-broad.
 	for _, in := range []string{"rm -rf build", "rm -rf ./node_modules", "git push origin main",
 		"git reset --soft HEAD~1", "git clean -n", "dd if=/dev/zero of=/dev/null count=1",
-		"dd if=x of=disk.img", "echo > /dev/null", "find build -name x -delete", "chmod -R 755 ./dist",
+		"dd if=x of=disk.img", "echo > /dev/null", "chmod -R 755 ./dist",
 		"f(){ echo hi; }; f"} {
 		g := New(Options{Mode: ModeYolo, Policy: p, Scope: NewScope(t.TempDir())})
 		if err := g.CheckBash(context.Background(), in); err != nil {
 			t.Errorf("input %q: %v", in, err)
 		}
+	}
+	// find -delete is not never allowed; what it deletes cannot be told,
+	// and might be a protected path: asked, even in yolo mode.
+	g := New(Options{Mode: ModeYolo, Policy: p, Scope: NewScope(t.TempDir())})
+	if err := g.CheckBash(context.Background(), "find build -name x -delete"); !errors.Is(err, ErrNeedsApproval) {
+		t.Errorf("find build -name x -delete: %v, want needs approval", err)
 	}
 }
 

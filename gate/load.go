@@ -1,51 +1,80 @@
 package gate
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/matcher"
 )
 
-// LoadOptions reads a config.json (see package config) into the options it
-// decides: Mode (agentShim.mode), Level (from agentShim.profile), Policy
-// (the grants, managed ones matched by their rule's line), Tools
-// (agentShim.tools, relative globs taken from projectRoot) and Scope
-// (projectRoot, userRoot and agentShim.pathScope.allow). Dir is
-// projectRoot. A missing file yields the defaults: ask mode,
-// local-changes, no rules. Rules are compiled when a decision first needs
-// them.
-func LoadOptions(configPath, projectRoot, userRoot string) (Options, error) {
-	f, err := config.Load(configPath)
-	if err != nil {
-		return Options{}, err
+// Load builds a gate from a config.json (see package config): its mode
+// (agentShim.mode), level (from agentShim.profile), command policy (the
+// grants, managed ones matched by their rule's line), tool patterns
+// (agentShim.tools) and path scope patterns (agentShim.pathScope.allow). A
+// missing file yields the defaults: ask mode, local-changes, no rules.
+// Rules are compiled when a decision first needs them.
+//
+// Every field of opts is either used or refused:
+//   - Mode and Level are the file's; a non-zero value is an error.
+//   - Policy's rules and Tools' patterns are added to the file's.
+//   - Scope gives the roots (and any patterns) of the scope; the file's
+//     pathScope.allow is added to a copy of it, relative patterns taken
+//     from its first root. Nil is a scope without roots.
+//   - Dir, Prompter, Persist, Audit, Now and Session are used as given.
+//   - CacheDir with CacheKey keeps an authenticated compact copy of the
+//     file's policy (see cache.go); one without the other is an error.
+func Load(configPath string, opts Options) (*Gate, error) {
+	switch {
+	case opts.Mode != ModeAsk:
+		return nil, errors.New("loading the gate: Options.Mode is config.json's agentShim.mode; leave it zero")
+	case opts.Level != LevelReadOnly:
+		return nil, errors.New("loading the gate: Options.Level is config.json's agentShim.profile; leave it zero")
+	case (opts.CacheDir == "") != (opts.CacheKey == ""):
+		return nil, errors.New("loading the gate: Options.CacheDir and Options.CacheKey go together")
 	}
-	return optionsOf(f, projectRoot, userRoot)
-}
-
-// Load builds a gate from a config.json, as LoadOptions, with the rest of
-// its options (Prompter, Persist, Audit, Now, Session) taken from opts.
-// With opts.CacheDir set, an unchanged config.json is read from the compact
-// copy kept there (see cache.go).
-func Load(configPath, projectRoot, userRoot string, opts Options) (*Gate, error) {
 	var o Options
 	var err error
 	if opts.CacheDir != "" {
-		o, err = loadCached(configPath, opts.CacheDir, projectRoot, userRoot)
+		o, err = loadCached(configPath, opts.CacheDir, opts.CacheKey, opts.Scope)
 	} else {
-		o, err = LoadOptions(configPath, projectRoot, userRoot)
+		o, err = loadOptions(configPath, opts.Scope)
 	}
 	if err != nil {
 		return nil, err
 	}
+	if opts.Policy != nil {
+		for _, r := range opts.Policy.Rules() {
+			o.Policy.Add(r.Decision, r.Text, r.Source)
+		}
+	}
+	o.Tools.merge(opts.Tools)
 	o.Prompter, o.Persist, o.Audit, o.Now, o.Session = opts.Prompter, opts.Persist, opts.Audit, opts.Now, opts.Session
 	if opts.Dir != "" {
 		o.Dir = opts.Dir
 	}
+	if abs, err := filepath.Abs(configPath); err == nil {
+		o.protected = append(o.protected, abs)
+	}
+	if opts.CacheKey != "" {
+		o.secrets = append(o.secrets, opts.CacheKey)
+		o.protected = append(o.protected, opts.CacheKey)
+	}
 	return New(o), nil
 }
 
-func optionsOf(f *config.File, projectRoot, userRoot string) (Options, error) {
+// loadOptions reads config.json into the options it decides.
+func loadOptions(configPath string, scope *Scope) (Options, error) {
+	f, err := loadConfig(configPath)
+	if err != nil {
+		return Options{}, err
+	}
+	return optionsOf(f, scope)
+}
+
+// optionsOf builds the options of a config file: scope gives the roots.
+func optionsOf(f *config.File, scope *Scope) (Options, error) {
 	var o Options
 	var err error
 	if o.Mode, err = ParseMode(f.Shim.Mode); err != nil {
@@ -54,16 +83,13 @@ func optionsOf(f *config.File, projectRoot, userRoot string) (Options, error) {
 	if o.Level, err = LevelOf(f.Shim.Profile); err != nil {
 		return o, fmt.Errorf("%s: agentShim.profile: %w", f.Path, err)
 	}
-	o.Scope = NewScope(projectRoot, userRoot)
+	o.Scope = scope.clone()
 	for i, p := range f.Shim.PathScope.Allow {
 		if err := o.Scope.Allow(p); err != nil {
 			return o, fmt.Errorf("%s: agentShim.pathScope.allow[%d]: %w", f.Path, i, err)
 		}
 	}
-	o.Dir = projectRoot
-	if len(o.Scope.Roots()) > 0 && projectRoot != "" {
-		o.Dir = o.Scope.Roots()[0] // resolved
-	}
+	o.Dir = o.Scope.base()
 	if o.Tools, err = NewToolPolicy(o.Dir, f.Shim.Tools.Allow, f.Shim.Tools.Deny); err != nil {
 		return o, fmt.Errorf("%s: agentShim.tools.%w", f.Path, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agent-shim/agent-shim/matcher"
 )
 
 const testConfig = `{
@@ -53,7 +55,8 @@ func TestLoad(t *testing.T) {
 	path, proj := writeConfig(t, testConfig)
 	user := filepath.Join(filepath.Dir(proj), "home", ".gemini")
 	var audit bytes.Buffer
-	g, err := Load(path, proj, user, Options{
+	scope := NewScope(proj, user)
+	g, err := Load(path, Options{Scope: scope,
 		Prompter: &scripted{answer: func(Request) Answer { return AnswerOnce }},
 		Audit:    &audit, Now: func() time.Time { return fixed }, Session: "x",
 	})
@@ -99,7 +102,7 @@ func TestLoad(t *testing.T) {
 
 func TestLoadMissing(t *testing.T) {
 	dir := t.TempDir()
-	g, err := Load(filepath.Join(dir, "none.json"), dir, "", Options{})
+	g, err := Load(filepath.Join(dir, "none.json"), Options{Scope: NewScope(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +127,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		path, proj := writeConfig(t, `{"agentShim": `+tc.shim+`}`)
-		_, err := Load(path, proj, "", Options{})
+		_, err := Load(path, Options{Scope: NewScope(proj)})
 		if err == nil {
 			t.Errorf("%s: no error", tc.shim)
 			continue
@@ -134,7 +137,59 @@ func TestLoadErrors(t *testing.T) {
 		}
 	}
 	path, proj := writeConfig(t, `{"agentShim": `)
-	if _, err := Load(path, proj, "", Options{}); err == nil || !strings.Contains(err.Error(), path) {
+	if _, err := Load(path, Options{Scope: NewScope(proj)}); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("broken JSON: %v", err)
+	}
+}
+
+// TestLoadOptions: every field of Options is used or refused.
+func TestLoadOptions(t *testing.T) {
+	path, proj := writeConfig(t, testConfig)
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"mode", Options{Mode: ModeYolo}, "Options.Mode is config.json's agentShim.mode"},
+		{"level", Options{Level: LevelFullAccess}, "Options.Level is config.json's agentShim.profile"},
+		{"cache without key", Options{CacheDir: t.TempDir()}, "Options.CacheDir and Options.CacheKey go together"},
+		{"key without cache", Options{CacheKey: filepath.Join(t.TempDir(), "k")}, "Options.CacheDir and Options.CacheKey go together"},
+	} {
+		if _, err := Load(path, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want …%s…", tc.name, err, tc.want)
+		}
+	}
+
+	// Policy and Tools add to the file's; Scope gives the roots.
+	p := matcher.New()
+	p.Add(matcher.Deny, "npm publish", matcher.Source{})
+	tools, err := NewToolPolicy(proj, nil, []string{"bash:make install"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := NewScope(proj)
+	g, err := Load(path, Options{Policy: p, Tools: tools, Scope: scope})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		in   string
+		want Verdict
+	}{
+		{"npm publish", Deny},  // Options.Policy
+		{"make install", Deny}, // Options.Tools deny
+		{"make all", Allow},    // config.json's tools.allow
+		{"curl -s x", Deny},    // config.json's deny grant
+		{"git status", Allow},  // config.json's allow grant
+	} {
+		if got := g.DecideBash(c.in).Verdict; got != c.want {
+			t.Errorf("%s: %v, want %v", c.in, got, c.want)
+		}
+	}
+	if !g.Scope().Contains(proj+"/a") || g.Scope() == scope {
+		t.Errorf("the scope is not a copy of Options.Scope with its root")
+	}
+	if len(scope.Patterns()) != 0 {
+		t.Errorf("Load changed the caller's scope: %q", scope.Patterns())
 	}
 }

@@ -159,9 +159,9 @@ func (p *TerminalPrompter) AskApproval(ctx context.Context, req Request) (Answer
 	if len(req.Programs) > 0 {
 		t = "every " + strings.Join(req.Programs, ", ") + " command"
 	}
-	fmt.Fprintf(p.out, "agent-shim: %s, %s: %s\n", req.Tool, req.Kind, req.Key)
+	fmt.Fprintf(p.out, "%s, %s: %s\n", req.Tool, req.Kind, req.Key)
 	if req.Reason != "" {
-		fmt.Fprintf(p.out, "agent-shim: %s\n", req.Reason)
+		fmt.Fprintf(p.out, "%s\n", req.Reason)
 	}
 	fmt.Fprintf(p.out, "  y  yes, once\n  s  this exact request, for the session\n  t  %s, for the session\n  a  always (saves %s)\n  n  no\n", t, req.Always)
 	for try := 0; try < maxTries; try++ {
@@ -178,7 +178,7 @@ func (p *TerminalPrompter) AskApproval(ctx context.Context, req Request) (Answer
 		if perr == nil {
 			return a, nil
 		}
-		fmt.Fprintf(p.out, "agent-shim: %v\n", perr)
+		fmt.Fprintf(p.out, "%v\n", perr)
 		if errors.Is(err, io.EOF) {
 			break
 		}

@@ -35,7 +35,10 @@ func TestTerminalPrompter(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("input %q: got %v, want %v", tc.in, got, tc.want)
 		}
-		if !strings.Contains(out.String(), "agent-shim: Read, path outside the scope: /etc/hosts\n") ||
+		if strings.Contains(out.String(), "agent-shim") {
+			t.Errorf("input %q: the library's prompt names a program:\n%s", tc.in, out.String())
+		}
+		if !strings.HasPrefix(out.String(), "Read, path outside the scope: /etc/hosts\n") ||
 			!strings.Contains(out.String(), "always (saves path /etc/hosts)") {
 			t.Errorf("input %q: prompt:\n%s", tc.in, out.String())
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,9 +36,13 @@ type scopePattern struct {
 }
 
 // NewScope returns a scope of the given roots; empty roots are skipped.
-// Relative roots are taken from the working directory.
+// Relative roots are taken from the working directory. A root that is /,
+// the home directory or an ancestor of it (see UnsafeRoot) is skipped too:
+// home holds the ssh keys, the shell startup files and every agent's
+// settings and credentials, and is never a project.
 func NewScope(roots ...string) *Scope {
 	s := &Scope{}
+	home := realHome()
 	for _, r := range roots {
 		if r == "" {
 			continue
@@ -46,11 +51,30 @@ func NewScope(roots ...string) *Scope {
 		if err != nil {
 			continue
 		}
-		if real, ok := resolve(abs); ok {
+		if real, ok := resolve(abs); ok && !UnsafeRoot(real, home) {
 			s.roots = append(s.roots, real)
 		}
 	}
 	return s
+}
+
+// UnsafeRoot reports whether dir, a clean absolute path, can never be the
+// root of a scope: /, the home directory home (resolved; "" when unknown)
+// or an ancestor of it.
+func UnsafeRoot(dir, home string) bool {
+	return dir == "/" || dir == "" || home != "" && within(home, dir)
+}
+
+// realHome is the home directory, links resolved; "" when unknown.
+func realHome() string {
+	h, err := os.UserHomeDir()
+	if err != nil || !filepath.IsAbs(h) {
+		return ""
+	}
+	if real, ok := resolve(filepath.Clean(h)); ok {
+		return real
+	}
+	return filepath.Clean(h)
 }
 
 // Roots returns the roots, resolved.
@@ -89,9 +113,19 @@ func (s *Scope) Allow(pattern string) error {
 	return nil
 }
 
-// AddAlwaysAllow adds the pattern an "always" answer persists: the path
-// stays in the scope for the life of the Scope.
-func (s *Scope) AddAlwaysAllow(pattern string) error { return s.Allow(pattern) }
+// clone returns a scope with s's roots and patterns, to which more can be
+// added without changing s. A nil s clones to an empty scope.
+func (s *Scope) clone() *Scope {
+	out := &Scope{}
+	if s == nil {
+		return out
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out.roots = slices.Clone(s.roots)
+	out.pats = slices.Clone(s.pats)
+	return out
+}
 
 func (s *Scope) compile(pattern string) (scopePattern, error) {
 	p := scopePattern{text: pattern}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Category is what a tool does, which decides what a level auto-approves.
@@ -193,6 +195,20 @@ func (p *ToolPolicy) Deny(pattern string) error {
 	return nil
 }
 
+// merge adds q's patterns to p's; a nil q adds nothing.
+func (p *ToolPolicy) merge(q *ToolPolicy) {
+	if q == nil || q == p {
+		return
+	}
+	q.mu.RLock()
+	allow, deny := slices.Clone(q.allow), slices.Clone(q.deny)
+	q.mu.RUnlock()
+	p.mu.Lock()
+	p.allow = append(p.allow, allow...)
+	p.deny = append(p.deny, deny...)
+	p.mu.Unlock()
+}
+
 // Patterns returns the allow and deny patterns as written.
 func (p *ToolPolicy) Patterns() (allow, deny []string) {
 	if p == nil {
@@ -346,67 +362,121 @@ func (tp *toolPattern) matches(tool, key string, cat Category, file bool) bool {
 
 // globRegexp compiles a glob: `**` matches anything including `/` (and
 // `**/` also nothing), `*` anything but `/`, `?` one character but `/`,
-// `[…]` a class (`[!…]` negated), `\` quotes the next character.
+// `[…]` a class of characters and ranges (`a-z`), `\` quoting the next
+// character inside a class too. It is path.Match's syntax but for these
+// documented differences: `**`; `[!…]` negates as `[^…]` does; a negated
+// class never matches `/`; a `]` right after `[` (or `[!`, `[^`) is a
+// literal; and a pattern must be valid UTF-8. FuzzGlob holds it to
+// path.Match.
 func globRegexp(glob string) (*regexp.Regexp, error) {
+	if !utf8.ValidString(glob) {
+		return nil, errors.New("glob is not valid UTF-8")
+	}
 	var sb strings.Builder
 	sb.WriteString(`(?s)^`)
 	for i := 0; i < len(glob); i++ {
 		c := glob[i]
 		switch c {
 		case '*':
-			if i+1 < len(glob) && glob[i+1] == '*' {
+			n := 1
+			for i+1 < len(glob) && glob[i+1] == '*' {
 				i++
-				if i+1 < len(glob) && glob[i+1] == '/' {
-					i++
-					sb.WriteString(`(?:.*/)?`)
-				} else {
-					sb.WriteString(`.*`)
-				}
-				for i+1 < len(glob) && glob[i+1] == '*' {
-					i++
-				}
-				continue
+				n++
 			}
-			sb.WriteString(`[^/]*`)
+			switch {
+			case n == 1:
+				sb.WriteString(`[^/]*`)
+			case i+1 < len(glob) && glob[i+1] == '/':
+				i++
+				sb.WriteString(`(?:.*/)?`)
+			default:
+				sb.WriteString(`.*`)
+			}
 		case '?':
 			sb.WriteString(`[^/]`)
 		case '\\':
 			if i+1 == len(glob) {
 				return nil, errors.New("trailing backslash")
 			}
-			i++
-			sb.WriteString(regexp.QuoteMeta(glob[i : i+1]))
+			_, w := utf8.DecodeRuneInString(glob[i+1:])
+			sb.WriteString(regexp.QuoteMeta(glob[i+1 : i+1+w]))
+			i += w
 		case '[':
-			end := strings.IndexByte(glob[i+1:], ']')
-			if end == 0 && i+2 < len(glob) { // []…] : ] first is literal
-				end = 1 + strings.IndexByte(glob[i+2:], ']')
-				if end == 0 {
-					end = -1
-				}
+			n, err := globClass(&sb, glob[i+1:])
+			if err != nil {
+				return nil, err
 			}
-			if end < 0 {
-				return nil, errors.New("unclosed [ in glob")
-			}
-			class := glob[i+1 : i+1+end]
-			i += 1 + end
-			sb.WriteString(`[`)
-			if strings.HasPrefix(class, "!") || strings.HasPrefix(class, "^") {
-				sb.WriteString(`^/`)
-				class = class[1:]
-			}
-			for _, r := range class {
-				if r == '\\' || r == '[' || r == ']' || r == '^' {
-					sb.WriteByte('\\')
-				}
-				sb.WriteRune(r)
-			}
-			sb.WriteString(`]`)
+			i += n
 		default:
 			sb.WriteString(regexp.QuoteMeta(glob[i : i+1]))
 		}
 	}
 	sb.WriteString(`$`)
 	return regexp.Compile(sb.String())
+}
+
+// globClass writes the regexp of the class whose text (after `[`) starts
+// s, and returns the length of that text, closing `]` included.
+func globClass(sb *strings.Builder, s string) (int, error) {
+	i := 0
+	neg := i < len(s) && (s[i] == '!' || s[i] == '^')
+	if neg {
+		i++
+	}
+	// char reads one character of a range: `\` quotes the next one; an
+	// unquoted `-`, or `]` but as the class's first character, cannot be
+	// one.
+	char := func(first bool) (rune, error) {
+		if i == len(s) {
+			return 0, errors.New("unclosed [ in glob")
+		}
+		c := s[i]
+		switch {
+		case c == '\\':
+			i++
+			if i == len(s) {
+				return 0, errors.New("unclosed [ in glob")
+			}
+		case c == '-' || c == ']' && !first:
+			return 0, fmt.Errorf("unquoted %q in a [ ] class of a glob", c)
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+		return r, nil
+	}
+	var class strings.Builder
+	for first := true; ; first = false {
+		if i == len(s) {
+			return 0, errors.New("unclosed [ in glob")
+		}
+		if s[i] == ']' && !first {
+			i++
+			break
+		}
+		lo, err := char(first)
+		if err != nil {
+			return 0, err
+		}
+		hi := lo
+		if i < len(s) && s[i] == '-' {
+			i++
+			if hi, err = char(false); err != nil {
+				return 0, err
+			}
+		}
+		if lo <= hi { // a range backwards matches nothing, as in path.Match
+			fmt.Fprintf(&class, `\x{%x}-\x{%x}`, lo, hi)
+		}
+	}
+	switch {
+	case neg:
+		sb.WriteString(`[^/` + class.String() + `]`)
+	case class.Len() == 0:
+		sb.WriteString(`[^\x00-\x{10ffff}]`) // nothing
+	default:
+		sb.WriteString(`[` + class.String() + `]`)
+	}
+	return i, nil
 }
 
 // escapeGlob quotes the glob metacharacters of s, so that the pattern

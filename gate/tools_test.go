@@ -45,6 +45,9 @@ func TestGlob(t *testing.T) {
 		if got := re.MatchString(tc.in); got != tc.want {
 			t.Errorf("glob %q, input %q: got %v, want %v", tc.glob, tc.in, got, tc.want)
 		}
+		if want, err := globOracle(tc.glob, tc.in); err != nil || want != tc.want {
+			t.Errorf("glob %q, input %q: the path.Match oracle says %v, %v", tc.glob, tc.in, want, err)
+		}
 	}
 	for _, bad := range []string{"[abc", `abc\`} {
 		if _, err := globRegexp(bad); err == nil {

@@ -73,8 +73,6 @@ type knowledge struct {
 	envPrefixes  []string
 }
 
-var known = sync.OnceValue(func() *knowledge { return newKnowledge(programs.Builtin()) })
-
 func newKnowledge(tbl *programs.Table) *knowledge {
 	k := &knowledge{options: map[string]optionRule{}, help: map[string]bool{}, envPrefixes: slices.Clone(dangerousEnvPrefixes)}
 	var safe []string
@@ -167,6 +165,7 @@ const stemLen = 3
 // style holds the regex fragments of one kind of grant: allow-safe grants
 // (Grants) or broad deny grants (DenyGrants).
 type style struct {
+	k                  *knowledge
 	deny               bool
 	sep, piece, word   string
 	start              string // from ^ to the program's name
@@ -174,20 +173,72 @@ type style struct {
 	argWords           map[string]string
 }
 
-var (
-	styles          sync.Once
-	allowSt, denySt style
-)
-
-func fragments() {
-	styles.Do(func() {
-		allowSt = newStyle(false)
-		denySt = newStyle(true)
-	})
+// Expander expands rules into grants with what a program table knows: the
+// built-in one (Grants, DenyGrants) or one with a checkout's own facts
+// (NewExpander). It is safe for concurrent use.
+type Expander struct {
+	allow, deny style
+	home        string
 }
 
-func newStyle(deny bool) style {
-	st := style{deny: deny, sep: sep, piece: piece, word: word}
+// WithHome returns an expander whose deny grants for a rule about ~ also
+// match the home directory spelled out, and a rule about ~ itself (or ~/*)
+// its parents and /root: rm -rf ~ also denies rm -rf /home/me and
+// rm -rf /home. dir must be absolute.
+func (e *Expander) WithHome(dir string) *Expander {
+	out := *e
+	if strings.HasPrefix(dir, "/") {
+		out.home = path.Clean(dir)
+	}
+	return &out
+}
+
+// homeSpellings returns the rule's words with each word about ~ spelled
+// out: the home directory, and for ~ itself its parents (not /) and /root.
+func homeSpellings(words []string, home string) [][]string {
+	var out [][]string
+	for i, w := range words {
+		if i == 0 || w != "~" && w != "~/*" && !strings.HasPrefix(w, "~/") {
+			continue
+		}
+		var alts []string
+		if home != "" {
+			alts = append(alts, home+strings.TrimPrefix(w, "~"))
+		}
+		if w == "~" || w == "~/*" {
+			for d := path.Dir(home); home != "" && d != "/"; d = path.Dir(d) {
+				alts = append(alts, d)
+			}
+			if home != "/root" {
+				alts = append(alts, "/root")
+			}
+		}
+		for _, a := range alts {
+			spellings := []string{a}
+			if w == "~" {
+				spellings = append(spellings, a+"/") // matches a//… too
+			}
+			for _, sp := range spellings {
+				alt := slices.Clone(words)
+				alt[i] = sp
+				out = append(out, alt)
+			}
+		}
+	}
+	return out
+}
+
+// NewExpander returns an expander for a program table, such as the
+// built-in one merged with an overlay's .agents/config/programs.txt.
+func NewExpander(tbl *programs.Table) *Expander {
+	k := newKnowledge(tbl)
+	return &Expander{allow: newStyle(k, false), deny: newStyle(k, true)}
+}
+
+var builtinExpander = sync.OnceValue(func() *Expander { return NewExpander(programs.Builtin()) })
+
+func newStyle(k *knowledge, deny bool) style {
+	st := style{k: k, deny: deny, sep: sep, piece: piece, word: word}
 	var key, extraGitFlags, path string
 	if deny {
 		// Anything the shell could read as one word, quotes spanning lines.
@@ -202,9 +253,9 @@ func newStyle(deny bool) style {
 		runner := path + `(?:sudo|doas|command|builtin|exec|nohup|time|nice|env|stdbuf|setsid|ionice|timeout)(?:` + st.sep + `(?:-\S+|[0-9][0-9.]*[smhd]?))*` + st.sep
 		st.start = `^\s*(?:` + env + `|` + runner + `)*` + path + `(?:\\|'|")?`
 	} else {
-		envName := complement("", true, dangerousEnv, known().envPrefixes, false)
+		envName := complement("", true, dangerousEnv, k.envPrefixes, false)
 		env := `(?:` + envName + `=` + piece + `*` + sep + `)*`
-		key = known().gitConfigKey
+		key = k.gitConfigKey
 		path = pathPrefix
 		st.start = `^[ \t]*` + env + path
 	}
@@ -230,7 +281,7 @@ func newStyle(deny bool) style {
 	st.jiri = st.start + name(`jiri`) + jiriFlags
 	st.argWords = map[string]string{}
 	if !deny {
-		for name, r := range known().options {
+		for name, r := range k.options {
 			st.argWords[name] = r.word()
 		}
 	}
@@ -310,7 +361,17 @@ var parsers = sync.Pool{New: func() any { return newLineParser() }}
 // any further literal words. The result is deterministic and has no
 // duplicates.
 func Grants(line string) ([]string, error) {
-	return grants(line, false)
+	return builtinExpander().grants(line, false)
+}
+
+// Grants is the package function with the expander's program table.
+func (e *Expander) Grants(line string) ([]string, error) {
+	return e.grants(line, false)
+}
+
+// DenyGrants is the package function with the expander's program table.
+func (e *Expander) DenyGrants(line string) ([]string, error) {
+	return e.grants(line, true)
 }
 
 // DenyGrants expands one rule like Grants, but for the deny list: the
@@ -319,10 +380,10 @@ func Grants(line string) ([]string, error) {
 // env assignment, any git -c key, a quoted program name or quoted words, so
 // the agent denies more, never less. Never put these grants in an allow list.
 func DenyGrants(line string) ([]string, error) {
-	return grants(line, true)
+	return builtinExpander().grants(line, true)
 }
 
-func grants(line string, deny bool) ([]string, error) {
+func (e *Expander) grants(line string, deny bool) ([]string, error) {
 	s := strings.TrimSpace(line)
 	if s == "" || s[0] == '#' {
 		return nil, nil
@@ -348,12 +409,16 @@ func grants(line string, deny bool) ([]string, error) {
 	if words[0] == "" {
 		return nil, fmt.Errorf("rule %q: empty command name", s)
 	}
-	fragments()
-	st := &allowSt
+	st := &e.allow
 	if deny {
-		st = &denySt
+		st = &e.deny
 	}
 	res := st.expand(words)
+	if deny {
+		for _, alt := range homeSpellings(words, e.home) {
+			res = append(res, st.expand(alt)...)
+		}
+	}
 	out := res[:0]
 	for i, g := range res {
 		if !slices.Contains(res[:i], g) {
@@ -410,7 +475,7 @@ func (st *style) expand(words []string) []string {
 		}
 	}
 	sep, word, piece := st.sep, st.word, st.piece
-	if known().help[base] && len(args) == 1 && (args[0] == "help" || args[0] == "--help") {
+	if st.k.help[base] && len(args) == 1 && (args[0] == "help" || args[0] == "--help") {
 		return []string{newGrant(prefix).add(`(?:`, sep, `help(?:`, sep, word, `)*|(?:`, sep, word, `)*`, sep, `--help(?:`, sep, word, `)*)`, st.rest("")).done()}
 	}
 	if base == "git" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agent-shim/agent-shim/programs"
 )
 
 // matches reports whether any of line's grants matches cmd the way the agent
@@ -483,4 +485,83 @@ func FuzzGrants(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestExpanderOverlay: a checkout's own program facts reach its grants.
+func TestExpanderOverlay(t *testing.T) {
+	tbl, err := programs.WithOverlays(programs.File{Name: ".agents/config/programs.txt", Data: []byte("[mytool]\nexec --hook\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := NewExpander(tbl)
+	for _, tc := range []struct {
+		expander *Expander
+		cmd      string
+		want     bool
+	}{
+		{e, "mytool build", true},
+		{e, "mytool build --hook=x", false},
+		{e, "mytool build --ho x", false},
+		{builtinExpander(), "mytool build --hook=x", true},
+		{e, "git ls-remote --upload-pack=x", false},
+	} {
+		rule := "mytool build"
+		if strings.HasPrefix(tc.cmd, "git") {
+			rule = "git ls-remote"
+		}
+		gs, err := tc.expander.Grants(rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, g := range gs {
+			re := regexp.MustCompile(strings.TrimSuffix(strings.TrimPrefix(g, "command(regex:"), ")"))
+			got = got || re.MatchString(tc.cmd)
+		}
+		if got != tc.want {
+			t.Errorf("%q under %q: match=%v, want %v", tc.cmd, rule, got, tc.want)
+		}
+	}
+}
+
+// TestDenyGrantsHome: with the home directory known, a deny rule about ~
+// also holds for its absolute path and its parents.
+func TestDenyGrantsHome(t *testing.T) {
+	e := builtinExpander().WithHome("/home/me")
+	for _, tc := range []struct {
+		rule, cmd string
+		want      bool
+	}{
+		{"rm -rf ~", "rm -rf ~", true},
+		{"rm -rf ~", "rm -rf /home/me", true},
+		{"rm -rf ~", "rm -rf /home/me/", true},
+		{"rm -rf ~", "rm -rf /home", true},
+		{"rm -rf ~", "rm -rf /root", true},
+		{"rm -rf ~", "rm -rf /home/", true},
+		{"rm -rf ~", "rm -rf /", false},
+		{"rm -rf ~", "sudo rm -rf /home/me", true},
+		{"rm -rf ~", "rm -rf /home/other", false},
+		{"rm -rf ~", "rm -rf /home/me/src", false},
+		{"rm -rf ~/*", "rm -rf /home/me/*", true},
+		{"rm -rf ~/.ssh", "rm -rf /home/me/.ssh", true},
+		{"rm -rf ~/.ssh", "rm -rf /home/.ssh", false},
+	} {
+		gs, err := e.DenyGrants(tc.rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, g := range gs {
+			re := regexp.MustCompile(strings.TrimSuffix(strings.TrimPrefix(g, "command(regex:"), ")"))
+			got = got || re.MatchString(tc.cmd)
+		}
+		if got != tc.want {
+			t.Errorf("deny %q on %q: match=%v, want %v", tc.rule, tc.cmd, got, tc.want)
+		}
+	}
+	// Without a home, /root still counts, and nothing else changes.
+	gs, _ := DenyGrants("rm -rf ~")
+	if n := len(gs); n != 3 {
+		t.Errorf("DenyGrants(rm -rf ~) without a home: %d grants, want 3 (~, /root, /root/)", n)
+	}
 }

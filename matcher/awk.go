@@ -69,9 +69,84 @@ func (c *call) awkFloors() {
 	for _, p := range progs {
 		if awkRuns(p) {
 			c.addBlock("awk program runs commands or writes files: %s", p)
+			// The command lines it spells out are decided too: a
+			// deny inside is a deny.
+			for _, cmd := range awkCommands(p) {
+				c.nested = append(c.nested, nested{script: cmd, via: "awk"})
+			}
 			return
 		}
 	}
+}
+
+// awkCommands returns the string literals an awk program runs as command
+// lines: system("…"), "…" | getline, print | "…" and |& "…".
+func awkCommands(p string) []string {
+	var out []string
+	// str reads a string literal starting at p[i] == '"'.
+	str := func(i int) (string, int, bool) {
+		var sb strings.Builder
+		for j := i + 1; j < len(p); j++ {
+			switch p[j] {
+			case '\\':
+				if j+1 < len(p) {
+					j++
+					switch p[j] {
+					case 'n':
+						sb.WriteByte('\n')
+					case 't':
+						sb.WriteByte('\t')
+					default:
+						sb.WriteByte(p[j])
+					}
+				}
+			case '"':
+				return sb.String(), j + 1, true
+			default:
+				sb.WriteByte(p[j])
+			}
+		}
+		return "", len(p), false
+	}
+	skip := func(i int) int {
+		for i < len(p) && (p[i] == ' ' || p[i] == '\t') {
+			i++
+		}
+		return i
+	}
+	for i := 0; i < len(p); i++ {
+		switch {
+		case p[i] == '"':
+			lit, end, ok := str(i)
+			if !ok {
+				return out
+			}
+			if j := skip(end); j < len(p) && p[j] == '|' && (j+1 >= len(p) || p[j+1] != '|') {
+				out = append(out, lit) // "cmd" | getline
+			}
+			i = end - 1
+		case p[i] == '|' && (i+1 >= len(p) || p[i+1] != '|') && (i == 0 || p[i-1] != '|'):
+			j := i + 1
+			if j < len(p) && p[j] == '&' {
+				j++
+			}
+			if j = skip(j); j < len(p) && p[j] == '"' {
+				if lit, _, ok := str(j); ok {
+					out = append(out, lit) // print | "cmd"
+				}
+			}
+		case strings.HasPrefix(p[i:], "system") && wordAt(p, i, 6):
+			j := skip(i + 6)
+			if j < len(p) && p[j] == '(' {
+				if j = skip(j + 1); j < len(p) && p[j] == '"' {
+					if lit, _, ok := str(j); ok {
+						out = append(out, lit)
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // awkRuns reports whether an awk program may run a command or write a

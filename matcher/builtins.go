@@ -9,8 +9,9 @@ import (
 // harmless reports whether a command no rule matches is a shell builtin
 // that runs nothing and writes nothing, so that it does not keep an
 // otherwise allowed line from being allowed: true, false, :, exit, return,
-// shift, wait, pwd, cd to a directory known statically, and set with the
-// options that only make the shell stricter (-e, -u, -o pipefail).
+// shift, wait, pwd, cd and pushd to a directory known statically, popd,
+// dirs, and set with the options that only make the shell stricter (-e,
+// -u, -o pipefail).
 // set -x is not among them: with xtrace the shell expands PS4 before each
 // command, and PS4 may come from the environment.
 func harmless(c *call, cmd *shellparse.Command) bool {
@@ -30,7 +31,9 @@ func harmless(c *call, cmd *shellparse.Command) bool {
 			}
 		}
 		return true
-	case "cd":
+	case "popd", "dirs":
+		return len(args) == 0
+	case "cd", "pushd":
 		if len(args) > 1 && args[0].Text == "--" {
 			args = args[1:]
 		}

@@ -72,8 +72,9 @@ type tok struct {
 	// getopt and git accept as an abbreviation of a longer one (--forc).
 	abbrev string
 	flag   bool // wildTok: could be a flag (before --)
-	// known is set for a flag whose arity the table vouches for: an allow
-	// rule may look past it for its subcommand words.
+	// known is set for an option the table says takes a value, with its
+	// value read: an allow rule may look past it for a further
+	// subcommand word (ffx log --filter x dump).
 	known bool
 	// resolved is a relative positional joined to the known working
 	// directory (cd / && rm -rf * removes /*).
@@ -322,11 +323,13 @@ func canBeFlag(w shellparse.Word) bool {
 // relative positionals. It also applies the options' effects: floors,
 // blocks and nested command lines.
 func (c *call) tokens(args []shellparse.Word, dir string) []tok {
-	pargs := make([]programs.Arg, len(args))
-	for i, a := range args {
-		pargs[i] = programs.Arg{Text: a.Text, Static: a.Static}
+	var argBuf [8]programs.Arg
+	var tokBuf [8]programs.Token
+	pargs := argBuf[:0]
+	for _, a := range args {
+		pargs = append(pargs, programs.Arg{Text: a.Text, Static: a.Static})
 	}
-	split := c.block.Split(pargs)
+	split := c.block.AppendSplit(tokBuf[:0], pargs)
 	out := make([]tok, 0, len(split))
 	effects := false // the block has options that run or write
 	for b := c.block; b != nil && !effects; {
@@ -380,7 +383,7 @@ func (c *call) tokens(args []shellparse.Word, dir string) []tok {
 					ft.abbrev = st.Name
 				}
 			}
-			ft.known = o != nil && trusted(o) && (o.Takes == programs.NoValue || o.Consumes || st.ValueArg < 0 && st.HasValue)
+			ft.known = o != nil && trusted(o) && st.HasValue && !st.Peeked && (st.ValueArg < 0 || o.Consumes)
 			out = append(out, ft)
 			if o != nil {
 				c.optionEffects(st, o, ft.flags)

@@ -16,6 +16,15 @@
 // nobody can read, a write to a file, an environment assignment that changes
 // what runs, and a git option that injects a command. Allow needs a program
 // found on PATH or in a system directory.
+//
+// What the matcher knows about particular programs comes from package
+// programs' table: which options take a value (git checkout -bNAME is not a
+// flag cluster), which spellings are one flag, which options run a command
+// line (decided as a script of its own: a deny inside is a deny; anything
+// else is at least Ask), run a program (at least Ask) or write (an allow
+// rule allows it only when it names the option: `sed -i`). Verdict.Fact
+// names the fact that made a verdict stricter. Harmless shell builtins
+// (true, exit, set -e, cd DIR) do not keep a line from being allowed.
 package matcher
 
 import "fmt"

@@ -231,7 +231,7 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	bare := len(cmd.Args) == 0 || cmd.Decl != ""
 	var sets []string
 	for _, a := range cmd.Assigns {
-		if c.block != nil && !bare {
+		if c.block != nil && !bare && !envSafe(a.Name, a.Value.Text, a.Value.Static) {
 			if f := c.block.EnvExec(a.Name); f != nil {
 				if a.Value.Static {
 					c.nested = append(c.nested, nested{script: strings.TrimLeft(a.Value.Text, "|-"), via: a.Name + "=", fact: f.String()})

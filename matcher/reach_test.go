@@ -60,6 +60,7 @@ func probes(f *programs.Fact, arg string) []probe {
 		return []probe{
 			{[]string{"ask " + k + " -Y"}, k + " " + opt + "Y"},
 			{[]string{"allow " + k, deny}, k + " " + opt + " 'rm -rf /'"},
+			{[]string{"ask " + k + " " + zz}, k + " " + opt + " " + zz}, // not consumed
 		}
 	case programs.Exec:
 		switch opt {

@@ -30,6 +30,7 @@ func manifestLines(spec string) []manifest.Line {
 }
 
 func TestLint(t *testing.T) {
+	pinHome(t)
 	tests := []struct {
 		in   string
 		want []string // "file:line kind"
@@ -95,6 +96,7 @@ func TestLint(t *testing.T) {
 
 // Each finding names the fix; a typo gets the nearest subcommand.
 func TestLintMessages(t *testing.T) {
+	pinHome(t)
 	fs := Lint(manifestLines("read_only: git stauts\nnever_allow: npm publish --force\nread_only: env"))
 	var got []string
 	for _, f := range fs {

@@ -17,10 +17,7 @@ var update = flag.Bool("u", false, "update golden files")
 // the XDG directories under the test's temporary directory.
 func fixture(t *testing.T, name string) string {
 	t.Helper()
-	tmp := t.TempDir()
-	for _, k := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"} {
-		t.Setenv(k, filepath.Join(tmp, "env", k))
-	}
+	tmp := pinHome(t)
 	root := filepath.Join(tmp, name)
 	src := filepath.Join("testdata", name)
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -78,4 +75,15 @@ func writeFile(root, rel, content string) error {
 		return err
 	}
 	return os.WriteFile(p, []byte(content), 0o644)
+}
+
+// pinHome points HOME and the XDG directories into a temporary directory,
+// which it returns: the never-allow list spells out the home directory.
+func pinHome(t *testing.T) string {
+	t.Helper()
+	tmp := t.TempDir()
+	for _, k := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"} {
+		t.Setenv(k, filepath.Join(tmp, "env", k))
+	}
+	return tmp
 }

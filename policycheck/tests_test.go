@@ -94,6 +94,7 @@ func TestCheckErrTestsFailed(t *testing.T) {
 }
 
 func TestParseTestsErrors(t *testing.T) {
+	pinHome(t)
 	tests := []struct{ in, want string }{
 		{"allow\n", "t.txt:1: allow what? a command line must follow"},
 		{"# c\nmaybe git status\n", `t.txt:2: want allow, ask, deny or default and a command, or profile: …; got "maybe git status"`},
@@ -124,6 +125,7 @@ func TestParseTestsErrors(t *testing.T) {
 // category the profile leaves out decides nothing, and a line in two
 // lists is decided by the stricter.
 func TestPolicyProfiles(t *testing.T) {
+	pinHome(t)
 	lines := []manifest.Line{
 		{Text: "git commit", Category: "local_changes", Overlay: ".", File: "l.txt", Num: 1},
 		{Text: "git push", Category: "external_changes", Overlay: ".", File: "e.txt", Num: 1},

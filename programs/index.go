@@ -455,8 +455,11 @@ func Name(prog string) string {
 		prog = prog[i+1:]
 	}
 	prog = strings.ToLower(prog)
-	if p, ok := strings.CutSuffix(prog, ".exe"); ok && p != "" {
-		prog = p
+	for _, ext := range []string{".exe", ".com", ".cmd", ".bat"} {
+		if p, ok := strings.CutSuffix(prog, ext); ok && p != "" {
+			prog = p
+			break
+		}
 	}
 	return path.Clean(prog)
 }

@@ -26,7 +26,9 @@
 //	output OPT...          the value is a file it writes; a relative path that stays
 //	                       in the working directory is ordinary (go build -o bin/x)
 //	writes MODE OPT...     the option makes it write; MODE says what: operands (its
-//	                       file operands), unknown, or system (no file: date -s)
+//	                       file operands), archive (the value of its option
+//	                       aliased file: tar -c -f FILE), unknown, or system
+//	                       (no file: date -s)
 //	targets MODE           the operands it always writes: all, last, first, after-first
 //	inline OPT...          the option's value is inline code (python -c)
 //	script LANG            its first operand is a LANG program (sed, awk), read by the matcher
@@ -51,6 +53,7 @@
 package programs
 
 import (
+	"bytes"
 	_ "embed"
 	"fmt"
 	"sort"
@@ -62,17 +65,96 @@ import (
 var builtinText []byte
 
 // Builtin returns the embedded table, parsed on first use.
+//
+// Only the blocks of the programs a decision looks up are parsed (a hook
+// process decides one line); asking for every fact parses the rest.
 var Builtin = sync.OnceValue(func() *Table {
-	t, err := Parse("programs.txt", builtinText)
-	if err != nil {
-		panic("programs: embedded table: " + err.Error())
-	}
-	for _, f := range t.facts {
-		f.Builtin = true
-	}
-	t.index()
-	return t
+	return &Table{lz: newLazy("programs.txt", builtinText)}
 })
+
+// lazy is a built-in table parsed program by program.
+type lazy struct {
+	mu    sync.Mutex
+	name  string
+	lines []string
+	spans map[string][][2]int // program → [start, end) line ranges of its blocks
+	progs map[string]*Program
+	full  *Table
+}
+
+func newLazy(name string, data []byte) *lazy {
+	lz := &lazy{name: name, lines: strings.Split(string(data), "\n"), spans: map[string][][2]int{}, progs: map[string]*Program{}}
+	prog, start := "", 0
+	for i, l := range lz.lines {
+		l = strings.TrimSpace(l)
+		if l == "" || l[0] != '[' {
+			continue
+		}
+		if prog != "" {
+			lz.spans[prog] = append(lz.spans[prog], [2]int{start, i})
+		}
+		prog, start = strings.TrimLeft(l[1:], " \t"), i
+		if j := strings.IndexAny(prog, " \t]"); j >= 0 {
+			prog = prog[:j]
+		}
+		prog = strings.ToLower(prog)
+	}
+	if prog != "" {
+		lz.spans[prog] = append(lz.spans[prog], [2]int{start, len(lz.lines)})
+	}
+	return lz
+}
+
+// program parses one program's blocks, once.
+func (lz *lazy) program(name string) *Program {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if p, ok := lz.progs[name]; ok {
+		return p
+	}
+	spans := lz.spans[name]
+	if spans == nil {
+		return nil // not cached: names seen are not kept
+	}
+	var p *Program
+	{
+		t := &Table{}
+		keys := map[string]bool{}
+		var errs []string
+		for _, sp := range spans {
+			t.parseLines(lz.name, lz.lines[sp[0]:sp[1]], sp[0]+1, true, keys, &errs)
+		}
+		if len(errs) > 0 {
+			panic("programs: embedded table: " + strings.Join(errs, "\n"))
+		}
+		t.index()
+		p = t.progs[name]
+	}
+	lz.progs[name] = p
+	return p
+}
+
+// table parses the whole table, once.
+func (lz *lazy) table() *Table {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if lz.full == nil {
+		t, err := parse(lz.name, []byte(strings.Join(lz.lines, "\n")), true)
+		if err != nil {
+			panic("programs: embedded table: " + err.Error())
+		}
+		lz.full = t
+	}
+	return lz.full
+}
+
+// all returns the table with every block parsed.
+func (t *Table) all() *Table {
+	if t.lz != nil {
+		return t.lz.table()
+	}
+	return t
+}
 
 // Kind is the kind of a fact.
 type Kind string
@@ -123,7 +205,7 @@ var kinds = map[Kind]kindInfo{
 	Ask:           {args: "opts", minArgs: 1, stricter: true},
 	Write:         {args: "opts", minArgs: 1, stricter: true, takes: true},
 	Output:        {args: "opts", minArgs: 1, stricter: true, takes: true},
-	Writes:        {first: "mode", modes: []string{"operands", "unknown", "system"}, args: "opts", minArgs: 1, stricter: true},
+	Writes:        {first: "mode", modes: []string{"operands", "unknown", "system", "archive"}, args: "opts", minArgs: 1, stricter: true},
 	Targets:       {first: "mode", modes: []string{"all", "last", "first", "after-first"}, args: "none", stricter: true},
 	Inline:        {args: "opts", minArgs: 1, stricter: true, takes: true},
 	Script:        {first: "mode", modes: []string{"sed", "awk"}, args: "none", stricter: true},
@@ -179,13 +261,14 @@ func (f *Fact) text() string {
 
 // Table is a set of facts, indexed by program.
 type Table struct {
+	lz    *lazy // the built-in table, parsed program by program
 	facts []*Fact
 	order []string // block keys in order of first appearance
 	progs map[string]*Program
 }
 
 // Facts returns every fact in the order read.
-func (t *Table) Facts() []*Fact { return t.facts }
+func (t *Table) Facts() []*Fact { return t.all().facts }
 
 // Program returns what the table knows about a program (a lower-case
 // basename), or nil.
@@ -193,12 +276,16 @@ func (t *Table) Program(name string) *Program {
 	if t == nil {
 		return nil
 	}
+	if t.lz != nil {
+		return t.lz.program(name)
+	}
 	return t.progs[name]
 }
 
 // Programs returns the names of the programs the table has a block for,
 // sorted.
 func (t *Table) Programs() []string {
+	t = t.all()
 	out := make([]string, 0, len(t.progs))
 	for p := range t.progs {
 		out = append(out, p)
@@ -210,6 +297,7 @@ func (t *Table) Programs() []string {
 // Without returns a table with every fact but f, for tests that prove each
 // fact changes a decision.
 func (t *Table) Without(f *Fact) *Table {
+	t = t.all()
 	out := &Table{order: t.order}
 	for _, g := range t.facts {
 		if g != f {
@@ -223,6 +311,7 @@ func (t *Table) Without(f *Fact) *Table {
 // Format spells the table in its text format: Parse(Format()) has the same
 // facts.
 func (t *Table) Format() []byte {
+	t = t.all()
 	var sb strings.Builder
 	byKey := map[string][]*Fact{}
 	for _, f := range t.facts {
@@ -246,6 +335,7 @@ func (t *Table) Format() []byte {
 // an error, naming the line, for it to add an alias, a value-taking
 // option, a subcommand structure or a safe key.
 func (t *Table) Merge(more *Table) (*Table, error) {
+	t, more = t.all(), more.all()
 	out := &Table{}
 	seen := map[string]bool{}
 	for _, tt := range []*Table{t, more} {
@@ -272,14 +362,27 @@ func (t *Table) Merge(more *Table) (*Table, error) {
 
 // Parse reads a table in the text format. Errors name the file and line.
 func Parse(name string, data []byte) (*Table, error) {
-	t := &Table{}
-	key := ""
-	keys := map[string]bool{}
+	return parse(name, data, false)
+}
+
+func parse(name string, data []byte, builtin bool) (*Table, error) {
+	t := &Table{facts: make([]*Fact, 0, bytes.Count(data, []byte("\n")))}
 	var errs []string
-	for i, line := range strings.Split(string(data), "\n") {
-		n := i + 1
+	t.parseLines(name, strings.Split(string(data), "\n"), 1, builtin, map[string]bool{}, &errs)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	t.index()
+	return t, nil
+}
+
+// parseLines reads lines (the first numbered first) into t.
+func (t *Table) parseLines(name string, lines []string, first int, builtin bool, keys map[string]bool, errs *[]string) {
+	key := ""
+	for i, line := range lines {
+		n := first + i
 		errf := func(format string, args ...any) {
-			errs = append(errs, fmt.Sprintf("%s:%d: %s", name, n, fmt.Sprintf(format, args...)))
+			*errs = append(*errs, fmt.Sprintf("%s:%d: %s", name, n, fmt.Sprintf(format, args...)))
 		}
 		line = strings.TrimSpace(line)
 		if line == "" || line[0] == '#' {
@@ -320,7 +423,7 @@ func Parse(name string, data []byte) (*Table, error) {
 			errf("unknown kind of fact %q", words[0])
 			continue
 		}
-		f := &Fact{Key: key, Kind: kind, File: name, Line: n}
+		f := &Fact{Key: key, Kind: kind, File: name, Line: n, Builtin: builtin}
 		args := words[1:]
 		if info.progOnly && strings.Contains(key, " ") {
 			errf("%s belongs in the program's own block [%s]", kind, f.Program())
@@ -379,11 +482,6 @@ func Parse(name string, data []byte) (*Table, error) {
 		f.Args = args
 		t.facts = append(t.facts, f)
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
-	}
-	t.index()
-	return t, nil
 }
 
 func contains(list []string, s string) bool {
@@ -489,4 +587,36 @@ func parseSpelling(s string, kind Kind) (spelling, error) {
 		return sp, fmt.Errorf("%q is not an option name", s)
 	}
 	return sp, nil
+}
+
+// File is one table file of a manifest overlay: its name (for errors, as
+// the checkout-relative path .agents/config/programs.txt) and contents.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// WithOverlays returns the built-in table merged with the overlays' files,
+// in order. An error names the file and line of every fact that does not
+// parse or that could make a decision less strict.
+func WithOverlays(files ...File) (*Table, error) {
+	t := Builtin()
+	var errs []string
+	for _, f := range files {
+		more, err := Parse(f.Name, f.Data)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		merged, err := t.Merge(more)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		t = merged
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return t, nil
 }

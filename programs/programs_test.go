@@ -2,6 +2,7 @@ package programs
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,6 +50,12 @@ var writeTargetsTests = []struct {
 	{"git -C repo format-patch -o out HEAD~1", []string{"out"}, false},
 	{"tar xf a.tar", nil, true},
 	{"tar -tf a.tar", nil, false},
+	{"tar -czf out.tgz dir", []string{"out.tgz"}, false},
+	{"tar czf out.tgz dir", []string{"out.tgz"}, false},
+	{"tar --create --file=out.tar dir", []string{"out.tar"}, false},
+	{"tar -c dir", nil, true},
+	{"tar -cf - dir", nil, false},
+	{"tar -rf a.tar f", []string{"a.tar"}, false},
 	{"tar -tf a.tar --index-file=idx", []string{"idx"}, false},
 	{"sort -o out in", []string{"out"}, false},
 	{"sort -uo out in", []string{"out"}, false},
@@ -237,5 +244,56 @@ func TestCoverage(t *testing.T) {
 		if Builtin().Program(p) == nil {
 			t.Errorf("program %s (%s) has no block in programs.txt", p, where)
 		}
+	}
+}
+
+func TestWithOverlays(t *testing.T) {
+	tb, err := WithOverlays(
+		File{"a/.agents/config/programs.txt", []byte("[mytool]\nexec --hook\n")},
+		File{"b/.agents/config/programs.txt", []byte("[mytool deploy]\nwrite --log\n")},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tb.Facts()) - len(Builtin().Facts()); n != 2 {
+		t.Errorf("merged %d facts, want 2", n)
+	}
+	_, err = WithOverlays(
+		File{"a/programs.txt", []byte("[mytool]\nvalue --name\n")},
+		File{"b/programs.txt", []byte("[mytool]\nfrob\n")},
+	)
+	if err == nil || !strings.Contains(err.Error(), "a/programs.txt:2:") || !strings.Contains(err.Error(), "b/programs.txt:2:") {
+		t.Errorf("WithOverlays errors = %v, want both files' lines", err)
+	}
+}
+
+// TestLazy: the built-in table parsed program by program knows what the
+// whole table knows.
+func TestLazy(t *testing.T) {
+	full, err := parse("programs.txt", builtinText, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lz := &Table{lz: newLazy("programs.txt", builtinText)}
+	facts := func(p *Program) string {
+		var sb strings.Builder
+		blocks := []*Block{p.Root}
+		for _, k := range slices.Sorted(maps.Keys(p.subs)) {
+			blocks = append(blocks, p.subs[k])
+		}
+		for _, b := range blocks {
+			for _, f := range b.Facts() {
+				sb.WriteString(f.String() + "\n")
+			}
+		}
+		return sb.String()
+	}
+	for _, name := range full.Programs() {
+		if got, want := facts(lz.Program(name)), facts(full.Program(name)); got != want {
+			t.Errorf("program %s parsed alone:\n%s\nwhole table:\n%s", name, got, want)
+		}
+	}
+	if lz.Program("no-such-program") != nil {
+		t.Error("unknown program found")
 	}
 }

@@ -51,7 +51,12 @@ type Token struct {
 // subcommand words' program options) with the block's knowledge: which
 // options take a value, which words are operands.
 func (b *Block) Split(args []Arg) []Token {
-	out := make([]Token, 0, len(args))
+	return b.AppendSplit(make([]Token, 0, len(args)), args)
+}
+
+// AppendSplit is Split appending to dst, for callers that keep a buffer.
+func (b *Block) AppendSplit(dst []Token, args []Arg) []Token {
+	out := dst
 	var single, bundled bool
 	if b != nil {
 		single = b.prog.SingleDash != nil

@@ -33,7 +33,8 @@ func (t *Table) WriteTargets(argv []string) (paths []string, unknown bool) {
 	}
 	toks := b.Split(rest)
 	var operands []string
-	writesOperands, wroteByOption := false, false
+	writesOperands, wroteByOption, archive := false, false, false
+	archivePath, archiveKnown := "", false
 	scriptGiven := false
 	script := b.ScriptFact()
 	for _, tok := range toks {
@@ -56,6 +57,9 @@ func (t *Table) WriteTargets(argv []string) (paths []string, unknown bool) {
 			if tok.Opt == nil {
 				continue
 			}
+			if contains(tok.Opt.Canon, "file") && tok.HasValue {
+				archivePath, archiveKnown = tok.Value, true
+			}
 			if script != nil && scriptOption(script.Arg, tok.Name) {
 				scriptGiven = true
 			}
@@ -77,9 +81,18 @@ func (t *Table) WriteTargets(argv []string) (paths []string, unknown bool) {
 						writesOperands = true
 					case "unknown":
 						unknown = true
+					case "archive":
+						archive = true
 					}
 				}
 			}
+		}
+	}
+	if archive {
+		if archiveKnown && archivePath != "-" {
+			paths = append(paths, archivePath)
+		} else if !archiveKnown {
+			unknown = true
 		}
 	}
 	if script != nil && !scriptGiven && len(operands) > 0 {

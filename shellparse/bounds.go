@@ -30,6 +30,11 @@ func checkBounds(src string) error {
 	if len(src) > MaxSize {
 		return fmt.Errorf("line is longer than %d bytes (%d)", MaxSize, len(src))
 	}
+	if len(src) <= MaxNesting {
+		// Every level of nesting the scan counts takes at least one
+		// byte: a line this short cannot go deeper.
+		return nil
+	}
 	b := &bounds{src: src, line: 1, lineStart: 0}
 	return b.scan()
 }
@@ -64,6 +69,7 @@ type bounds struct {
 	line      int
 	lineStart int
 	pending   []bframe // here-documents whose bodies start at the next newline
+	max       int      // the deepest depth seen
 	letMode   bool     // the words of this command are let's expressions
 	wordArith bool     // the current word is arithmetic (a subscript, let)
 }
@@ -75,6 +81,7 @@ func (b *bounds) err(i int) error {
 func (b *bounds) push(i int, f bframe) error {
 	b.stack = append(b.stack, f)
 	b.depth++
+	b.max = max(b.max, b.depth)
 	if b.depth > MaxNesting {
 		return b.err(i)
 	}
@@ -93,6 +100,7 @@ func (b *bounds) op(i int) error {
 	}
 	b.stack[len(b.stack)-1].ops++
 	b.depth++
+	b.max = max(b.max, b.depth)
 	if b.depth > MaxNesting {
 		return b.err(i)
 	}
@@ -170,7 +178,9 @@ func (b *bounds) scan() error {
 					continue
 				}
 				if top.kind == fRawHdoc {
-					i = end - 1
+					if end > i {
+						i = end - 1 // the newline is read next
+					}
 					continue
 				}
 			}

@@ -66,9 +66,28 @@ func TestWithinBounds(t *testing.T) {
 		strings.Repeat("if a; then b; fi; for x in y; do z; done\n", 3000),
 		strings.Repeat("echo '((((((((((' \"(((((((\" \\( # ((((((\n", 2000),
 		strings.Repeat("echo $((1+2*3)) ${x:-y} ${#a[@]}\n", 3000),
+		"cat <<'E'\n\nx\n\nE\n", // empty lines in a quoted here-document
+		"cat <<E\n\n\nE",
 	} {
 		if _, err := Parse(in); err != nil {
 			t.Errorf("input %.60q…: %v", in, err)
 		}
+	}
+}
+
+// TestNestedBudget: eval eval … re-reads the rest of the line at every
+// level; the total read stays a small multiple of the line.
+func TestNestedBudget(t *testing.T) {
+	in := strings.Repeat("eval ", 40000) + "rm -rf /"
+	start := time.Now()
+	s, err := Parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %v", took)
+	}
+	if len(s.Commands) != 1 || !strings.Contains(s.Commands[0].Unknown, "nested scripts longer than") {
+		t.Errorf("want one command stopped by the budget, got %q", summary(s.Commands))
 	}
 }

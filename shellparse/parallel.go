@@ -50,6 +50,11 @@ func (w *walker) parallel(name string, cmd *Command, c ctx) {
 		}
 	}
 	template := sp.rest
+	// parallel itself is reported too: its own rules apply.
+	emitOwn := func() {
+		own := *cmd
+		w.emit(&own)
+	}
 	// The argument groups after the template: ::: words, :::: files.
 	var groups [][]Word
 	files := false
@@ -67,11 +72,10 @@ func (w *walker) parallel(name string, cmd *Command, c ctx) {
 		i = j
 	}
 	if name == "sem" {
-		if len(template) == 0 {
-			w.emit(cmd)
-			return
+		emitOwn()
+		if len(template) > 0 {
+			w.nested(name, joinWords(template), cmd, c)
 		}
-		w.nested(name, joinWords(template), cmd, c)
 		return
 	}
 	if len(template) == 0 {
@@ -83,6 +87,7 @@ func (w *walker) parallel(name string, cmd *Command, c ctx) {
 			w.unknown(cmd, name+" runs command lines from standard input")
 			return
 		}
+		emitOwn()
 		for _, g := range groups {
 			for _, a := range g {
 				w.nested(name, a, cmd, c)
@@ -90,6 +95,7 @@ func (w *walker) parallel(name string, cmd *Command, c ctx) {
 		}
 		return
 	}
+	emitOwn()
 	script := joinWords(template)
 	plain := !files && len(groups) == 1 && len(groups[0]) <= 64
 	for _, o := range sp.opts {

@@ -47,12 +47,12 @@ func (w *walker) assignHazard(a *syntax.Assign, p *params) string {
 	if why := envHazard(name); why != "" {
 		return fmt.Sprintf("sets %s: %s", name, why)
 	}
-	if a.Index != nil {
+	if a.Index != nil && !w.assoc[name] {
 		if why := w.arith(a.Index, p); why != "" {
 			return why
 		}
 	}
-	if a.Array != nil {
+	if a.Array != nil && !w.assoc[name] {
 		for _, el := range a.Array.Elems {
 			if el.Index != nil {
 				if why := w.arith(el.Index, p); why != "" {
@@ -70,19 +70,103 @@ func (w *walker) assignHazard(a *syntax.Assign, p *params) string {
 	return ""
 }
 
-// noteAssign records what an assignment proves about a variable's value.
+// noteAssign records what an assignment proves about a variable's value:
+// a number literal or an arithmetic expansion (already checked) is a
+// number.
 func (w *walker) noteAssign(a *syntax.Assign) {
 	if a.Name == nil {
 		return
 	}
 	name := a.Name.Value
-	if a.Value != nil && a.Index == nil && a.Array == nil && !a.Append {
-		if v := a.Value.Lit(); v != "" && literal(a.Value) && isArithNumber(v) {
-			w.setNum(name, true)
-			return
-		}
+	if a.Value != nil && a.Index == nil && a.Array == nil && !a.Append && numericWord(a.Value) {
+		w.setNum(name, true)
+		return
 	}
 	w.setNum(name, w.ints[name] && a.Index == nil && a.Array == nil)
+}
+
+// numericWord reports a word that expands to a number: a number literal,
+// or one arithmetic expansion.
+func numericWord(word *syntax.Word) bool {
+	if v := word.Lit(); v != "" && literal(word) {
+		return isArithNumber(v)
+	}
+	if len(word.Parts) != 1 {
+		return false
+	}
+	switch x := word.Parts[0].(type) {
+	case *syntax.ArithmExp:
+		return true
+	case *syntax.DblQuoted:
+		if len(x.Parts) == 1 {
+			_, ok := x.Parts[0].(*syntax.ArithmExp)
+			return ok
+		}
+	}
+	return false
+}
+
+// assigning are builtins that assign to variables they name, or run code
+// that may: after one, nothing stays proven.
+var assigning = map[string]bool{
+	"read": true, "printf": true, "mapfile": true, "readarray": true, "getopts": true,
+	"unset": true, "source": true, ".": true, "eval": true, "declare": true, "typeset": true,
+	"local": true, "export": true, "readonly": true, "let": true, "trap": true,
+}
+
+// afterCall forgets what a command may have changed: an assigning
+// builtin, or a function the line defines.
+func (w *walker) afterCall(cmd *Command) {
+	if len(w.nums) == 0 || len(cmd.Args) == 0 {
+		return
+	}
+	name := cmd.Args[0].Text
+	if !cmd.Args[0].Static || assigning[name] || w.funcs[name] {
+		w.nums = nil
+	}
+}
+
+// loopProofs keeps proven only what a loop cannot change: its body runs
+// again after its own assignments. An assignment in it of anything but a
+// number, or a command that may assign, unproves the variables.
+func (w *walker) loopProofs(loop syntax.Node) {
+	if len(w.nums) == 0 {
+		return
+	}
+	if loop.End().Offset()-loop.Pos().Offset() > 16<<10 {
+		w.nums = nil // not worth reading twice
+		return
+	}
+	syntax.Walk(loop, func(n syntax.Node) bool {
+		if len(w.nums) == 0 {
+			return false
+		}
+		switch x := n.(type) {
+		case *syntax.Assign:
+			if x.Name != nil && (x.Value == nil || x.Index != nil || x.Array != nil || !numericWord(x.Value)) {
+				delete(w.nums, x.Name.Value)
+			}
+		case *syntax.WordIter:
+			if fc, ok := loop.(*syntax.ForClause); ok && fc.Loop == syntax.Loop(x) {
+				break // the loop's own variable, proven by its items
+			}
+			if x.Name != nil {
+				delete(w.nums, x.Name.Value)
+			}
+		case *syntax.CallExpr:
+			if len(x.Args) > 0 {
+				name := x.Args[0].Lit()
+				if name == "" || assigning[name] || w.funcs[name] {
+					w.nums = nil
+				}
+			}
+		case *syntax.DeclClause:
+			w.nums = nil
+		case *syntax.FuncDecl:
+			return false
+		}
+		return true
+	})
 }
 
 func (w *walker) setNum(name string, ok bool) {
@@ -137,7 +221,7 @@ func (w *walker) paramHazard(x *syntax.ParamExp, p *params) string {
 	case x.NestedParam != nil:
 		return "a nested zsh parameter expansion"
 	}
-	if x.Index != nil {
+	if x.Index != nil && !w.assoc[name] {
 		if why := w.arith(x.Index, p); why != "" {
 			return why
 		}

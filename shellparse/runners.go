@@ -6,9 +6,11 @@ package shellparse
 // at), which operands come before the command, and what else the runner
 // does with it (runs it through sh -c, writes a file, changes directory).
 //
-// A runner whose own rules matter (it reaches another host, another root
-// or another user, or writes) is reported as well as the command it runs
-// (keep); plain wrappers (nice, stdbuf, timeout) are replaced by it.
+// A runner is reported as well as the command it runs (keep), so that
+// rules about the runner itself still apply: unwrapping only ever adds a
+// command to decide. The wrappers unwrapped before this table (env, nice,
+// timeout, sudo, …) and zsh's precommand modifiers are replaced by the
+// command, as they always were.
 var runners = map[string]*optSpec{
 	"env": {flags: "i0v", valued: "uCSP", assigns: true, dashAlone: true,
 		long: set("ignore-environment", "null", "unset=", "chdir=", "split-string=", "debug",
@@ -48,41 +50,41 @@ var runners = map[string]*optSpec{
 		optLong: set("eof", "replace", "max-lines")},
 
 	// Wrappers that only change how the command runs.
-	"unbuffer":   {flags: "p"},
-	"catchsegv":  {},
-	"eatmydata":  {},
-	"caffeinate": {flags: "dimsu", valued: "tw"},
-	"taskset": {flags: "ac", query: "p", operands: 1,
+	"unbuffer":   {keep: true, flags: "p"},
+	"catchsegv":  {keep: true},
+	"eatmydata":  {keep: true},
+	"caffeinate": {keep: true, flags: "dimsu", valued: "tw"},
+	"taskset": {keep: true, flags: "ac", query: "p", operands: 1,
 		long: set("all-tasks", "cpu-list", "pid", "help", "version")},
-	"chrt": {flags: "abdfiorRv", valued: "TPD", query: "pm", operands: 1,
+	"chrt": {keep: true, flags: "abdfiorRv", valued: "TPD", query: "pm", operands: 1,
 		long: set("all-tasks", "batch", "deadline", "fifo", "idle", "other", "rr", "reset-on-fork",
 			"verbose", "sched-runtime=", "sched-period=", "sched-deadline=", "pid", "max")},
-	"prlimit": {valued: "o", optional: "cdefilmnqrstuvxy", query: "p",
+	"prlimit": {keep: true, valued: "o", optional: "cdefilmnqrstuvxy", query: "p",
 		long: set("pid=", "output=", "noheadings", "raw", "verbose"),
 		optLong: set("core", "data", "nice", "fsize", "sigpending", "memlock", "rss", "nofile",
 			"msgqueue", "rtprio", "stack", "cpu", "nproc", "as", "locks", "rttime")},
-	"cgexec": {valued: "g", long: set("sticky")},
-	"numactl": {flags: "la", valued: "iNmCpbP", query: "sH",
+	"cgexec": {keep: true, valued: "g", long: set("sticky")},
+	"numactl": {keep: true, flags: "la", valued: "iNmCpbP", query: "sH",
 		long: set("interleave=", "cpunodebind=", "membind=", "physcpubind=", "localalloc",
 			"preferred=", "preferred-many=", "balancing", "all", "show", "hardware")},
-	"faketime": {flags: "mf", valued: "p", operands: 1,
+	"faketime": {keep: true, flags: "mf", valued: "p", operands: 1,
 		long: set("exclude-monotonic", "date-prog=")},
-	"torsocks": {flags: "idq", valued: "upaP", long: set("user=", "pass=", "address=", "port=",
+	"torsocks": {keep: true, flags: "idq", valued: "upaP", long: set("user=", "pass=", "address=", "port=",
 		"isolate", "debug", "quiet", "version", "shell"),
 		noCmd: "an interactive shell"},
-	"proxychains":  {flags: "q", valued: "f"},
-	"proxychains4": {flags: "q", valued: "f"},
-	"xvfb-run": {flags: "alh", valued: "defnpsw",
+	"proxychains":  {keep: true, flags: "q", valued: "f"},
+	"proxychains4": {keep: true, flags: "q", valued: "f"},
+	"xvfb-run": {keep: true, flags: "alh", valued: "defnpsw",
 		long: set("auto-servernum", "error-file=", "auth-file=", "help", "server-num=", "listen-tcp",
 			"xauth-protocol=", "server-args=", "wait=", "auto-display"),
 		writeOpts: names("-e", "--error-file", "-f", "--auth-file")},
-	"dbus-run-session": {long: set("config-file=", "dbus-daemon="), progOpts: names("--dbus-daemon")},
-	"valgrind":         {flags: "hqvd", anyLong: true, progOpts: names("--db-command")},
-	"fakeroot": {flags: "uhv", valued: "lsib", long: set("lib=", "faked=", "unknown-is-real", "version", "help"),
+	"dbus-run-session": {keep: true, long: set("config-file=", "dbus-daemon="), progOpts: names("--dbus-daemon")},
+	"valgrind":         {keep: true, flags: "hqvd", anyLong: true, progOpts: names("--db-command")},
+	"fakeroot": {keep: true, flags: "uhv", valued: "lsib", long: set("lib=", "faked=", "unknown-is-real", "version", "help"),
 		progOpts: names("--faked"), writeOpts: names("-s")},
 
 	// Tracers run the command and write what they saw.
-	"strace": {flags: "AcCdDfFhiknNqrtTvVwxyzZ", valued: "abeEIoOpPsSuUX", query: "p",
+	"strace": {keep: true, flags: "AcCdDfFhiknNqrtTvVwxyzZ", valued: "abeEIoOpPsSuUX", query: "p",
 		long: set("output=", "summary-only", "summary", "follow-forks", "output-separately",
 			"trace=", "signal=", "status=", "quiet=", "decode-fds=", "string-limit=", "user=",
 			"attach=", "env=", "timestamps=", "absolute-timestamps=", "relative-timestamps=",
@@ -91,7 +93,7 @@ var runners = map[string]*optSpec{
 			"inject=", "fault=", "summary-sort-by=", "summary-columns=", "const-print-style=",
 			"quiet", "help", "version", "daemonize=", "detach-on="),
 		writeOpts: names("-o", "--output")},
-	"ltrace": {flags: "bcCfhiLrStTV", valued: "aAeFnopsuwxlD", query: "p",
+	"ltrace": {keep: true, flags: "bcCfhiLrStTV", valued: "aAeFnopsuwxlD", query: "p",
 		long:      set("output=", "library=", "demangle", "indent=", "align=", "help", "version", "config="),
 		writeOpts: names("-o", "--output")},
 
@@ -136,13 +138,23 @@ var runners = map[string]*optSpec{
 			"no-ask-password", "expand-environment=", "ignore-failure", "background=", "json=",
 			"job-mode=", "shell"),
 		chdirOpts: names("--working-directory")},
+	"screen": {flags: "aAdDfilmOqQrRUvx", valued: "cehpsStT", keep: true,
+		noCmd: "an interactive shell"},
+	"entr":      {flags: "acdnprsz", keep: true}, // entr -s: see runArgs
+	"chronic":   {flags: "ev", keep: true},
+	"ifne":      {flags: "n", keep: true},
+	"gosu":      {operands: 1, keep: true},
+	"su-exec":   {operands: 1, keep: true},
+	"setuidgid": {operands: 1, keep: true},
+	// envdir sets the environment from files nobody can see: PATH among them.
+	"envdir": {operands: 1, keep: true},
 	// The command is a compiler run through a cache or on another host.
-	"ccache": {keep: false},
-	"distcc": {keep: false},
+	"ccache": {keep: true},
+	"distcc": {keep: true},
 	// jiri runp runs its command in every project (see subRunners).
 	// watch, ssh, sg, flock, script and parallel need more than a spec:
 	// see runnerSpecial.
-	"watch": {flags: "bcCeEgprtwx", valued: "nqs", optional: "d", join: true,
+	"watch": {keep: true, flags: "bcCeEgprtwx", valued: "nqs", optional: "d", join: true,
 		long: set("beep", "color", "no-color", "differences", "errexit", "chgexit", "interval=",
 			"precise", "no-title", "no-wrap", "exec", "equexit=", "no-rerun", "shotsfile=", "help",
 			"version"),

@@ -18,6 +18,26 @@
 // Parse never guesses: a line that does not parse is an error with its
 // position, and a nested script that cannot be read (not static, not
 // parseable, too deep) yields a Command whose Unknown field says why.
+//
+// Beyond the syntax tree it models what bash does to a line at run time:
+//   - runners, kept as data in runners.go (which options each has, which
+//     operand starts the command, whether the command is run through sh -c
+//     as watch and ssh do, which options write files or change directory);
+//     GNU parallel and sem; jiri runp;
+//   - static scripts fed to a shell on a pipe (echo '…' | bash), a
+//     here-document or a descriptor (bash /dev/fd/3 3<<<…), and the known
+//     positional parameters of sh -c 'script' _ ARG;
+//   - the points where bash evaluates a value again as code (arithmetic on
+//     a variable not proven a number, ${x@P}, declare -n, printf -v, read,
+//     BASH_ENV, hash -p, /dev/tcp, …, see reeval.go): the command is
+//     Unknown, with the reason;
+//   - shell commands visible in interpreter code (python -c, node -e, perl
+//     -e, …, see interp.go), followed as nested scripts;
+//   - zsh's own syntax, through ParseShell.
+//
+// Parse is bounded: a line longer than MaxSize or nested deeper than
+// MaxNesting is refused with an error before it reaches the parser, and
+// the cost of reading a line is linear in its length.
 package shellparse
 
 import (
@@ -33,6 +53,10 @@ import (
 // MaxDepth bounds how many nested scripts (bash -c, eval, $( ), …) are
 // followed. Deeper scripts yield a Command with Unknown set.
 const MaxDepth = 16
+
+// nestedBudget bounds the text of all nested scripts (bash -c, eval, …)
+// read for one line, as a multiple of the line's length (plus 64 KiB).
+const nestedBudget = 4
 
 // maxWords bounds brace expansion so a tiny line cannot allocate millions of
 // words: past it, for one word or a whole command, a word is kept
@@ -238,7 +262,7 @@ func parseAs(src string, zsh bool) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &walker{}
+	w := &walker{budget: nestedBudget*len(src) + 1<<16}
 	w.file(f, src, ctx{zsh: zsh})
 	return &Script{Commands: w.cmds}, nil
 }
@@ -369,9 +393,15 @@ type walker struct {
 	nums map[string]bool
 	// ints are the variables declared with the integer attribute.
 	ints map[string]bool
+	// assoc are the associative arrays the line declares.
+	assoc map[string]bool
 	// skip is a command already reported: exec follows it without
 	// reporting it again.
 	skip *Command
+	// funcs are the functions the line defines.
+	funcs map[string]bool
+	// budget is how many more bytes of nested scripts may be parsed.
+	budget int
 	// cwd is the working directory set by the last static cd, "" when
 	// unknown. It follows source order and ignores subshell scoping, which
 	// can only make a later relative path look more dangerous.
@@ -435,7 +465,16 @@ func (w *walker) node(n syntax.Node, src source, c ctx) {
 			inner.redirs = nil
 			inner.stdin = nil
 			inner.params = &params{} // the function's own arguments
+			if w.funcs == nil {
+				w.funcs = map[string]bool{}
+			}
+			w.funcs[name] = true
+			// The body runs when called, after anything: nothing
+			// proven before it holds inside.
+			saved := w.nums
+			w.nums = nil
 			w.stmt(x.Body, src, inner)
+			w.nums = saved
 			return false
 		case *syntax.Subshell:
 			inner := c.push(Frame{Kind: "( )", Pos: pos(x.Pos())})
@@ -513,10 +552,14 @@ func (w *walker) stmt(st *syntax.Stmt, src source, c ctx) {
 	case *syntax.TestClause:
 		w.evaluated(st, w.testHazard(x.X, c.params), src, c)
 		w.node(x, src, c)
+	case *syntax.WhileClause:
+		w.loopProofs(x)
+		w.node(x, src, c)
 	case *syntax.ForClause:
 		switch loop := x.Loop.(type) {
 		case *syntax.CStyleLoop:
 			why := w.arith(loop.Init, c.params)
+			w.loopProofs(x)
 			if why == "" {
 				why = w.arith(loop.Cond, c.params)
 			}
@@ -535,6 +578,7 @@ func (w *walker) stmt(st *syntax.Stmt, src source, c ctx) {
 			if loop.Name != nil {
 				w.setNum(loop.Name.Value, num)
 			}
+			w.loopProofs(x)
 			why := ""
 			for _, it := range loop.Items {
 				if why == "" {
@@ -743,9 +787,11 @@ func (w *walker) call(x *syntax.CallExpr, src source, c ctx) {
 		w.skip = &again
 		w.exec(&again, c)
 		w.skip = nil
+		w.afterCall(cmd)
 		return
 	}
 	w.exec(cmd, c)
+	w.afterCall(cmd)
 }
 
 // argWords evaluates a command's words, substituting positional
@@ -785,12 +831,13 @@ func (w *walker) decl(x *syntax.DeclClause, src source, c ctx) {
 	}
 	cmd := &Command{Decl: x.Variant.Value, Redirs: c.redirs, Pos: pos(x.Pos()), Nesting: c.nesting, Source: src.slice(x)}
 	cmd.Args = append(cmd.Args, Word{Text: x.Variant.Value, Static: true})
-	nameref, integer, why := false, false, ""
+	nameref, integer, assoc, why := false, false, false, ""
 	for _, a := range x.Args {
 		if a.Name == nil && a.Value != nil {
 			if o := evalWord(a.Value, ""); o.Static && strings.HasPrefix(o.Text, "-") {
 				nameref = nameref || strings.Contains(o.Text, "n")
 				integer = integer || strings.Contains(o.Text, "i")
+				assoc = assoc || strings.Contains(o.Text, "A")
 			} else if !o.Static {
 				// declare "$x": the name, the options, the value:
 				// anything.
@@ -815,6 +862,14 @@ func (w *walker) decl(x *syntax.DeclClause, src source, c ctx) {
 				w.ints = map[string]bool{}
 			}
 			w.ints[a.Name.Value] = true
+		}
+		if assoc {
+			// Keys of an associative array are strings, not
+			// arithmetic.
+			if w.assoc == nil {
+				w.assoc = map[string]bool{}
+			}
+			w.assoc[a.Name.Value] = true
 		}
 		if why == "" && nameref {
 			v := Word{}

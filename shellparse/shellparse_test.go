@@ -167,7 +167,7 @@ var parseTests = []struct {
 	{"find . -name '*.tmp' -exec rm {} \\;", []string{"find . -name *.tmp", "find -exec › rm ?{}"}},
 	{"find . -execdir sh -c 'rm -rf /' \\; -ok a {} +", []string{"find .", "find -execdir › sh -c › rm -rf /", "find -ok › a ?{}"}},
 	{"find . -fprint out", []string{"find . -fprint out -fprintout:write"}},
-	{"unbuffer git push --force", []string{"unbuffer › git push --force"}},
+	{"unbuffer git push --force", []string{"unbuffer git push --force", "unbuffer › git push --force"}},
 	{"$CMD args", []string{"?$CMD args"}},
 	{"sudo $CMD", []string{"sudo ?$CMD !cannot tell what sudo runs: option $CMD is not static"}},
 	{"env $X git push", []string{"env ?$X git push !cannot tell what env runs: option $X is not static"}},

@@ -275,8 +275,15 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		w.runner(name, spec, cmd, c)
 		return
 	}
-	if name == "parallel" || name == "sem" {
+	switch name {
+	case "parallel", "sem":
 		w.parallel(name, cmd, c)
+		return
+	case "tmux":
+		w.tmux(cmd, c)
+		return
+	case "at", "batch":
+		w.at(name, cmd, c)
 		return
 	}
 	if subs, ok := subRunners[name]; ok {
@@ -480,6 +487,11 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 				if s, ok := sshCommandOption(*o.value); ok {
 					scripts = append(scripts, s)
 				}
+				if k := strings.ToLower(strings.TrimLeft(o.value.Text, " \t")); strings.HasPrefix(k, "include") || !o.value.Static {
+					w.unknown(cmd, fmt.Sprintf("ssh -o %s: options that cannot be read may run commands", o.value.Text))
+					return
+				}
+
 			case "-N", "-s":
 				// No command, or a subsystem name: ssh itself is
 				// what runs.
@@ -507,6 +519,21 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 	case "sg":
 		if len(rest) > 0 && rest[0].Text == "-c" && rest[0].Static {
 			rest = rest[1:]
+		}
+	case "entr":
+		// entr -s 'script': the one argument is run by $SHELL.
+		if hasOpt(sp.opts, "-s") {
+			cp := *spec
+			cp.join = true
+			spec = &cp
+		}
+	case "envdir":
+		extra = append(extra, Assign{Name: "PATH", Value: Word{Text: "(from envdir)"}})
+	case "screen":
+		if hasOpt(sp.opts, "-X") || hasOpt(sp.opts, "-x") || hasOpt(sp.opts, "-r") || hasOpt(sp.opts, "-R") {
+			// Attaching or sending commands to a running session.
+			w.unknown(cmd, "screen attaches to or drives a session whose commands cannot be seen")
+			return
 		}
 	}
 	if spec.keep {
@@ -984,6 +1011,12 @@ func (w *walker) nested(kind string, script Word, cmd *Command, c ctx) {
 		w.unknown(cmd, fmt.Sprintf("%s script is not static: %s", kind, script.Text))
 		return
 	}
+	// Nested scripts re-read text the line holds (eval eval … reads
+	// it once per level): a budget keeps the total linear in the line.
+	if w.budget -= len(script.Text); w.budget < 0 {
+		w.unknown(cmd, fmt.Sprintf("nested scripts longer than %d times the line", nestedBudget))
+		return
+	}
 	f, err := parseDialect(script.Text, c.zsh)
 	if err != nil {
 		w.unknown(cmd, fmt.Sprintf("%s script does not parse: %v", kind, err))
@@ -1042,4 +1075,75 @@ func findValues(p string) int {
 		return 1
 	}
 	return 0
+}
+
+// hasOpt reports whether a scanned option is present.
+func hasOpt(opts []opt, name string) bool {
+	for _, o := range opts {
+		if o.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// tmuxShellCommands are tmux commands whose arguments are shell commands
+// or keys typed into a shell.
+var tmuxShellCommands = map[string]bool{
+	"new-session": true, "new": true, "new-window": true, "neww": true, "split-window": true,
+	"splitw": true, "respawn-pane": true, "respawnp": true, "respawn-window": true, "respawnw": true,
+	"run-shell": true, "run": true, "display-popup": true, "popup": true, "if-shell": true, "if": true,
+	"pipe-pane": true, "pipep": true, "send-keys": true, "send": true, "source-file": true, "source": true,
+}
+
+// tmux reports tmux, unknown when it runs a shell command (its commands'
+// flags differ too much to find the command for sure), and follows every
+// argument that looks like a command line so a deny inside still shows.
+func (w *walker) tmux(cmd *Command, c ctx) {
+	args := cmd.Args[1:]
+	sub := ""
+	for i, a := range args {
+		if !a.Static {
+			w.unknown(cmd, fmt.Sprintf("cannot tell what tmux runs: %s is not static", a.Text))
+			return
+		}
+		t := strings.TrimSuffix(a.Text, ";")
+		if t == "-c" && sub == "" && i+1 < len(args) {
+			sub = "-c" // tmux -c 'shell command'
+		}
+		if tmuxShellCommands[t] {
+			sub = t
+		}
+	}
+	if sub == "" {
+		w.emit(cmd)
+		return
+	}
+	u := *cmd
+	u.Unknown = fmt.Sprintf("tmux %s runs a shell command", sub)
+	w.emit(&u)
+	for _, a := range args {
+		if strings.ContainsAny(a.Text, " \t;|&") {
+			w.nested("tmux", a, cmd, c)
+		}
+	}
+}
+
+// at and batch read the commands they run later from standard input or a
+// file.
+func (w *walker) at(name string, cmd *Command, c ctx) {
+	own := *cmd
+	for _, a := range cmd.Args[1:] {
+		if a.Static && (a.Text == "-l" || a.Text == "-r" || a.Text == "-d" || a.Text == "-c") {
+			w.emit(&own) // atq, atrm, showing a job: nothing new runs
+			return
+		}
+		if a.Static && strings.HasPrefix(a.Text, "-") && strings.Contains(a.Text, "f") {
+			own.Unknown = fmt.Sprintf("%s runs the commands in a file later", name)
+			w.emit(&own)
+			return
+		}
+	}
+	w.emit(&own)
+	w.fdScript(name, 0, cmd, c)
 }

@@ -73,10 +73,15 @@ func filterProgram() []insn {
 		{code: bpfLdAbs, k: offNr},
 	}
 	if x32Bit != 0 {
-		prog = append(prog, insn{code: bpfJge, k: x32Bit, jt: "kill"})
+		// x32 numbers are [x32Bit, 2^31); above is a negative number,
+		// which the kernel answers with ENOSYS.
+		prog = append(prog,
+			insn{code: bpfJge, k: x32Bit, jf: "native"},
+			insn{code: bpfJge, k: 0x80000000, jt: "allow", jf: "kill"},
+		)
 	}
 	prog = append(prog,
-		insn{code: bpfJeq, k: nrExecve, jt: "notify"},
+		insn{label: "native", code: bpfJeq, k: nrExecve, jt: "notify"},
 		insn{code: bpfJeq, k: nrExecveat, jt: "notify"},
 		insn{code: bpfJeq, k: nrSeccomp, jt: "seccomp", jf: "allow"},
 

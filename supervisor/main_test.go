@@ -1,15 +1,28 @@
 package supervisor
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"testing"
 )
 
 func TestMain(m *testing.M) {
 	// The test binary is the supervisor: Run re-executes it in the child
-	// mode.
-	if len(os.Args) > 1 && os.Args[1] == ChildArg {
-		os.Exit(Child(os.Stderr))
+	// mode. "nested-run" is a supervised program that tries to start a
+	// supervisor of its own.
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case ChildArg:
+			os.Exit(Child(os.Stderr))
+		case "nested-run":
+			_, err := Run(context.Background(), Config{
+				Path: "/bin/true", Argv: []string{"true"}, Env: os.Environ(),
+				Decide: func(Exec) Verdict { return Verdict{Allow: true} },
+			})
+			fmt.Println(err)
+			os.Exit(3)
+		}
 	}
 	os.Exit(m.Run())
 }

@@ -48,6 +48,9 @@ const (
 	maxStrlen   = 1 << 20
 )
 
+// maxReport bounds a refusal's line on stderr.
+const maxReport = 4096
+
 // errGone means the process is no longer waiting for the answer.
 var errGone = errors.New("the process is gone")
 
@@ -120,6 +123,13 @@ func (l *loop) run() {
 func (l *loop) answer(n *seccompNotif) {
 	defer func() { <-l.sem; l.wg.Done() }()
 	resp := seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
+	defer func() {
+		if r := recover(); r != nil { // a decider that panics refuses
+			l.report("agent-shim: denied at run time: an execution by pid %d: deciding it failed: %v", n.pid, r)
+			resp = seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
+			unix.Syscall(unix.SYS_IOCTL, uintptr(l.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+		}
+	}()
 	x, err := l.read(n)
 	switch {
 	case errors.Is(err, errGone):
@@ -144,7 +154,11 @@ func (l *loop) report(format string, args ...any) {
 	if l.cfg.Report == nil {
 		return
 	}
-	line := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " ") + "\n"
+	line := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " ")
+	if len(line) > maxReport {
+		line = line[:maxReport] + "…"
+	}
+	line += "\n"
 	l.reportMu.Lock()
 	defer l.reportMu.Unlock()
 	l.cfg.Report.Write([]byte(line))

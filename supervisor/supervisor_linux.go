@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -187,4 +188,16 @@ func handshake(sock int, sp spec) (int, error) {
 		}
 		return -1, unavailable("%s", buf[:n])
 	}
+}
+
+// Reraise kills the calling process with sig, as the supervised program
+// died: the signal's default action (core dump included), not the Go
+// runtime's (which turns SIGQUIT into a goroutine dump). It returns only
+// when sig does not kill.
+func Reraise(sig syscall.Signal) {
+	signal.Reset(sig)
+	var dfl [4]uint64 // struct sigaction of SIG_DFL: all zero on every layout
+	unix.Syscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
+	unix.Kill(os.Getpid(), sig)
+	time.Sleep(100 * time.Millisecond) // a signal sent to oneself arrives at once; this is slack
 }

@@ -6,7 +6,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"runtime"
+	"syscall"
+	"time"
 )
 
 // Available reports whether the run-time layer can run here and, when it
@@ -26,4 +30,12 @@ func Child(stderr io.Writer) int {
 	_, why := Available()
 	fmt.Fprintf(stderr, "agent-shim: error: %s\n", why)
 	return 126
+}
+
+// Reraise kills the calling process with sig. It returns only when sig
+// does not kill.
+func Reraise(sig syscall.Signal) {
+	signal.Reset(sig)
+	syscall.Kill(os.Getpid(), sig)
+	time.Sleep(100 * time.Millisecond)
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/agent-shim/agent-shim/gate"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // decideCall decides a hook call through the gate, by the tool's category:
@@ -38,7 +40,7 @@ func decideCall(g *gate.Gate, in *hookInput) (gate.Decision, error) {
 		} else {
 			d = g.DecideFileRead(tool, p)
 		}
-		if i == 0 || d.Verdict > worst.Verdict {
+		if i == 0 || gate.Stronger(d.Verdict, worst.Verdict) {
 			worst = d
 		}
 	}
@@ -52,15 +54,40 @@ func commandOf(in *hookInput) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: %s without tool_input.command", errMalformed, in.ToolName)
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var argv []string
-	if json.Unmarshal(raw, &argv) == nil && len(argv) > 0 {
-		return argvString(argv), nil
+	// json.Unmarshal takes null for an empty string or list: look at
+	// the first byte first.
+	switch t := bytes.TrimLeft(raw, " \t\r\n"); {
+	case len(t) > 0 && t[0] == '"':
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s, nil
+		}
+	case len(t) > 0 && t[0] == '[':
+		var argv []string
+		if json.Unmarshal(raw, &argv) == nil && len(argv) > 0 {
+			line, err := quoteArgv(argv)
+			if err != nil {
+				return "", fmt.Errorf("%w: %s: tool_input.command: %v", errMalformed, in.ToolName, err)
+			}
+			return line, nil
+		}
 	}
 	return "", fmt.Errorf("%w: %s: tool_input.command is neither a string nor a list of strings", errMalformed, in.ToolName)
+}
+
+// quoteArgv quotes argv back into one bash command line, word for word
+// (syntax.Quote). An argument no shell word can hold (a NUL byte) is an
+// error.
+func quoteArgv(argv []string) (string, error) {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			return "", fmt.Errorf("argument %d: %v", i, err)
+		}
+		parts[i] = q
+	}
+	return strings.Join(parts, " "), nil
 }
 
 // callDir is where a shell tool runs its command: the cwd, or the

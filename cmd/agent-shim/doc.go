@@ -8,7 +8,7 @@
 //
 //	agent-shim hook claude-code|codex|gemini-cli [--config FILE]
 //	agent-shim -c '<command line>' [arg0 [args...]]
-//	agent-shim explain [--json] [--config FILE] [--] '<command line>'
+//	agent-shim explain [--json] [--config FILE] [--cwd DIR] [--] '<command line>'|-
 //	agent-shim recommend [--json] [--apply] [--config FILE]
 //	agent-shim run [--config FILE] -- PROGRAM [ARGS...]
 //	agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell]
@@ -69,7 +69,11 @@
 // the shim's processes; every approval is logged.
 //
 // explain shows every command a line would run, how it was normalized, the
-// rule that decides it (file, line, overlay, category) and the verdict.
+// rule that decides it (file, line, overlay, category) and the verdict: the
+// decision hook and shell mode make, from the same gate (never-allow list,
+// protected paths, mode, level, tool patterns, scope of the checkout
+// holding the working directory or --cwd DIR). With - it reads the line
+// from standard input.
 //
 // recommend reads the approval log and suggests prefix grants (pattern,
 // reason, evidence), never over-broad (no shell, interpreter, env, sudo,
@@ -173,7 +177,11 @@
 //	    a session's s and t answers, and the calls hook mode answered "ask"
 //	$XDG_CACHE_HOME/agent-shim/ (default ~/.cache/agent-shim/)
 //	    a compact copy of config.json's policy, trusted only while the
-//	    file's identity (device, inode, size, times) is unchanged
+//	    file's identity (device, inode, size, times) is unchanged and its
+//	    HMAC under cache.key holds
+//	$XDG_STATE_HOME/agent-shim/cache.key
+//	    the random per-user key (0600) that authenticates the compact copy
+//	    and the session files; a protected path
 //	$XDG_STATE_HOME/agent-shim/tickets/ and key
 //	    single-use hook tickets (mode 0600), and the random per-user key
 //	    that authenticates them

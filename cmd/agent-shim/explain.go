@@ -1,102 +1,94 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/shellparse"
+	"mvdan.cc/sh/v3/syntax"
 )
 
+// maxExplainInput bounds a command line read from standard input.
+const maxExplainInput = 64 << 20
+
 // explain shows every command a line would run, the rule that decides it
-// and why. The exit status is 0 whatever the verdict.
+// and why. It is a formatter over the gate's Explain: the gate is loaded
+// as hook and shell mode load it (the same config.json, compact cache,
+// scope, mode, level, tool patterns and session answers), so explain says
+// exactly what they would do. The exit status is 0 whatever the verdict.
 func (e *env) explain(args []string) error {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	cfg := fs.String("config", "", "config.json to read (default: the agent's)")
-	if err := e.parseFlags(fs, "agent-shim explain [--json] [--config FILE] [--] '<command line>'", args); err != nil {
+	cwd := fs.String("cwd", "", "decide as for an agent working in `DIR` (default: the current directory)")
+	if err := e.parseFlags(fs, "agent-shim explain [--json] [--config FILE] [--cwd DIR] [--] '<command line>'|-", args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("explain takes the command line as one argument (quote it); got %d", fs.NArg())
+		return usagef("explain takes the command line as one argument (quote it), or - to read it from standard input; got %d", fs.NArg())
 	}
-	path, err := e.configPath(*cfg)
-	if err != nil {
-		return err
-	}
-	f, err := config.Load(path)
-	if err != nil {
-		return err
-	}
-	p := policyOf(f)
-	if err := p.Check(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	res := p.Decide(fs.Arg(0))
-	// The verdict is the config's policy. Hook and shell mode also apply
-	// the built-in never-allow list, which explain names when it differs.
-	never := ""
-	if res.Decision != matcher.Deny {
-		if nr := neverPolicy().Decide(fs.Arg(0)); nr.Decision == matcher.Deny {
-			for _, v := range nr.Commands {
-				if v.Decision == matcher.Deny && v.Rule != nil {
-					never = v.Rule.Text
-					break
-				}
-			}
+	line := fs.Arg(0)
+	if line == "-" {
+		data, err := io.ReadAll(io.LimitReader(e.stdin, maxExplainInput+1))
+		if err != nil {
+			return fmt.Errorf("reading the command line: %w", err)
 		}
+		if len(data) > maxExplainInput {
+			return fmt.Errorf("command line longer than %d bytes", maxExplainInput)
+		}
+		line = strings.TrimSuffix(string(data), "\n")
+	}
+	s, err := e.open(context.Background(), openOptions{config: *cfg, cwd: *cwd})
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	x := s.g.Explain(line)
+	shown, err := e.configPath(*cfg) // as given, not made absolute
+	if err != nil {
+		return err
 	}
 	if *asJSON {
-		out := explainJSON(f, res)
-		out.NeverAllow = never
-		return writeJSON(e.stdout, out)
+		return writeJSON(e.stdout, explainJSON(shown, x))
 	}
-	writeExplain(e.stdout, f, res)
-	if never != "" {
-		fmt.Fprintf(e.stdout, "note: hook and shell mode deny it: the built-in never-allow list has `%s`\n", never)
-	}
+	writeExplain(e.stdout, shown, x)
 	return nil
 }
 
-// neverPolicy is the built-in never-allow list as a policy of deny rules.
-func neverPolicy() *matcher.Policy {
-	p := matcher.New()
-	for _, l := range gate.NeverAllow() {
-		p.Add(matcher.Deny, l, matcher.Source{Category: "never_allow", Overlay: "builtin"})
-	}
-	return p
-}
-
-func writeExplain(w io.Writer, f *config.File, res *matcher.Result) {
-	if !f.Exists {
-		fmt.Fprintf(w, "policy: %s does not exist: no rules, every command is default\n", f.Path)
+func writeExplain(w io.Writer, config string, x gate.Explanation) {
+	if _, err := os.Stat(config); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(w, "policy: %s does not exist: no rules, every command is default (mode %s, level %s)\n", config, x.Mode, x.Level)
 	} else {
-		fmt.Fprintf(w, "policy: %s\n", f.Path)
+		fmt.Fprintf(w, "policy: %s (mode %s, level %s)\n", config, x.Mode, x.Level)
 	}
-	if res.Err != nil {
-		fmt.Fprintf(w, "parse error: %v\n", res.Err)
+	if x.ParseErr != nil {
+		fmt.Fprintf(w, "parse error: %v\n", x.ParseErr)
 	}
-	if len(res.Commands) > 0 {
+	if len(x.Commands) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "POS\tNESTING\tCOMMAND\tVERDICT\tRULE\tREASON")
-		for _, v := range res.Commands {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Command.Pos, nesting(v.Command),
-				oneLine(argvString(v.Argv)), v.Decision, oneLine(ruleString(v.Rule)), oneLine(v.Reason))
+		for _, c := range x.Commands {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Command.Pos, nesting(c.Command),
+				oneLine(argvString(c.Argv)), c.Verdict, oneLine(ruleString(c.Rule)), oneLine(c.Reason))
 		}
 		tw.Flush()
-		for _, v := range res.Commands {
-			if v.Fact != "" {
-				fmt.Fprintf(w, "fact: %s: %s\n", oneLine(argvString(v.Argv)), oneLine(v.Fact))
+		for _, c := range x.Commands {
+			if c.Fact != "" {
+				fmt.Fprintf(w, "fact: %s: %s\n", oneLine(argvString(c.Argv)), oneLine(c.Fact))
 			}
 		}
 	}
-	fmt.Fprintf(w, "verdict: %s (%s)\n", res.Decision, oneLine(res.Reason))
+	fmt.Fprintf(w, "verdict: %s (%s)\n", x.Verdict, oneLine(x.Reason))
 }
 
 func nesting(c *shellparse.Command) string {
@@ -110,22 +102,18 @@ func nesting(c *shellparse.Command) string {
 	return strings.Join(kinds, " › ")
 }
 
+// argvString shows argv as a shell line (syntax.Quote); an argument no
+// shell word can hold is shown Go-quoted.
 func argvString(argv []string) string {
 	parts := make([]string, len(argv))
 	for i, a := range argv {
-		parts[i] = shellQuote(a)
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			q = fmt.Sprintf("%q", a)
+		}
+		parts[i] = q
 	}
 	return strings.Join(parts, " ")
-}
-
-func shellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	if !strings.ContainsAny(s, " \t\n'\"\\$`;&|<>()*?[]{}#!") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func ruleString(r *matcher.Rule) string {
@@ -158,22 +146,31 @@ type jsonResult struct {
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason"`
 	Config  string `json:"config"`
+	Mode    string `json:"mode"`
+	Level   string `json:"level"`
 	Error   string `json:"error,omitempty"`
-	// NeverAllow is the rule of the built-in never-allow list that hook
-	// and shell mode would deny the line by, when the verdict is not deny.
+	// NeverAllow is the first rule or shape of the built-in never-allow
+	// list that applies to a command of the line.
 	NeverAllow string        `json:"neverAllow,omitempty"`
 	Commands   []jsonCommand `json:"commands"`
 }
 
 type jsonCommand struct {
-	Pos     string    `json:"pos"`
-	Nesting []string  `json:"nesting"`
-	Source  string    `json:"source"`
-	Argv    []string  `json:"argv"`
-	Static  bool      `json:"static"`
-	Verdict string    `json:"verdict"`
-	Rule    *jsonRule `json:"rule"`
-	Reason  string    `json:"reason"`
+	Pos     string   `json:"pos"`
+	Nesting []string `json:"nesting"`
+	Source  string   `json:"source"`
+	Argv    []string `json:"argv"`
+	Static  bool     `json:"static"`
+	Verdict string   `json:"verdict"`
+	// Matcher is the command policy's verdict before mode, level, tool
+	// patterns, scope and the built-in lists.
+	Matcher    string    `json:"matcher"`
+	Rule       *jsonRule `json:"rule"`
+	Reason     string    `json:"reason"`
+	NeverAllow string    `json:"neverAllow,omitempty"`
+	Protected  string    `json:"protected,omitempty"`
+	Tool       string    `json:"toolPattern,omitempty"`
+	InScope    []string  `json:"inScope,omitempty"`
 	// Fact is the program fact that made the verdict stricter.
 	Fact string `json:"fact,omitempty"`
 }
@@ -181,37 +178,47 @@ type jsonCommand struct {
 type jsonRule struct {
 	Text     string `json:"text"`
 	List     string `json:"list"`
-	Grant    string `json:"grant,omitempty"`
 	Category string `json:"category,omitempty"`
 	Overlay  string `json:"overlay,omitempty"`
 	File     string `json:"file,omitempty"`
 	Line     int    `json:"line,omitempty"`
 }
 
-func explainJSON(f *config.File, res *matcher.Result) jsonResult {
-	out := jsonResult{Verdict: res.Decision.String(), Reason: res.Reason, Config: f.Path, Commands: []jsonCommand{}}
-	if res.Err != nil {
-		out.Error = res.Err.Error()
+func explainJSON(config string, x gate.Explanation) jsonResult {
+	out := jsonResult{Verdict: x.Verdict.String(), Reason: x.Reason, Config: config,
+		Mode: x.Mode.String(), Level: x.Level.String(), Commands: []jsonCommand{}}
+	if x.ParseErr != nil {
+		out.Error = x.ParseErr.Error()
 	}
-	for _, v := range res.Commands {
+	for _, c := range x.Commands {
 		jc := jsonCommand{
-			Pos:     v.Command.Pos.String(),
-			Nesting: []string{},
-			Source:  v.Command.Source,
-			Argv:    v.Argv,
-			Static:  v.Command.Static(),
-			Verdict: v.Decision.String(),
-			Reason:  v.Reason,
-			Fact:    v.Fact,
+			Pos:        c.Command.Pos.String(),
+			Nesting:    []string{},
+			Source:     c.Command.Source,
+			Argv:       c.Argv,
+			Static:     c.Command.Static(),
+			Verdict:    c.Verdict.String(),
+			Matcher:    c.Matcher.String(),
+			Reason:     c.Reason,
+			NeverAllow: c.NeverAllow,
+			Protected:  c.Protected,
+			InScope:    c.InScope,
+			Fact:       c.Fact,
+		}
+		if c.Tool != gate.ToolUnmatched {
+			jc.Tool = c.Tool.String()
+		}
+		if out.NeverAllow == "" {
+			out.NeverAllow = c.NeverAllow
 		}
 		if jc.Argv == nil {
 			jc.Argv = []string{}
 		}
-		for _, n := range v.Command.Nesting {
+		for _, n := range c.Command.Nesting {
 			jc.Nesting = append(jc.Nesting, n.Kind)
 		}
-		if r := v.Rule; r != nil {
-			jc.Rule = &jsonRule{Text: r.Text, List: r.Decision.String(), Grant: r.Grant,
+		if r := c.Rule; r != nil {
+			jc.Rule = &jsonRule{Text: r.Text, List: r.Decision.String(),
 				Category: r.Source.Category, Overlay: r.Source.Overlay, File: r.Source.File, Line: r.Source.Line}
 		}
 		out.Commands = append(out.Commands, jc)

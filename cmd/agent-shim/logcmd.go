@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/supervisor"
 )
 
 // Test seams: the decision log can be turned off (for the benchmark that
@@ -332,4 +333,47 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is neither a duration (24h, 7d) nor a time (2006-01-02, 2006-01-02T15:04:05Z)", s)
+}
+
+// logExecs wraps the run-time layer's decider so that its decisions reach
+// the decision log: every refused execution, and the first allowed one of
+// each program of the tree (a build runs the compiler thousands of times;
+// logging each would rotate the hook's history away within minutes). The
+// verdict is "deny" for a refusal: the supervisor refuses what the gate
+// denies and what it asks about alike.
+//
+// Integration, in runcmd.go's supervise: Decide: e.logExecs(s, execDecider(g, approved)).
+func (e *env) logExecs(s *shim, decide func(supervisor.Exec) supervisor.Verdict) func(supervisor.Exec) supervisor.Verdict {
+	w := e.decisionLog()
+	if w == nil {
+		return decide
+	}
+	session := ""
+	if s != nil && s.session != nil {
+		session = strings.TrimSuffix(filepath.Base(s.session.path), ".json")
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(x supervisor.Exec) supervisor.Verdict {
+		v := decide(x)
+		verdict := "deny"
+		if v.Allow {
+			verdict = "allow"
+			mu.Lock()
+			dup := seen[x.Path]
+			seen[x.Path] = true
+			mu.Unlock()
+			if dup {
+				return v
+			}
+		}
+		ent := decisionlog.Entry{
+			Time: now(), Agent: "shell", Session: session, Layer: decisionlog.LayerRuntime,
+			Cwd: x.Dir, Tool: "execve", Command: argvString(x.Argv), Argv: x.Argv,
+			Verdict: verdict, Reason: v.Reason,
+		}
+		ent.Rule, ent.Floor = ruleOf(v.Reason)
+		w.Log(ent)
+		return v
+	}
 }

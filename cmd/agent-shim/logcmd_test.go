@@ -6,11 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
+	"github.com/agent-shim/agent-shim/supervisor"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -129,5 +132,98 @@ func TestNoManifestReader(t *testing.T) {
 		if strings.HasPrefix(pkg, "github.com/go-git/") || pkg == "github.com/agent-shim/agent-shim/policycheck" {
 			t.Errorf("agent-shim links %s", pkg)
 		}
+	}
+}
+
+// BenchmarkHookLogAB alternates hook calls without and with the decision
+// log, call by call, so that a loaded machine slows both alike, and
+// reports the median of each and the overhead of logging in percent.
+//
+//	go test ./cmd/agent-shim -run '^$' -bench BenchmarkHookLogAB -benchtime 2000x
+func BenchmarkHookLogAB(b *testing.B) {
+	dir := b.TempDir()
+	env := pinnedEnv(dir)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		b.Setenv(k, v)
+	}
+	cfg := fuchsiaConfig(b, dir, env)
+	in := fmt.Sprintf(`{"session_id":"bench","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status && fx build"},"tool_use_id":"t1"}`, filepath.Join(dir, "ck"))
+	args := []string{"agent-shim", "hook", "claude-code", "--config", cfg}
+	old := logDecisions
+	defer func() { logDecisions = old }()
+	call := func(log bool) time.Duration {
+		logDecisions = log
+		var out, stderr strings.Builder
+		start := time.Now()
+		if code := run(b.Context(), args, strings.NewReader(in), &out, &stderr); code != 0 || !strings.Contains(out.String(), `"allow"`) {
+			b.Fatalf("exit %d: %s%s", code, out.String(), stderr.String())
+		}
+		return time.Since(start)
+	}
+	call(false) // warm the policy cache
+	var off, on []time.Duration
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			off = append(off, call(false))
+			on = append(on, call(true))
+		} else {
+			on = append(on, call(true))
+			off = append(off, call(false))
+		}
+	}
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2])
+	}
+	mOff, mOn := median(off), median(on)
+	b.ReportMetric(mOff, "ns-nolog")
+	b.ReportMetric(mOn, "ns-log")
+	b.ReportMetric(100*(mOn-mOff)/mOff, "%overhead")
+	if es, _, err := decisionlog.Read(filepath.Join(dir, "xdg", "state", "agent-shim", decisionlog.FileName), 0); err != nil || len(es) != len(on) {
+		b.Fatalf("the log has %d entries (%v), want %d", len(es), err, len(on))
+	}
+}
+
+// The run-time layer's decisions: every refusal, and each program's first
+// allowed execution.
+func TestLogExecs(t *testing.T) {
+	dir := t.TempDir()
+	for _, kv := range pinnedEnv(dir) {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	e := &env{getenv: os.Getenv}
+	decide := e.logExecs(nil, func(x supervisor.Exec) supervisor.Verdict {
+		if x.Path == "/usr/bin/rm" {
+			return supervisor.Verdict{Reason: "never allowed: `rm -r /`"}
+		}
+		return supervisor.Verdict{Allow: true}
+	})
+	for _, x := range []supervisor.Exec{
+		{Path: "/usr/bin/cc", Argv: []string{"cc", "-c", "a.c"}, Dir: "/src"},
+		{Path: "/usr/bin/cc", Argv: []string{"cc", "-c", "b.c"}, Dir: "/src"},
+		{Path: "/usr/bin/rm", Argv: []string{"rm", "-rf", "/"}, Dir: "/src"},
+		{Path: "/usr/bin/rm", Argv: []string{"rm", "-rf", "/"}, Dir: "/src"},
+		{Path: "/usr/bin/env", Argv: []string{"env", "API_TOKEN=s3cret", "make"}, Dir: "/src"},
+	} {
+		decide(x)
+	}
+	es, _, err := decisionlog.Read(filepath.Join(dir, "xdg", "state", "agent-shim", decisionlog.FileName), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, en := range es {
+		got = append(got, fmt.Sprintf("%s %s %s %q %v", en.Layer, en.Verdict, en.Command, en.Argv, en.Rule))
+	}
+	want := []string{
+		`runtime allow cc -c a.c ["cc" "-c" "a.c"] `,
+		"runtime deny rm -rf / [\"rm\" \"-rf\" \"/\"] `rm -r /` (builtin)",
+		"runtime deny rm -rf / [\"rm\" \"-rf\" \"/\"] `rm -r /` (builtin)",
+		`runtime allow env API_TOKEN=REDACTED make ["env" "API_TOKEN=REDACTED" "make"] `,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("logged (-want +got):\n%s", diff)
 	}
 }

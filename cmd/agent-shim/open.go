@@ -29,7 +29,8 @@ type openOptions struct {
 }
 
 // open builds the gate for one call from config.json. The scope is the
-// project: the checkout holding cwd (see projectRoot), else cwd itself.
+// project: the checkout holding cwd (see projectRoot); outside a checkout
+// it is empty, and every write asks.
 //
 // No user root is added to the scope: the agents' own directories hold
 // their credentials (~/.codex/auth.json, ~/.gemini/oauth_creds.json,
@@ -53,11 +54,18 @@ func (e *env) open(ctx context.Context, o openOptions) (*shim, error) {
 	if cwd, err = filepath.Abs(cwd); err != nil {
 		return nil, fmt.Errorf("finding the working directory: %w", err)
 	}
+	// The real directory: a link's name says nothing of where it lands.
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
+	}
 	dir := cwd
 	if o.dir != "" {
 		dir = o.dir
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(cwd, dir)
+		}
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = real
 		}
 	}
 	auditPath, err := gate.AuditPath(e.getenv)
@@ -66,7 +74,12 @@ func (e *env) open(ctx context.Context, o openOptions) (*shim, error) {
 	}
 	id := e.sessionID(o.session)
 	s := &shim{config: path, audit: &lazyAudit{path: auditPath}, session: sessionOf(auditPath, id)}
-	s.g, err = gate.Load(path, e.projectRoot(cwd), "", gate.Options{
+	var scope *gate.Scope
+	if root := e.projectRoot(cwd); root != "" {
+		scope = gate.NewScope(root)
+	}
+	s.g, err = gate.Load(path, gate.Options{
+		Scope:    scope,
 		Prompter: o.prompter,
 		Persist: func(tool, pattern string) error {
 			return persistGrant(ctx, path, tool, pattern)
@@ -75,6 +88,7 @@ func (e *env) open(ctx context.Context, o openOptions) (*shim, error) {
 		Session:  id,
 		Dir:      dir,
 		CacheDir: e.cacheDir(),
+		CacheKey: cacheKeyPath(auditPath),
 	})
 	if err != nil {
 		return nil, err
@@ -103,31 +117,42 @@ func (e *env) sessionID(given string) string {
 
 // projectRoot returns the checkout holding dir: the nearest ancestor with
 // .jiri_root/ (a jiri multi-repository tree), else the top of the git
-// repository holding dir, else dir itself, but never / or the home
-// directory (home is the user's ssh keys and credentials, not a project):
-// then "", and the scope has no project root.
+// repository holding dir; "" outside a checkout. Never /, the home
+// directory or an ancestor of it, whatever markers they hold (home is the
+// user's ssh keys, shell startup files and the agents' credentials, not a
+// project, and `mkdir ~/.jiri_root` must not make it one): such a marker
+// is passed over.
 func (e *env) projectRoot(dir string) string {
+	home := ""
+	if h := e.getenv("HOME"); filepath.IsAbs(h) {
+		home = filepath.Clean(h)
+		if real, err := filepath.EvalSymlinks(home); err == nil {
+			home = real
+		}
+	}
 	git := ""
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if fi, err := os.Stat(filepath.Join(d, ".jiri_root")); err == nil && fi.IsDir() {
-			return d
-		}
-		if git == "" {
-			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-				git = d
+		if !gate.UnsafeRoot(d, home) {
+			if fi, err := os.Stat(filepath.Join(d, ".jiri_root")); err == nil && fi.IsDir() {
+				return d
+			}
+			if git == "" {
+				if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+					git = d
+				}
 			}
 		}
 		if d == filepath.Dir(d) {
 			break
 		}
 	}
-	if git != "" {
-		return git
-	}
-	if dir == "/" || dir == filepath.Clean(e.getenv("HOME")) {
-		return ""
-	}
-	return dir
+	return git
+}
+
+// cacheKeyPath is the key that authenticates the compact policy copy: in
+// the state directory, beside the approval log, a protected path.
+func cacheKeyPath(auditPath string) string {
+	return filepath.Join(filepath.Dir(auditPath), "cache.key")
 }
 
 // cacheDir is where the gate keeps its compact copy of config.json's

@@ -42,7 +42,11 @@ func (e *env) replay(args []string) error {
 		return err
 	}
 	load := func(cwd string) (*gate.Gate, error) {
-		return gate.Load(path, e.projectRoot(cwd), "", gate.Options{Dir: cwd})
+		var scope *gate.Scope
+		if root := e.projectRoot(cwd); root != "" {
+			scope = gate.NewScope(root)
+		}
+		return gate.Load(path, gate.Options{Scope: scope, Dir: cwd})
 	}
 	return e.replayWith(*file, load, *asJSON)
 }

@@ -38,7 +38,7 @@ type env struct {
 
 const usage = `usage: agent-shim hook claude-code|codex|gemini-cli [--config FILE]
        agent-shim -c '<command line>' [arg0 [args...]]    (shell mode; also -lc, -e -o pipefail -c, -i -c)
-       agent-shim explain [--json] [--config FILE] [--] '<command line>'
+       agent-shim explain [--json] [--config FILE] [--cwd DIR] [--] '<command line>'|-
        agent-shim recommend [--json] [--apply] [--config FILE]
        agent-shim run [--config FILE] -- PROGRAM [ARGS...]
        agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell]

@@ -8,13 +8,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/supervisor"
 )
@@ -26,11 +26,7 @@ var (
 	// reraise dies of sig, as the supervised program did: the agent
 	// sees what it would have seen had the program been exec'd. It
 	// returns only when the signal does not kill.
-	reraise = func(sig syscall.Signal) {
-		signal.Reset(sig)
-		syscall.Kill(os.Getpid(), sig)
-		time.Sleep(100 * time.Millisecond) // a signal sent to oneself arrives at once; this is slack
-	}
+	reraise = supervisor.Reraise
 	// tempDirs are the temporary directories the tree may write in.
 	tempDirs = func() []string { return []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} }
 )
@@ -60,14 +56,15 @@ func (e *env) runCmd(ctx context.Context, args []string) int {
 		return e.refuse(err)
 	}
 	s.close()
-	return e.runProgram(ctx, s, &lazyConfig{path: s.config}, path, argv, false)
+	return e.runProgram(ctx, s, &lazyConfig{path: s.config}, "run", path, argv, false)
 }
 
 // runProgram runs an allowed program: under the supervisor when the
 // run-time layer is on and available, else by exec, as agentShim.runtime
-// says. approved reports that a person approved what started it. It
-// returns the program's status, 126 when it cannot run it.
-func (e *env) runProgram(ctx context.Context, s *shim, cfg *lazyConfig, path string, argv []string, approved bool) int {
+// says. agent names the front end in the decision log ("shell", "run");
+// approved reports that a person approved what started it. It returns the
+// program's status, 126 when it cannot run it.
+func (e *env) runProgram(ctx context.Context, s *shim, cfg *lazyConfig, agent, path string, argv []string, approved bool) int {
 	f, err := cfg.load()
 	if err != nil {
 		return e.refuse(err)
@@ -80,7 +77,7 @@ func (e *env) runProgram(ctx context.Context, s *shim, cfg *lazyConfig, path str
 	default:
 		return e.refuse(fmt.Errorf("%s: agentShim.runtime: unknown value %q (on, off, require)", cfg.path, mode))
 	}
-	st, err := e.supervise(ctx, s.g, path, argv, approved)
+	st, err := e.supervise(ctx, s, agent, path, argv, approved)
 	switch {
 	case errors.Is(err, supervisor.ErrUnavailable) && mode == "require":
 		return e.refuse(&hinted{fmt.Errorf("%v, and agentShim.runtime is \"require\"", err),
@@ -106,8 +103,9 @@ func (e *env) execProgram(path string, argv []string) int {
 }
 
 // supervise runs the program under the supervisor, deciding every
-// execution with g.
-func (e *env) supervise(ctx context.Context, g *gate.Gate, path string, argv []string, approved bool) (supervisor.Status, error) {
+// execution with the shim's gate; refusals go to the decision log too.
+func (e *env) supervise(ctx context.Context, s *shim, agent, path string, argv []string, approved bool) (supervisor.Status, error) {
+	g := s.g
 	// The refusals and the tree's stderr share one writer.
 	report := io.Writer(e.stderr)
 	if _, ok := e.stderr.(*os.File); !ok {
@@ -126,25 +124,48 @@ func (e *env) supervise(ctx context.Context, g *gate.Gate, path string, argv []s
 		Path: path, Argv: argv, Env: os.Environ(),
 		Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Confine: confine, Writable: writable,
-		Decide: execDecider(g, approved),
+		Decide: e.logRefusals(s, agent, execDecider(g, approved)),
 		Report: report,
 	})
 }
 
+// logRefusals records every execution decide refuses in the decision log
+// (layer runtime, tool execve). Allowed executions are not logged: a build
+// makes thousands.
+func (e *env) logRefusals(s *shim, agent string, decide func(supervisor.Exec) (supervisor.Verdict, gate.Decision)) func(supervisor.Exec) supervisor.Verdict {
+	w := e.decisionLog()
+	session := ""
+	if s.session != nil {
+		session = strings.TrimSuffix(filepath.Base(s.session.path), ".json")
+	}
+	return func(x supervisor.Exec) supervisor.Verdict {
+		v, d := decide(x)
+		if !v.Allow && w != nil {
+			w.Log(entryOf(d, decisionlog.Entry{
+				Agent: agent, Session: session, Layer: decisionlog.LayerRuntime,
+				Cwd: x.Dir, Tool: "execve", Command: x.String(), Argv: x.Argv,
+			}))
+		}
+		return v
+	}
+}
+
 // execDecider decides each execution by every argv it may amount to; the
 // strictest wins. Deny, and Ask without approval, refuse it.
-func execDecider(g *gate.Gate, approved bool) func(supervisor.Exec) supervisor.Verdict {
-	return func(x supervisor.Exec) supervisor.Verdict {
+func execDecider(g *gate.Gate, approved bool) func(supervisor.Exec) (supervisor.Verdict, gate.Decision) {
+	return func(x supervisor.Exec) (supervisor.Verdict, gate.Decision) {
+		var last gate.Decision
 		for _, argv := range x.Spellings() {
 			d := g.DecideExec(argv, x.Dir, approved)
 			switch d.Verdict {
 			case gate.Deny:
-				return supervisor.Verdict{Reason: d.Reason}
+				return supervisor.Verdict{Reason: d.Reason}, d
 			case gate.Ask:
-				return supervisor.Verdict{Reason: d.Reason + ", and nobody approved the line that runs it"}
+				return supervisor.Verdict{Reason: d.Reason + ", and nobody approved the line that runs it"}, d
 			}
+			last = d
 		}
-		return supervisor.Verdict{Allow: true}
+		return supervisor.Verdict{Allow: true}, last
 	}
 }
 
@@ -218,7 +239,9 @@ func inFile(r io.Reader) (*os.File, func()) {
 }
 
 // outFile returns w as a file the child can inherit: w itself when it is
-// one, else a pipe copied to w until the tree closes it.
+// one, else a pipe copied to w until the tree closes it, or for at most 2
+// seconds after the program ended (a background process may hold it open:
+// what it writes later is dropped).
 func outFile(w io.Writer) (*os.File, func()) {
 	if f, ok := w.(*os.File); ok {
 		return f, func() {}
@@ -227,9 +250,10 @@ func outFile(w io.Writer) (*os.File, func()) {
 	if err != nil {
 		return nil, func() {}
 	}
+	d := &detachable{w: w}
 	done := make(chan struct{})
 	go func() {
-		io.Copy(w, pr)
+		io.Copy(d, pr)
 		pr.Close()
 		close(done)
 	}()
@@ -237,9 +261,31 @@ func outFile(w io.Writer) (*os.File, func()) {
 		pw.Close()
 		select {
 		case <-done:
-		case <-time.After(2 * time.Second): // a background process holds it open
+		case <-time.After(2 * time.Second):
+			d.detach()
 		}
 	}
+}
+
+// detachable writes to w until detached, then drops what it is given.
+type detachable struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (d *detachable) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.w == nil {
+		return len(p), nil
+	}
+	return d.w.Write(p)
+}
+
+func (d *detachable) detach() {
+	d.mu.Lock()
+	d.w = nil
+	d.mu.Unlock()
 }
 
 // lockedWriter serializes writes to w.

@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/supervisor"
 )
 
@@ -279,7 +281,7 @@ func TestRuntimeStatus(t *testing.T) {
 		{"true", 0, 0},
 		{"kill -TERM $$", 128 + 15, syscall.SIGTERM},
 		{"kill -KILL $$", 128 + 9, syscall.SIGKILL},
-		{"sleep 5 & kill -KILL $$", 128 + 9, syscall.SIGKILL},
+		{"sleep 5 >/dev/null 2>&1 & kill -KILL $$", 128 + 9, syscall.SIGKILL},
 	}
 	for _, tc := range tests {
 		t.Logf("input: %q", tc.script)
@@ -425,6 +427,17 @@ func TestRunCommand(t *testing.T) {
 	if code != 4 || !r.exists("job-ran") || r.exists("denied") || !strings.Contains(errb.String(), "denied at run time") {
 		t.Errorf("exit %d, ran %v, denied %v\n%s", code, r.exists("job-ran"), r.exists("denied"), errb.String())
 	}
+	// The refusal is in the decision log.
+	logPath, err := decisionlog.Path(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(logPath)
+	for _, want := range []string{`"agent":"run"`, `"layer":"runtime"`, `"tool":"execve"`, `"verdict":"deny"`, `"text":"command(touch denied)"`} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("decision log has no %s:\n%s", want, data)
+		}
+	}
 	// The program itself is decided too.
 	errb.Reset()
 	code = run(context.Background(), []string{"agent-shim", "run", "--", "touch", "denied"}, strings.NewReader(""), &out, &errb)
@@ -470,8 +483,6 @@ func TestRuntimeChildRefusesStrangers(t *testing.T) {
 	}
 }
 
-var _ = gate.Allow
-
 // BenchmarkExecDecision is the decision of one execution at run time,
 // with the policy of the full Fuchsia size: every argv it may amount to,
 // decided by the gate (the memory reads are not included).
@@ -501,5 +512,52 @@ func BenchmarkExecDecision(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		decide(execs[i%len(execs)])
+	}
+}
+
+// gate.DecideExec: deny rules and the never-allow list deny, an ask rule
+// asks unless approved, and floors a static reading puts on a command do
+// not refuse at run time.
+func TestDecideExec(t *testing.T) {
+	p := matcher.New()
+	p.Add(matcher.Allow, "command(git status)", matcher.Source{})
+	p.Add(matcher.Allow, "command(tee)", matcher.Source{})
+	p.Add(matcher.Allow, "command(mytool)", matcher.Source{})
+	p.Add(matcher.Ask, "command(git push)", matcher.Source{})
+	p.Add(matcher.Deny, "command(touch denied)", matcher.Source{})
+	g := gate.New(gate.Options{Policy: p, Level: gate.LevelLocalChanges})
+	tests := []struct {
+		argv     []string
+		approved bool
+		want     gate.Verdict
+	}{
+		{[]string{"/usr/bin/git", "status"}, false, gate.Allow},
+		{[]string{"/usr/bin/git", "push", "origin", "main"}, false, gate.Ask},
+		{[]string{"/usr/bin/git", "push", "origin", "main"}, true, gate.Allow},
+		{[]string{"/usr/lib/git-core/git-push", "origin"}, false, gate.Ask},
+		{[]string{"git-push", "origin"}, false, gate.Ask},
+		{[]string{"/usr/bin/touch", "denied"}, true, gate.Deny},
+		{[]string{"/usr/bin/touch", "ok"}, false, gate.Default},
+		{[]string{"/usr/bin/git", "push", "--force", "origin", "main"}, true, gate.Deny}, // never allowed
+		{[]string{"/usr/bin/rm", "-rf", "/"}, true, gate.Deny},
+		{[]string{"/usr/bin/tee", "out.txt"}, false, gate.Default},             // writes: confined at run time
+		{[]string{"/home/u/bin/mytool", "x"}, false, gate.Default},             // by path: what it runs is decided
+		{[]string{"/usr/bin/python3", "-c", "print(1)"}, false, gate.Default},  // inline code: its execs are decided
+		{[]string{"/usr/bin/bash", "-c", "touch denied"}, false, gate.Default}, // the inner exec is decided
+		{nil, false, gate.Deny},
+		{[]string{""}, false, gate.Deny},
+	}
+	seen := map[string]bool{}
+	for _, tc := range tests {
+		key := fmt.Sprintf("%q %v", tc.argv, tc.approved)
+		if seen[key] {
+			t.Fatalf("duplicate input %s", key)
+		}
+		seen[key] = true
+		t.Logf("input: %s", key)
+		d := g.DecideExec(tc.argv, "/w", tc.approved)
+		if d.Verdict != tc.want {
+			t.Errorf("%s: %v (%s), want %v", key, d.Verdict, d.Reason, tc.want)
+		}
 	}
 }

@@ -135,7 +135,7 @@ func (e *env) shell(ctx context.Context, args []string) int {
 	if strings.HasPrefix(args[0], "-") || strings.HasPrefix(filepath.Base(args[0]), "-") {
 		argv[0] = "-" + argv[0] // a login shell, as login(1) starts it
 	}
-	return e.runProgram(ctx, s, cfg, path, argv, approved)
+	return e.runProgram(ctx, s, cfg, "shell", path, argv, approved)
 }
 
 // settle decides cmd and, when it needs a person, asks on the terminal.

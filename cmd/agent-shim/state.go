@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -62,12 +63,33 @@ func (a *lazyAudit) Close() error {
 type session struct {
 	id   string
 	path string
+	key  string // the key file that authenticates the session file
 }
 
-// sessionFile is the content of a session file.
+// sessionFile is the content of a session file. Mac is an HMAC-SHA256,
+// under the key of gate.Key, of the session's path and the file's JSON
+// without it: answers an agent wrote into the file are not replayed.
 type sessionFile struct {
 	Approvals []sessionApproval `json:"approvals"`
 	Asked     []askedCall       `json:"asked"`
+	Mac       string            `json:"mac,omitempty"`
+}
+
+// mac returns the session file's MAC, of sf with Mac left out.
+func (s *session) mac(sf sessionFile) (string, error) {
+	key, err := gate.Key(s.key)
+	if err != nil {
+		return "", err
+	}
+	sf.Mac = ""
+	data, err := json.Marshal(sf)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(s.path + "\x00"))
+	m.Write(data)
+	return hex.EncodeToString(m.Sum(nil)), nil
 }
 
 // sessionApproval is an answer that lasts for the session.
@@ -114,11 +136,30 @@ func sessionOf(auditPath, id string) *session {
 		sum := sha256.Sum256([]byte(id))
 		name = "h-" + hex.EncodeToString(sum[:16])
 	}
-	return &session{id: id, path: filepath.Join(filepath.Dir(auditPath), "sessions", name+".json")}
+	return &session{id: id, path: filepath.Join(filepath.Dir(auditPath), "sessions", name+".json"), key: cacheKeyPath(auditPath)}
 }
 
-// load reads the session file; a missing file is an empty session.
+// load reads the session file; a missing file, or one whose MAC does not
+// match, is an empty session (the answers in it are asked again).
 func (s *session) load() (*sessionFile, error) {
+	sf, err := s.loadUnchecked()
+	if err != nil {
+		return nil, err
+	}
+	if len(sf.Approvals)+len(sf.Asked) == 0 {
+		return sf, nil
+	}
+	want, err := s.mac(*sf)
+	if err != nil {
+		return nil, fmt.Errorf("reading session %s: %w", s.path, err)
+	}
+	if !hmac.Equal([]byte(sf.Mac), []byte(want)) {
+		return &sessionFile{}, nil
+	}
+	return sf, nil
+}
+
+func (s *session) loadUnchecked() (*sessionFile, error) {
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &sessionFile{}, nil
@@ -152,6 +193,9 @@ func (s *session) update(ctx context.Context, change func(*sessionFile)) error {
 	}
 	if sf.Asked == nil {
 		sf.Asked = []askedCall{}
+	}
+	if sf.Mac, err = s.mac(*sf); err != nil {
+		return fmt.Errorf("updating session %s: %w", s.path, err)
 	}
 	return statefile.WriteJSON(s.path, sf, 0o600)
 }

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-shim/agent-shim/gate"
+)
+
+// permissive is the widest policy a config.json can hold: yolo mode, full
+// access, every command and every file tool allowed by pattern. Protected
+// paths are still asked.
+const permissive = `{
+  "userSettings": {"globalPermissionGrants": {"allow": ["command(*)"]}},
+  "agentShim": {"version": 1, "mode": "yolo", "profile": "full-access",
+    "tools": {"allow": ["bash:**", "write_file:**", "read_file:**"]}}
+}`
+
+// checkout makes a git checkout with an overlay under the pinned home,
+// and links out of it into protected paths.
+func checkout(t *testing.T, dir string) (home, proj string) {
+	t.Helper()
+	home = filepath.Join(dir, "home")
+	proj = filepath.Join(home, "src", "proj")
+	for _, d := range []string{proj + "/.git/hooks", proj + "/.agents/config/permissions", proj + "/vendor/lib/.agents/config/permissions", proj + "/sub"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(home+"/.bashrc", []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{proj + "/rc": home + "/.bashrc", proj + "/homelink": home, proj + "/up": "../.."} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home, proj
+}
+
+// hookCall runs one hook call of agent with tool and input from cwd; it
+// returns the exit code and stdout.
+func protHookCall(t *testing.T, agent, cfg, cwd, tool string, input map[string]any) (int, string, string) {
+	t.Helper()
+	event := "PreToolUse"
+	if agent == "gemini-cli" {
+		event = "BeforeTool"
+	}
+	data, err := json.Marshal(map[string]any{"session_id": "prot", "cwd": cwd, "hook_event_name": event, "tool_name": tool, "tool_input": input})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"agent-shim", "hook", agent, "--config", cfg}, bytes.NewReader(data), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// hookVerdict reads an agent's answer as allow, ask, deny or default;
+// Codex and Gemini answer ask as a deny that says it needs approval.
+func hookVerdict(t *testing.T, agent, out string) string {
+	t.Helper()
+	switch {
+	case out == "" || strings.TrimSpace(out) == "{}":
+		if agent == "codex" {
+			return "allow-or-default"
+		}
+		return "default"
+	case strings.Contains(out, "needs approval"):
+		return "ask"
+	}
+	var v struct {
+		Decision string `json:"decision"`
+		H        struct {
+			PermissionDecision string `json:"permissionDecision"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("%s answer %q: %v", agent, out, err)
+	}
+	if v.Decision != "" {
+		return v.Decision
+	}
+	return v.H.PermissionDecision
+}
+
+var hookAgents = []struct {
+	name               string
+	shell, write, edit string
+}{
+	{"claude-code", "Bash", "Write", "Edit"},
+	{"codex", "Bash", "apply_patch", "shell"},
+	{"gemini-cli", "run_shell_command", "write_file", "replace"},
+}
+
+// TestHookProtected: under the most permissive policy, every protected
+// path, however it is spelled, is asked through all three agents'
+// protocols (Claude asks; Codex and Gemini, which cannot ask, refuse
+// with a reason that says how to approve it).
+func TestHookProtected(t *testing.T) {
+	dir, cfg := testEnv(t, permissive)
+	home, proj := checkout(t, dir)
+	state := filepath.Join(dir, "xdg", "state", "agent-shim")
+	lines := []string{
+		"echo x >> .agents/config/permissions/read_only.txt",
+		"echo x >> " + proj + "/.agents/config/permissions/read_only.txt",
+		"echo x >> sub/../vendor/lib/.agents/config/permissions/read_only.txt",
+		"echo '[core] fsmonitor = x' >> .git/config",
+		"cd .git && echo x > hooks/pre-commit",
+		"cd ~ && echo x >> .bashrc",
+		"echo x >> rc",
+		"echo x >> homelink/.zshrc",
+		"echo x >> up/.profile",
+		"tee -a ~/.bashrc < x",
+		"cp evil .git/hooks/post-checkout",
+		"ln -s ~/.bashrc x; echo y >> x",
+		"git config core.fsmonitor evil",
+		"echo {} > .claude/settings.local.json",
+		"echo {} > .gemini/settings.json",
+		"echo {} > .codex/hooks.json",
+		"echo x > " + cfg,
+		"echo x > " + state + "/cache.key",
+		"echo x >> ~/.ssh/authorized_keys",
+		"agents-setup --profile full-access",
+	}
+	paths := []string{
+		".agents/config/permissions/read_only.txt", "vendor/lib/.agents/config/x.txt", "sub/../.git/config",
+		".git/hooks/pre-push", ".gitattributes", "rc", "homelink/.bashrc", "up/.zshrc", home + "/.bashrc",
+		".claude/settings.json", ".codex/config.toml", cfg, state + "/cache.key", home + "/.ssh/config",
+	}
+	for _, ag := range hookAgents {
+		check := func(what, tool string, input map[string]any, want string) {
+			t.Helper()
+			code, out, errOut := protHookCall(t, ag.name, cfg, proj, tool, input)
+			if code != 0 {
+				t.Errorf("%s %s: exit %d: %s", ag.name, what, code, errOut)
+				return
+			}
+			if got := hookVerdict(t, ag.name, out); got != want && !(want == "allow" && got == "allow-or-default") {
+				t.Errorf("%s %s: %s (%s), want %s", ag.name, what, got, strings.TrimSpace(out), want)
+			}
+		}
+		for _, l := range lines {
+			check(l, ag.shell, map[string]any{"command": l}, "ask")
+		}
+		check("echo x > notes.txt", ag.shell, map[string]any{"command": "echo x > notes.txt"}, "allow")
+		for _, p := range paths {
+			switch ag.name {
+			case "claude-code":
+				check("Write "+p, ag.write, map[string]any{"file_path": p, "content": "x"}, "ask")
+				check("Edit "+p, ag.edit, map[string]any{"file_path": p, "old_string": "a", "new_string": "b"}, "ask")
+			case "codex":
+				patch := "*** Begin Patch\n*** Update File: main.go\n@@\n+b\n*** Update File: " + p + "\n@@\n+x\n*** End Patch\n"
+				check("apply_patch "+p, ag.write, map[string]any{"command": patch}, "ask")
+				check("shell echo > "+p, ag.edit, map[string]any{"command": []string{"bash", "-lc", "echo x > " + p}}, "ask")
+			case "gemini-cli":
+				check("write_file "+p, ag.write, map[string]any{"file_path": p, "content": "x"}, "ask")
+				check("replace "+p, ag.edit, map[string]any{"file_path": p, "old_string": "a", "new_string": "b"}, "ask")
+			}
+		}
+	}
+}
+
+// TestHookCommandNotString: a command that is null, a number, an object
+// or an empty list is malformed input, exit 2 in every protocol; it is
+// never the empty line that "runs nothing".
+func TestHookCommandNotString(t *testing.T) {
+	dir, cfg := testEnv(t, permissive)
+	_, proj := checkout(t, dir)
+	for _, ag := range hookAgents {
+		for _, v := range []any{nil, 42, map[string]any{}, []string{}, true, []any{"ls", 1}, []string{"a\x00b"}} {
+			code, out, errOut := protHookCall(t, ag.name, cfg, proj, ag.shell, map[string]any{"command": v})
+			if code != 2 || out != "" || !strings.Contains(errOut, "malformed tool input") {
+				t.Errorf("%s, command %#v: exit %d, stdout %q, stderr %q; want exit 2, malformed", ag.name, v, code, out, errOut)
+			}
+		}
+	}
+}
+
+// TestForgedSession: a session file written by anyone without the key
+// (the agent, with file access) is not replayed; one the shim wrote is.
+func TestForgedSession(t *testing.T) {
+	dir, cfg := testEnv(t, `{"userSettings": {"globalPermissionGrants": {"ask": ["command(git push)"]}}}`)
+	_, proj := checkout(t, dir)
+	auditPath, err := gate.AuditPath(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sessionOf(auditPath, "prot")
+	line := "git push origin main"
+	verdict := func() string {
+		_, out, _ := protHookCall(t, "claude-code", cfg, proj, "Bash", map[string]any{"command": line})
+		return hookVerdict(t, "claude-code", out)
+	}
+	if got := verdict(); got != "ask" {
+		t.Fatalf("before any answer: %s", got)
+	}
+	forged := func(mac string) {
+		data, _ := json.Marshal(map[string]any{"approvals": []map[string]any{{"tool": "Bash", "key": line, "answer": "session"}},
+			"asked": []any{}, "mac": mac})
+		if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(s.path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, mac := range []string{"", strings.Repeat("0", 64), "forged"} {
+		forged(mac)
+		if got := verdict(); got != "ask" {
+			t.Errorf("forged session (mac %q): %s, want ask", mac, got)
+		}
+	}
+	os.Remove(s.path)
+	if err := s.remember(context.Background(), gate.Request{Tool: "Bash", Key: line}, gate.AnswerSession); err != nil {
+		t.Fatal(err)
+	}
+	if got := verdict(); got != "allow" {
+		t.Errorf("session answer the shim kept: %s, want allow", got)
+	}
+}

@@ -1,0 +1,359 @@
+package gate
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agent-shim/agent-shim/matcher"
+	"github.com/agent-shim/agent-shim/shellparse"
+)
+
+// Explanation is how the gate decides a shell command line: the decision
+// itself, exactly what DecideBash returns and hook and shell mode act on,
+// and what made it, command by command. `agent-shim explain` prints it.
+type Explanation struct {
+	Decision
+	// Line is the command line, Tool the shell tool it came from.
+	Line, Tool string
+	// Mode and Level are the gate's.
+	Mode  Mode
+	Level Level
+	// ParseErr is why the line does not parse; nil when it does.
+	ParseErr error
+	// Commands holds one entry per command the line would run, in
+	// source order.
+	Commands []CommandExplanation
+}
+
+// CommandExplanation is the gate's decision for one command of a line.
+type CommandExplanation struct {
+	Command *shellparse.Command
+	// Argv is the command as the rules see it: program basename,
+	// runners unwrapped, git's global options dropped.
+	Argv []string
+	// Verdict and Reason are the gate's, the line's verdict being the
+	// strongest of its commands'.
+	Verdict Verdict
+	Reason  string
+	// Matcher is the command policy's own verdict, before the gate's
+	// mode, level, tool patterns, scope and built-in lists.
+	Matcher Verdict
+	// Rule is the rule of the command policy that decided, nil if none;
+	// its Source says where it came from (file, line, overlay, category;
+	// the never-allow list is overlay "builtin").
+	Rule *matcher.Rule
+	// NeverAllow is the never-allow rule or shape that applies, "" if none.
+	NeverAllow string
+	// Protected says which protected path the command writes, or which
+	// write target cannot be told; "" if none.
+	Protected string
+	// Tool is how the tool patterns match the command.
+	Tool ToolVerdict
+	// InScope are the write redirections inside the scope, which the
+	// level allows.
+	InScope []string
+	// Fact is the program fact (see package programs) that made the
+	// command policy's verdict stricter, "" if none.
+	Fact string
+}
+
+// Explain decides a shell command line, as DecideBash does, and says why.
+func (g *Gate) Explain(command string) Explanation { return g.explain("Bash", command) }
+
+// DecideBash decides a shell command line without prompting.
+func (g *Gate) DecideBash(command string) Decision { return g.explain("Bash", command).Decision }
+
+// allowAll allows every command: deciding a command with it yields Allow
+// only when an allow rule could allow it at all.
+var allowAll = func() *matcher.Policy {
+	p := matcher.New()
+	p.Add(matcher.Allow, "command(*)", matcher.Source{})
+	return p
+}()
+
+// lineState is what the commands of a line before the current one did
+// that changes how its writes are judged.
+type lineState struct {
+	cd          bool     // a cd (pushd, popd) ran
+	made        []string // paths an earlier command linked, copied or moved into place
+	madeUnknown bool     // an earlier command made paths nobody can tell
+	resolved    map[string]string
+}
+
+// resolve is the gate's scope's resolve, remembered for the line: the
+// scope and the protected paths look at the same targets.
+func (ls *lineState) resolve(s *Scope, abs string) (string, bool) {
+	if r, ok := ls.resolved[abs]; ok {
+		return r, r != ""
+	}
+	r, ok := s.resolve(abs)
+	if ls.resolved == nil {
+		ls.resolved = map[string]string{}
+	}
+	ls.resolved[abs] = r
+	return r, ok
+}
+
+// linkMakers are programs that can put a link (or a copy of one) where a
+// later command writes.
+var linkMakers = map[string]bool{
+	"ln": true, "link": true, "cp": true, "mv": true, "install": true, "rsync": true,
+	"tar": true, "bsdtar": true, "unzip": true, "cpio": true, "gtar": true,
+}
+
+// selfPrograms change or judge the policy: running them from an agent's
+// command needs a person.
+var selfPrograms = map[string]bool{"agent-shim": true, "agents-setup": true}
+
+func (g *Gate) explain(tool, command string) Explanation {
+	x := Explanation{Line: command, Tool: tool, Mode: g.mode, Level: g.level}
+	request := func(reason string, progs []string) *Request {
+		return &Request{Kind: KindShell, Tool: tool, Key: command, Reason: reason, Programs: progs,
+			Always: Grant{Tool: "bash", Pattern: escapeGlob(command)}}
+	}
+	approved := g.sessionExact(tool, command) || g.tools.exactAllow(tool, command)
+	lineDeny := !g.tools.empty() && g.tools.Match(tool, command) == ToolDeny
+	s, err := shellparse.Parse(command)
+	x.ParseErr = err
+	switch {
+	case lineDeny:
+		x.Decision = Decision{Verdict: Deny, Reason: "tool pattern denies `" + command + "`"}
+		return x
+	case err != nil && approved:
+		x.Decision = Decision{Verdict: Allow, Reason: "approved"}
+		return x
+	case err != nil:
+		// Nothing can be checked, not even the never-allow list: a
+		// person must read it, in every mode.
+		reason := fmt.Sprintf("does not parse: %v", err)
+		x.Decision = Decision{Verdict: Ask, Reason: reason, Request: request(reason, nil)}
+		return x
+	}
+	var ls lineState
+	x.Commands = make([]CommandExplanation, 0, len(s.Commands))
+	for _, cmd := range s.Commands {
+		x.Commands = append(x.Commands, g.decideCommand(tool, cmd, approved, &ls))
+	}
+	d := Decision{Verdict: Allow, Reason: "runs nothing"}
+	var progs []string
+	for i, ce := range x.Commands {
+		prog := ce.Command.Name()
+		if ce.Verdict != Allow && ce.Verdict != Deny && prog != "" && !slices.Contains(progs, prog) {
+			progs = append(progs, prog)
+		}
+		if i == 0 || Stronger(ce.Verdict, d.Verdict) {
+			d.Verdict, d.Reason = ce.Verdict, ce.Reason
+			if len(x.Commands) > 1 && len(ce.Argv) > 0 {
+				d.Reason = strings.Join(ce.Argv, " ") + ": " + ce.Reason
+			}
+		}
+	}
+	if d.Verdict == Ask || d.Verdict == Default {
+		slices.Sort(progs)
+		d.Request = request(d.Reason, progs)
+	}
+	x.Decision = d
+	return x
+}
+
+// decideCommand decides one command of a line. approved reports that the
+// person approved this exact line (for the session, or always).
+func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool, ls *lineState) CommandExplanation {
+	ce := CommandExplanation{Command: cmd}
+	// Writes inside the scope are the file writes the level allows.
+	stripped := cmd
+	if g.level >= LevelLocalChanges && len(cmd.Redirs) > 0 {
+		c := *cmd
+		c.Redirs = nil
+		for _, r := range cmd.Redirs {
+			if r.Kind == shellparse.Write && r.Target.Static {
+				a := g.targetAbs(cmd, r.Target.Text, ls)
+				if real, ok := ls.resolve(g.scope, a); a != "" && ok && g.scope.containsResolved(real) {
+					ce.InScope = append(ce.InScope, r.Target.Text)
+					continue
+				}
+			}
+			c.Redirs = append(c.Redirs, r)
+		}
+		stripped = &c
+	}
+	mv := g.policy.DecideCommand(stripped)
+	ce.Argv, ce.Matcher, ce.Rule, ce.Fact = mv.Argv, mv.Decision, mv.Rule, mv.Fact
+	// Judged for every command, in order: what a command links or
+	// moves into place changes the writes of the commands after it.
+	guard := g.guardWrites(cmd, mv.Argv, ls)
+	ce.Protected = guard
+	set := func(v Verdict, reason string) CommandExplanation {
+		ce.Verdict, ce.Reason = v, reason
+		return ce
+	}
+	if never := neverShape(cmd); never != "" {
+		ce.NeverAllow = never
+		return set(Deny, never)
+	}
+	if mv.Rule != nil && mv.Rule.Decision == matcher.Deny && g.never[mv.Rule] {
+		ce.NeverAllow = mv.Rule.Text
+		// Deny, or Ask for a word not known statically: a deny may
+		// apply, and not even yolo runs it unasked.
+		if mv.Decision == matcher.Deny {
+			return set(Deny, "never allowed: `"+mv.Rule.Text+"`")
+		}
+		if !approved {
+			return set(Ask, "may be never allowed (`"+mv.Rule.Text+"`): a word is not known statically")
+		}
+	}
+	tv, key := ToolUnmatched, ""
+	if !g.tools.empty() {
+		key = strings.Join(cmd.Argv(), " ")
+		tv = g.tools.Match(tool, key)
+		if tv != ToolDeny && len(mv.Argv) > 0 {
+			if norm := strings.Join(mv.Argv, " "); norm != key {
+				tv = max(tv, g.tools.Match(tool, norm))
+			}
+		}
+	}
+	ce.Tool = tv
+	maybeDeny := mv.Decision == matcher.Ask && mv.Rule != nil && mv.Rule.Decision == matcher.Deny
+	switch {
+	case mv.Decision == matcher.Deny:
+		return set(Deny, mv.Explain())
+	case tv == ToolDeny:
+		return set(Deny, "tool pattern denies `"+key+"`")
+	case approved:
+		return set(Allow, "approved")
+	case guard != "":
+		// The policy's own files: a person decides, in every mode,
+		// whatever rules and patterns allow.
+		return set(Ask, guard)
+	case len(mv.Argv) > 0 && selfPrograms[filepath.Base(mv.Argv[0])]:
+		return set(Ask, "runs "+filepath.Base(mv.Argv[0])+", which changes or judges the policy")
+	case mv.Decision == matcher.Allow:
+		return set(Allow, mv.Explain())
+	case maybeDeny:
+		// A deny may apply: not even yolo runs it unasked.
+		return set(Ask, mv.Explain())
+	}
+	// A session answer for the program and an allow pattern lift the
+	// verdict of no rule or an ask rule, but only for a command an allow
+	// rule could allow: static, no floor (a write outside the scope, a
+	// program run by path, an environment that changes what runs, …).
+	lift := func() bool { return cmd.Static() && allowAll.DecideCommand(stripped).Decision == matcher.Allow }
+	prog := cmd.Name()
+	switch {
+	case g.sessionProgram(prog) && lift():
+		return set(Allow, "program "+prog+" approved for the session")
+	case tv == ToolAllow && lift():
+		return set(Allow, "tool pattern allows `"+key+"`")
+	case mv.Decision == matcher.Ask:
+		ce.Verdict, ce.Reason = Ask, mv.Explain()
+	default:
+		ce.Verdict, ce.Reason = Default, mv.Explain()
+		if g.level == LevelFullAccess {
+			return set(Allow, "no rule matches; full access")
+		}
+	}
+	if g.mode == ModeYolo && unreadable(cmd) {
+		// What runs cannot be read, so the never-allow list cannot be
+		// checked.
+		return set(Ask, ce.Reason)
+	}
+	if v := g.needs(ce.Verdict); v == Allow {
+		return set(Allow, ce.Reason+"; "+g.mode.String()+" mode")
+	}
+	return ce
+}
+
+// absIn makes a path of a command absolute: against dir, the directory
+// an earlier cd on the line moved to (absolute or ~/…), else against the
+// gate's directory. "" when it cannot.
+func (g *Gate) absIn(dir, p string) string {
+	if dir == "" || filepath.IsAbs(p) || strings.HasPrefix(p, "~") {
+		return g.abs(p)
+	}
+	d := g.abs(dir)
+	if d == "" {
+		return ""
+	}
+	return d + "/" + p
+}
+
+// targetAbs makes a static write target of cmd absolute; "" when it
+// cannot: a relative path after a cd the gate cannot follow.
+func (g *Gate) targetAbs(cmd *shellparse.Command, p string, ls *lineState) string {
+	if ls.cd && cmd.Dir == "" && !filepath.IsAbs(p) && !strings.HasPrefix(p, "~") {
+		return ""
+	}
+	return g.absIn(cmd.Dir, p)
+}
+
+// guardWrites returns why the writes of cmd need a person in every mode,
+// "" when they do not: a write to a protected path, or a write whose
+// target cannot be told (not static, after a cd the gate cannot follow,
+// or onto a path an earlier command of the line linked or moved into
+// place). argv is the command as the rules see it. It records in ls what
+// cmd changes for the commands after it.
+func (g *Gate) guardWrites(cmd *shellparse.Command, argv []string, ls *lineState) string {
+	type target struct {
+		text, how string
+		static    bool
+	}
+	var targets []target
+	for _, r := range cmd.Redirs {
+		if r.Kind == shellparse.Write {
+			targets = append(targets, target{r.Target.Text, "redirection " + r.Op, r.Target.Static})
+		}
+	}
+	prog := ""
+	if len(argv) > 0 {
+		prog = filepath.Base(argv[0])
+	}
+	wt, unknown := writeTargets(argv)
+	for _, t := range wt {
+		targets = append(targets, target{t, prog, cmd.Static()})
+	}
+	reason := ""
+	note := func(why string) {
+		if reason == "" || strings.HasPrefix(why, "writes a protected path") && !strings.HasPrefix(reason, "writes a protected path") {
+			reason = why
+		}
+	}
+	if unknown {
+		note(prog + " writes a path not known statically")
+	}
+	var made []string
+	for _, t := range targets {
+		if !t.static {
+			note(fmt.Sprintf("writes %s (%s), a path not known statically", t.text, t.how))
+			continue
+		}
+		a := g.targetAbs(cmd, t.text, ls)
+		if a == "" {
+			note(fmt.Sprintf("writes %s (%s) from a directory the gate cannot tell", t.text, t.how))
+			continue
+		}
+		made = append(made, filepath.Clean(a))
+		if ls.madeUnknown || slices.ContainsFunc(ls.made, func(m string) bool { return within(filepath.Clean(a), m) }) {
+			note(fmt.Sprintf("writes %s (%s), which an earlier command on the line may have made a link", t.text, t.how))
+		}
+		real, ok := ls.resolve(g.scope, a)
+		if !ok {
+			note(fmt.Sprintf("writes %s (%s), which cannot be resolved (a link loop?)", t.text, t.how))
+			continue
+		}
+		if why := g.protect.check(a, real); why != "" {
+			note(fmt.Sprintf("writes a protected path: %s (%s)", why, t.how))
+		}
+	}
+	switch name := cmd.Name(); {
+	case name == "cd" || name == "pushd" || name == "popd":
+		ls.cd = true
+	case linkMakers[prog]:
+		ls.made = append(ls.made, made...)
+		if unknown || len(made) == 0 || !cmd.Static() {
+			ls.madeUnknown = true
+		}
+	}
+	return reason
+}

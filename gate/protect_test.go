@@ -1,0 +1,245 @@
+package gate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-shim/agent-shim/matcher"
+)
+
+// protectEnv makes a home (pinned in HOME and the XDG variables) holding
+// a project checkout, and links that point into protected paths.
+func protectEnv(t *testing.T) (home, proj string) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home = filepath.Join(dir, "home")
+	proj = filepath.Join(home, "src", "proj")
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	for _, d := range []string{proj + "/.git/hooks", proj + "/.agents/config/permissions", proj + "/vendor/lib/.agents/config/permissions", proj + "/sub", home + "/.ssh"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{home + "/.bashrc", proj + "/.git/config", proj + "/.agents/config/permissions/read_only.txt"} {
+		if err := os.WriteFile(f, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		proj + "/rc":       home + "/.bashrc",
+		proj + "/homelink": home,
+		proj + "/gitlink":  proj + "/.git",
+		proj + "/rel":      "../../.ssh",
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home, proj
+}
+
+// protectedLines write a protected path, each spelled another way. They
+// are asked in every mode, at every level, under a policy that allows
+// every command.
+var protectedLines = []string{
+	// The manifests, of the checkout and of an overlay.
+	"echo 'echo' >> .agents/config/permissions/read_only.txt",
+	"echo x >> ./sub/../.agents/config/permissions/read_only.txt",
+	"echo x >> vendor/lib/.agents/config/permissions/read_only.txt",
+	"printf x > $PROJ/.agents/config/permissions/new.txt",
+	"cat p | tee -a .agents/config/permissions/read_only.txt",
+	"cp /tmp/p .agents/config/permissions/read_only.txt",
+	"cp -t .agents/config/permissions /tmp/read_only.txt",
+	"mv /tmp/p vendor/lib/.agents/config/permissions/x.txt",
+	"install -m 644 /tmp/p .agents/config/x.txt",
+	"rsync -a /tmp/p/ .agents/config/",
+	// git's configuration and hooks.
+	"echo '[core] fsmonitor = x' >> .git/config",
+	"cd .git && echo x >> config",
+	"cd $PROJ/.git && echo x > hooks/pre-commit",
+	"echo x > gitlink/config",
+	"cp evil .git/hooks/post-checkout",
+	"ln -sf /tmp/evil .git/hooks/pre-push",
+	"git config core.fsmonitor 'sh -c evil'",
+	"git config --add remote.origin.push +HEAD:main",
+	"git -C sub config diff.external evil",
+	"git config --global alias.st '!sh'",
+	"git config --file .git/config core.pager evil",
+	"sed -i s/a/b/ .git/config",
+	"echo '* diff=x' >> .gitattributes",
+	"echo x > .git/info/attributes",
+	"mv x .gitmodules",
+	"echo 'gitdir: /tmp/evil' > sub/.git",
+	// Agents' settings.
+	"echo {} > .claude/settings.local.json",
+	"echo {} > .claude/settings.json",
+	"echo {} > .gemini/settings.json",
+	"echo {} > .codex/hooks.json",
+	"echo {} > ~/.claude/settings.json",
+	"echo x >> ~/.gemini/config/config.json",
+	"echo x >> ~/.codex/config.toml",
+	// The shim's own state, cache and key.
+	"echo x > ~/.local/state/agent-shim/cache.key",
+	"echo x > $HOME/.cache/agent-shim/policy-0.txt",
+	"echo x > ~/.local/state/agents-setup/x/state.json",
+	// Home.
+	"echo x >> ~/.bashrc",
+	"cd ~ && echo x >> .bashrc",
+	"cd && echo x >> .profile",
+	"echo x >> rc",
+	"echo x >> homelink/.zshrc",
+	"echo key >> rel/authorized_keys",
+	"tee ~/.ssh/authorized_keys < k",
+	"echo x > ~/.gitconfig",
+	"echo x > ~/.config/git/config",
+	"echo x > ~/.config/fish/config.fish",
+	"echo x > ~/.inputrc",
+	// Links made earlier on the same line.
+	"ln -s ~/.bashrc x; echo y >> x",
+	"ln -s ~/.bashrc x && cat y > x",
+	"ln -s ~ d; echo y >> d/.bashrc",
+	"mv rc x; echo >> x",
+	"tar xf t.tar; echo x > a",
+	// A cd the gate cannot follow.
+	"cd $D && echo x >> .bashrc",
+	"cd - && echo x > config",
+	// Targets not known statically.
+	"echo x >> $F",
+	"echo x > ~/.bash$X",
+	"echo x > .git/$F",
+	// The shim and agents-setup.
+	"agents-setup --profile full-access",
+	"./bin/agent-shim explain x",
+	"env agent-shim hook claude-code < in.json",
+}
+
+// freeLines write nothing protected: they run under the same policy.
+var freeLines = []string{
+	"echo x > notes.txt",
+	"echo x >> sub/out.log",
+	"cd $PROJ/sub && echo x > out.log",
+	"cp a b",
+	"git config user.name",
+	"git config --get core.editor",
+	"git -c user.name=x log",
+	"echo x > .agents/README",
+	"cat ~/.bashrc",
+	"ln -s a b; echo y > c",
+	"echo x > /dev/null",
+}
+
+func TestProtectedShell(t *testing.T) {
+	home, proj := protectEnv(t)
+	t.Setenv("PROJ", proj) // not expanded by the gate: $PROJ is not static
+	p := matcher.New()
+	p.Add(matcher.Allow, "command(*)", matcher.Source{})
+	tools, err := NewToolPolicy(proj, []string{"bash:**"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, line := range append(protectedLines, freeLines...) {
+		if seen[line] {
+			t.Fatalf("duplicate input %q", line)
+		}
+		seen[line] = true
+	}
+	for _, mode := range modes {
+		for _, level := range []Level{LevelLocalChanges, LevelFullAccess} {
+			g := New(Options{Mode: mode, Level: level, Policy: p, Tools: tools, Scope: NewScope(proj)})
+			g.sessionAnswer(AnswerTool, "echo", "tee", "cp", "git", "ln", "mv", "sed")
+			for _, line := range protectedLines {
+				line = strings.ReplaceAll(line, "$PROJ", proj)
+				line = strings.ReplaceAll(line, "$HOME", home)
+				d := g.DecideBash(line)
+				if d.Verdict != Ask {
+					t.Errorf("%s, %s: %q is %v (%s), want ask", mode, level, line, d.Verdict, d.Reason)
+				}
+			}
+			for _, line := range freeLines {
+				line = strings.ReplaceAll(line, "$PROJ", proj)
+				if d := g.DecideBash(line); d.Verdict != Allow {
+					t.Errorf("%s, %s: %q is %v (%s), want allow", mode, level, line, d.Verdict, d.Reason)
+				}
+			}
+		}
+	}
+	// A person's answer for the exact line lifts it; a deny still denies.
+	g := New(Options{Mode: ModeAsk, Level: LevelLocalChanges, Policy: p, Scope: NewScope(proj)})
+	line := "echo x >> ~/.bashrc"
+	if err := g.Apply(*g.DecideBash(line).Request, AnswerSession); err != nil {
+		t.Fatal(err)
+	}
+	if d := g.DecideBash(line); d.Verdict != Allow {
+		t.Errorf("approved for the session: %v (%s)", d.Verdict, d.Reason)
+	}
+	if d := g.DecideBash("echo x > .git/config; git push -f"); d.Verdict != Deny {
+		t.Errorf("with a never-allowed command: %v, want deny", d.Verdict)
+	}
+}
+
+// sessionAnswer approves programs for the session, as a "t" answer does.
+func (g *Gate) sessionAnswer(a Answer, progs ...string) {
+	g.Apply(Request{Tool: "Bash", Key: "x", Programs: progs}, a)
+}
+
+func TestProtectedFiles(t *testing.T) {
+	home, proj := protectEnv(t)
+	cfg := filepath.Join(home, "agent", "config.json")
+	key := filepath.Join(home, ".local", "state", "agent-shim", "cache.key")
+	tools, err := NewToolPolicy(proj, []string{"write_file:**", "read_file:**"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"Write", "Edit", "MultiEdit", "apply_patch", "write_file", "replace", "edit_file"} {
+		for _, mode := range modes {
+			g := New(Options{Mode: mode, Level: LevelFullAccess, Tools: tools, Scope: NewScope(proj),
+				protected: []string{cfg}, secrets: []string{key}})
+			g.Apply(Request{Tool: tool, Key: "x"}, AnswerTool)
+			for _, p := range []string{
+				".agents/config/permissions/read_only.txt",
+				"sub/../.agents/config/x.txt",
+				proj + "/vendor/lib/.agents/config/permissions/read_only.txt",
+				".git/config", "gitlink/hooks/pre-commit", ".git/hooks/x", ".gitmodules",
+				".claude/settings.json", ".gemini/settings.json", ".codex/hooks.json",
+				"rc", "homelink/.bashrc", "rel/config", "~/.bashrc", home + "/.zshenv", "~/.ssh/id_ed25519",
+				"~/.gitconfig", "~/.config/git/ignore", "~/.claude/settings.local.json", "~/.gemini/settings.json",
+				cfg, filepath.Dir(cfg) + "/.config.json.tmp-1", key, home + "/.cache/agent-shim/x",
+			} {
+				if d := g.DecideFileWrite(tool, p); d.Verdict != Ask {
+					t.Errorf("%s, %s: write of %s is %v (%s), want ask", tool, mode, p, d.Verdict, d.Reason)
+				}
+			}
+			if d := g.DecideFileWrite(tool, "sub/main.go"); d.Verdict != Allow {
+				t.Errorf("%s, %s: write of sub/main.go is %v (%s)", tool, mode, d.Verdict, d.Reason)
+			}
+			if d := g.DecideFileRead("Read", key); d.Verdict != Ask {
+				t.Errorf("%s: read of the cache key is %v (%s), want ask", mode, d.Verdict, d.Reason)
+			}
+		}
+	}
+}
+
+func TestScopeRoot(t *testing.T) {
+	home, proj := protectEnv(t)
+	for _, root := range []string{"/", home, filepath.Dir(home), home + "/src/.."} {
+		if s := NewScope(root); len(s.Roots()) != 0 {
+			t.Errorf("NewScope(%s): roots %q, want none", root, s.Roots())
+		}
+	}
+	if s := NewScope(proj); len(s.Roots()) != 1 {
+		t.Errorf("NewScope(%s): roots %q", proj, s.Roots())
+	}
+	// Outside a checkout the scope is empty: every write asks.
+	g := New(Options{Level: LevelLocalChanges})
+	if d := g.DecideFileWrite("Write", proj+"/a"); d.Verdict != Ask {
+		t.Errorf("empty scope: write is %v", d.Verdict)
+	}
+}

@@ -1,0 +1,448 @@
+//go:build linux && (amd64 || arm64)
+
+package supervisor
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+)
+
+func needKernel(t *testing.T) {
+	t.Helper()
+	if ok, why := Available(); !ok {
+		t.Skipf("the kernel lacks the run-time layer: %s", why)
+	}
+}
+
+// recorder decides by a list of denied program basenames and records
+// every execution.
+type recorder struct {
+	mu    sync.Mutex
+	seen  []Exec
+	deny  map[string]bool
+	panic bool
+}
+
+func (r *recorder) decide(x Exec) Verdict {
+	r.mu.Lock()
+	r.seen = append(r.seen, x)
+	r.mu.Unlock()
+	for _, s := range x.Spellings() {
+		if r.deny[filepath.Base(s[0])] {
+			return Verdict{Reason: "denied by the test"}
+		}
+	}
+	return Verdict{Allow: true}
+}
+
+// run runs a bash script under the supervisor in dir.
+func runScript(t *testing.T, dir string, r *recorder, confine bool, writable []string, script string) (Status, string, string) {
+	t.Helper()
+	outR, outW, _ := os.Pipe()
+	errR, errW, _ := os.Pipe()
+	var stdout, stderr bytes.Buffer
+	var wg sync.WaitGroup
+	wg.Go(func() { stdout.ReadFrom(outR) })
+	wg.Go(func() { stderr.ReadFrom(errR) })
+	var report bytes.Buffer
+	st, err := Run(context.Background(), Config{
+		Path: "/bin/bash", Argv: []string{"bash", "-c", script}, Env: os.Environ(), Dir: dir,
+		Stdout: outW, Stderr: errW, Confine: confine, Writable: writable,
+		Decide: r.decide, Report: &report,
+	})
+	outW.Close()
+	errW.Close()
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return st, stdout.String(), report.String() + stderr.String()
+}
+
+// What the supervisor reads of an execution is what the program gets:
+// the path made absolute, the argv exactly, the working directory.
+func TestRunReadsExecs(t *testing.T) {
+	needKernel(t)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sub", "s.sh"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	long := strings.Repeat("x", 5000) // across pages
+	st, _, out := runScript(t, dir, r, false, nil, `cd sub && /bin/true "a b" '' "`+long+`" && ./s.sh q && exec -a other /bin/true z`)
+	if st != (Status{}) {
+		t.Fatalf("status %+v\n%s", st, out)
+	}
+	sub := filepath.Join(dir, "sub")
+	if real, err := filepath.EvalSymlinks(sub); err == nil {
+		sub = real
+	}
+	want := []Exec{
+		{Path: "/bin/bash", Argv: []string{"bash", "-c"}},
+		{Path: "/bin/true", Argv: []string{"/bin/true", "a b", "", long}, Dir: sub},
+		{Path: filepath.Join(sub, "s.sh"), Argv: []string{"./s.sh", "q"}, Dir: sub, Interp: []string{"/bin/sh"}},
+		{Path: "/bin/true", Argv: []string{"other", "z"}, Dir: sub},
+	}
+	if len(r.seen) != len(want) {
+		t.Fatalf("saw %d executions, want %d: %+v", len(r.seen), len(want), r.seen)
+	}
+	for i, w := range want {
+		g := r.seen[i]
+		if g.Path != w.Path || (w.Dir != "" && g.Dir != w.Dir) || g.Pid <= 0 ||
+			!strings.HasPrefix(strings.Join(g.Argv, "\x00"), strings.Join(w.Argv, "\x00")) ||
+			strings.Join(g.Interp, " ") != strings.Join(w.Interp, " ") {
+			t.Errorf("exec %d: got %+v\nwant %+v", i, g, w)
+		}
+	}
+}
+
+// A refused execution fails with EPERM, the refusal is reported in one
+// line, and the script goes on.
+func TestRunRefuses(t *testing.T) {
+	needKernel(t)
+	dir := t.TempDir()
+	r := &recorder{deny: map[string]bool{"touch": true}}
+	st, stdout, out := runScript(t, dir, r, false, nil, `touch a; echo "status=$?"; ln -s "$(command -v touch)" t2; ./t2 b; (exec -a ok touch c); echo done`)
+	if st.Code != 0 || !strings.Contains(stdout, "status=126") || !strings.Contains(stdout, "done") {
+		t.Errorf("status %+v, stdout %q\n%s", st, stdout, out)
+	}
+	for _, f := range []string{"a", "b", "c"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s was made", f)
+		}
+	}
+	if n := strings.Count(out, "agent-shim: denied at run time: "); n != 3 {
+		t.Errorf("%d refusals reported, want 3:\n%s", n, out)
+	}
+	if !strings.Contains(out, "Operation not permitted") {
+		t.Errorf("no EPERM:\n%s", out)
+	}
+}
+
+// Without a decider, nothing runs: fail closed.
+func TestRunNilDecideRefuses(t *testing.T) {
+	needKernel(t)
+	var report bytes.Buffer
+	st, err := Run(context.Background(), Config{Path: "/bin/true", Argv: []string{"true"}, Env: os.Environ(), Report: &report})
+	if err != nil || st.Code != 126 || !strings.Contains(report.String(), "nothing decides") {
+		t.Errorf("status %+v, err %v, report %q", st, err, report.String())
+	}
+}
+
+// Writes land only where Writable says, and /dev/null always works.
+func TestRunConfinesWrites(t *testing.T) {
+	needKernel(t)
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	file := filepath.Join(dir, "one-file")
+	for _, d := range []string{in, out} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	script := `echo x > in/a && mkdir in/d && echo y > in/d/b && rm in/a && echo z > one-file && echo n > /dev/null && echo ok;
+echo x > out/a; mkdir out/d; ln -s x out/l; mv in/d out/d2; : > one-file.2; echo end`
+	st, stdout, errs := runScript(t, dir, r, true, []string{in, file, "/dev/null", filepath.Join(dir, "missing")}, script)
+	if st.Code != 0 || !strings.Contains(stdout, "ok") || !strings.Contains(stdout, "end") {
+		t.Fatalf("status %+v, stdout %q\n%s", st, stdout, errs)
+	}
+	for _, p := range []string{"out/a", "out/d", "out/l", "out/d2", "one-file.2"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("%s was made", p)
+		}
+	}
+	if n := strings.Count(errs, "Permission denied"); n < 4 {
+		t.Errorf("%d EACCES, want at least 4:\n%s", n, errs)
+	}
+	if data, _ := os.ReadFile(file); string(data) != "z\n" {
+		t.Errorf("one-file = %q", data)
+	}
+}
+
+// Exit codes and signals are reported as they happened.
+func TestRunStatus(t *testing.T) {
+	needKernel(t)
+	r := &recorder{}
+	for _, tc := range []struct {
+		script string
+		want   Status
+	}{
+		{"exit 7", Status{Code: 7}},
+		{"kill -TERM $$", Status{Signal: 15}},
+		{"kill -KILL $$", Status{Signal: 9}},
+		{"exec /bin/false", Status{Code: 1}},
+	} {
+		st, _, out := runScript(t, t.TempDir(), r, true, nil, tc.script)
+		if st != tc.want {
+			t.Errorf("%q: %+v, want %+v\n%s", tc.script, st, tc.want, out)
+		}
+	}
+}
+
+// A supervised tree cannot start a supervisor of its own: the filter
+// refuses a second listener, and the nested Run reports the layer
+// unavailable (its caller then runs without it, still under this one).
+func TestRunNested(t *testing.T) {
+	needKernel(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	outR, outW, _ := os.Pipe()
+	var stdout bytes.Buffer
+	done := make(chan struct{})
+	go func() { stdout.ReadFrom(outR); close(done) }()
+	st, err := Run(context.Background(), Config{
+		Path: self, Argv: []string{"supervisor.test", "nested-run"}, Env: os.Environ(),
+		Stdout: outW, Stderr: outW, Decide: r.decide,
+	})
+	outW.Close()
+	<-done
+	if err != nil || st.Code != 3 || !strings.Contains(stdout.String(), ErrUnavailable.Error()) ||
+		!strings.Contains(stdout.String(), "operation not permitted") {
+		t.Errorf("status %+v, err %v, output %q", st, err, stdout.String())
+	}
+}
+
+// Many executions at once are all answered.
+func TestRunManyExecs(t *testing.T) {
+	needKernel(t)
+	r := &recorder{deny: map[string]bool{"touch": true}}
+	dir := t.TempDir()
+	st, _, out := runScript(t, dir, r, false, nil, `for i in $(seq 300); do /bin/true & done; touch x & wait; echo done`)
+	if st.Code != 0 {
+		t.Errorf("status %+v\n%s", st, out)
+	}
+	if len(r.seen) < 302 {
+		t.Errorf("saw %d executions, want 302", len(r.seen))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); err == nil {
+		t.Error("the denied command ran")
+	}
+}
+
+// The filter assembles, and its jumps land where they should.
+func TestFilterAssembles(t *testing.T) {
+	insns, err := assemble(filterProgram())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(insns) < 10 || insns[len(insns)-1].K != unix.SECCOMP_RET_KILL_PROCESS {
+		t.Errorf("filter: %+v", insns)
+	}
+	if _, err := assemble([]insn{{code: bpfJeq, jt: "nowhere"}}); err == nil {
+		t.Error("a jump to nowhere assembled")
+	}
+	if _, err := assemble([]insn{{label: "back", code: bpfRet}, {code: bpfJeq, jt: "back"}}); err == nil {
+		t.Error("a backward jump assembled")
+	}
+}
+
+// The child refuses a stranger: no socket, or a parent that is not the
+// supervisor binary holding it.
+func TestChildRefusesStrangers(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, ChildArg)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 126 || !bytes.Contains(out, []byte("own use")) {
+		t.Errorf("%v\n%s", err, out)
+	}
+}
+
+func TestInterpreter(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		content string
+		want    []string
+	}{
+		{"#!/bin/sh\necho\n", []string{"/bin/sh"}},
+		{"#! /usr/bin/env  python3 \n", []string{"/usr/bin/env", "python3"}},
+		{"#!/usr/bin/env -S git push --force\n", []string{"/usr/bin/env", "-S git push --force"}},
+		{"#!/bin/bash\t-e\n", []string{"/bin/bash", "-e"}},
+		{"#!\n", nil},
+		{"echo no\n", nil},
+		{"\x7fELF", nil},
+		{"", nil},
+	}
+	for i, tc := range tests {
+		t.Logf("input: %q", tc.content)
+		p := filepath.Join(dir, "s"+string(rune('a'+i)))
+		if err := os.WriteFile(p, []byte(tc.content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, interpreter(p)); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	}
+	if got := interpreter(dir); got != nil {
+		t.Errorf("a directory: %q", got)
+	}
+	if got := interpreter(filepath.Join(dir, "missing")); got != nil {
+		t.Errorf("a missing file: %q", got)
+	}
+}
+
+// evalFilter runs a classic BPF filter over one seccomp_data, as the
+// kernel would.
+func evalFilter(t *testing.T, prog []unix.SockFilter, nr int32, arch uint32, arg1 uint64) uint32 {
+	t.Helper()
+	data := make([]byte, 64)
+	binary.LittleEndian.PutUint32(data[0:], uint32(nr))
+	binary.LittleEndian.PutUint32(data[4:], arch)
+	binary.LittleEndian.PutUint64(data[24:], arg1)
+	var a uint32
+	for pc := 0; pc < len(prog); pc++ {
+		in := prog[pc]
+		switch in.Code {
+		case bpfLdAbs:
+			a = binary.LittleEndian.Uint32(data[in.K:])
+		case bpfJeq, bpfJge, bpfJset:
+			var jump bool
+			switch in.Code {
+			case bpfJeq:
+				jump = a == in.K
+			case bpfJge:
+				jump = a >= in.K
+			case bpfJset:
+				jump = a&in.K != 0
+			}
+			if jump {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case bpfRet:
+			return in.K
+		default:
+			t.Fatalf("unknown opcode %#x", in.Code)
+		}
+	}
+	t.Fatal("the filter ran off its end")
+	return 0
+}
+
+// Every way into exec is watched or refused; other calls pass.
+func TestFilterDecisions(t *testing.T) {
+	prog, err := assemble(filterProgram())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		notify = unix.SECCOMP_RET_USER_NOTIF
+		allow  = unix.SECCOMP_RET_ALLOW
+		kill   = unix.SECCOMP_RET_KILL_PROCESS
+		eperm  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	)
+	type filterCase struct {
+		name string
+		nr   int32
+		arch uint32
+		arg1 uint64
+		want uint32
+	}
+	tests := []filterCase{
+		{"execve", nrExecve, auditArch, 0, notify},
+		{"execveat", nrExecveat, auditArch, 0, notify},
+		{"read", 0, auditArch, 0, allow},
+		{"seccomp without a listener", nrSeccomp, auditArch, unix.SECCOMP_FILTER_FLAG_TSYNC, allow},
+		{"seccomp with a listener", nrSeccomp, auditArch, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_TSYNC, eperm},
+		{"compat execve", compatExecve, compatArch, 0, eperm},
+		{"compat execveat", compatExecveat, compatArch, 0, eperm},
+		{"compat seccomp with a listener", compatSeccomp, compatArch, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, eperm},
+		{"compat read", 3, compatArch, 0, allow},
+		{"another architecture", nrExecve, 0x12345678, 0, kill},
+		{"a negative number", -1, auditArch, 0, allow},
+	}
+	if x32Bit != 0 {
+		tests = append(tests,
+			filterCase{"x32 execve", int32(x32Bit | 520), auditArch, 0, kill},
+			filterCase{"x32 read", int32(x32Bit | 0), auditArch, 0, kill})
+	}
+	for _, tc := range tests {
+		if got := evalFilter(t, prog, tc.nr, tc.arch, tc.arg1); got != tc.want {
+			t.Errorf("%s: %#x, want %#x", tc.name, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkExec is one execution of /bin/true from a bash loop, plain and
+// under the supervisor (every exec decided, writes confined): the
+// difference is the run-time layer's cost per exec, wall clock.
+func BenchmarkExec(b *testing.B) {
+	if ok, why := Available(); !ok {
+		b.Skipf("the kernel lacks the run-time layer: %s", why)
+	}
+	loop := func(n int) string { return "for ((i = 0; i < " + strconv.Itoa(n) + "; i++)); do /bin/true; done" }
+	b.Run("plain", func(b *testing.B) {
+		if err := exec.Command("/bin/bash", "-c", loop(b.N)).Run(); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("supervised", func(b *testing.B) {
+		r := &recorder{}
+		st, err := Run(context.Background(), Config{
+			Path: "/bin/bash", Argv: []string{"bash", "-c", loop(b.N)}, Env: os.Environ(),
+			Confine: true, Writable: []string{b.TempDir()}, Decide: r.decide,
+		})
+		if err != nil || st != (Status{}) {
+			b.Fatal(st, err)
+		}
+	})
+}
+
+// The program gets fds 0, 1 and 2 and one thread: nothing of the
+// supervisor's or of the child mode's.
+func TestRunAddsNoFdOrThread(t *testing.T) {
+	needKernel(t)
+	r := &recorder{}
+	st, stdout, out := runScript(t, t.TempDir(), r, true, nil, `ls /proc/$$/fd | tr '\n' ' '; grep '^Threads:' /proc/$$/status`)
+	if st.Code != 0 || stdout != "0 1 2 Threads:\t1\n" {
+		t.Errorf("status %+v, stdout %q\n%s", st, stdout, out)
+	}
+}
+
+// A decider that panics refuses the execution; the supervisor goes on.
+func TestRunDeciderPanics(t *testing.T) {
+	needKernel(t)
+	var report bytes.Buffer
+	calls := 0
+	var mu sync.Mutex
+	st, err := Run(context.Background(), Config{
+		Path: "/bin/bash", Argv: []string{"bash", "-c", "/bin/true; echo $?"}, Env: os.Environ(), Report: &report,
+		Decide: func(x Exec) Verdict {
+			mu.Lock()
+			defer mu.Unlock()
+			if calls++; calls == 2 {
+				panic("boom")
+			}
+			return Verdict{Allow: true}
+		},
+	})
+	if err != nil || st.Code != 0 || !strings.Contains(report.String(), "deciding it failed: boom") {
+		t.Errorf("status %+v, err %v, report %q", st, err, report.String())
+	}
+}
