@@ -91,7 +91,7 @@ func newLazy(name string, data []byte) *lazy {
 			continue
 		}
 		if prog != "" {
-			lz.spans[prog] = append(lz.spans[prog], [2]int{start, i})
+			lz.addSpan(prog, start, i)
 		}
 		prog, start = strings.TrimLeft(l[1:], " \t"), i
 		if j := strings.IndexAny(prog, " \t]"); j >= 0 {
@@ -100,9 +100,20 @@ func newLazy(name string, data []byte) *lazy {
 		prog = strings.ToLower(prog)
 	}
 	if prog != "" {
-		lz.spans[prog] = append(lz.spans[prog], [2]int{start, len(lz.lines)})
+		lz.addSpan(prog, start, len(lz.lines))
 	}
 	return lz
+}
+
+// addSpan records lines [start, end) as a block of prog, joined to the
+// previous one when they touch (a program's blocks are usually together).
+func (lz *lazy) addSpan(prog string, start, end int) {
+	spans := lz.spans[prog]
+	if n := len(spans); n > 0 && spans[n-1][1] == start {
+		spans[n-1][1] = end
+		return
+	}
+	lz.spans[prog] = append(spans, [2]int{start, end})
 }
 
 // program parses one program's blocks, once.
@@ -238,6 +249,7 @@ type Fact struct {
 	// decision less strict where a program is otherwise misread (a value
 	// that looks like a flag).
 	Builtin bool
+	spells  []spelling // Args read as options, for opts kinds
 }
 
 // Program returns the program the fact is about.
@@ -457,11 +469,16 @@ func (t *Table) parseLines(name string, lines []string, first int, builtin bool,
 			continue
 		}
 		bad := false
+		if info.args == "opts" {
+			f.spells = make([]spelling, 0, len(args))
+		}
 		for _, a := range args {
 			var err error
 			switch info.args {
 			case "opts":
-				_, err = parseSpelling(a, kind)
+				var sp spelling
+				sp, err = parseSpelling(a, kind)
+				f.spells = append(f.spells, sp)
 			case "names":
 				if !envName(a) {
 					err = fmt.Errorf("%q is not a variable name", a)
