@@ -21,6 +21,7 @@ type Program struct {
 	HelpFact *Fact
 	globals  map[string]*globalOpt
 	config   []configKey
+	lz       *lazy // parses subcommand blocks when first asked for
 }
 
 type globalOpt struct {
@@ -119,6 +120,11 @@ func (e Effect) Rest(value string) string {
 
 func (t *Table) index() {
 	t.progs = map[string]*Program{}
+	t.indexFacts()
+}
+
+// indexFacts adds the table's blocks and facts to its programs.
+func (t *Table) indexFacts() {
 	for _, k := range t.order {
 		t.block(k)
 	}
@@ -384,6 +390,9 @@ func (b *Block) ScriptFact() *Fact {
 func (p *Program) Sub(sub string) *Block {
 	if p == nil {
 		return nil
+	}
+	if p.lz != nil {
+		return p.lz.sub(p, sub)
 	}
 	return p.subs[sub]
 }
