@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unsafe"
+
+	"github.com/agent-shim/agent-shim/statefile"
 )
 
 // Version is the version of the shim's section that this package writes.
@@ -23,11 +25,9 @@ const Version = 1
 
 // Grants are the agent's permission grants, per list. Each grant is a
 // string such as "command(regex:^git status$)" or "command(git status)".
-type Grants struct {
-	Allow []string `json:"allow"`
-	Ask   []string `json:"ask"`
-	Deny  []string `json:"deny"`
-}
+// The type is statefile's, which records digests of them per list and
+// cannot import this package (this package locks and writes through it).
+type Grants = statefile.Grants
 
 // Source says where a managed rule came from.
 type Source struct {

@@ -326,23 +326,37 @@ func TestMarshalNewFile(t *testing.T) {
 	}
 }
 
-func TestMarshalDuplicateKeys(t *testing.T) {
-	// encoding/json takes the last of duplicate keys; so does Marshal, and
-	// it writes the key once, where it first appeared.
-	in := `{"userSettings": {"globalPermissionGrants": {"allow": ["old"], "deny": [], "allow": ["new"]}}}`
-	f, err := Parse("config.json", []byte(in))
-	if err != nil {
-		t.Fatal(err)
+func TestDuplicateKeys(t *testing.T) {
+	// encoding/json (and the agent) keep the last of duplicate keys, so a
+	// write would drop the first copy with the grants a person added
+	// there: Parse refuses the file instead, at the second key, at any
+	// depth.
+	for _, tc := range []struct{ in, want string }{
+		{`{"userSettings": {"globalPermissionGrants": {"allow": ["old"], "deny": [], "allow": ["new"]}}}`,
+			`config.json:1:76: duplicate key "allow" in userSettings.globalPermissionGrants`},
+		{"{\n \"agentShim\": {},\n \"agentShim\": {}\n}", `config.json:3:2: duplicate key "agentShim" (`},
+		{`{"other": {"a": 1, "b": {"c": 2, "c": 3}}}`, `config.json:1:34: duplicate key "c" in other.b`},
+		{`{"a\u0062": 1, "ab": 2}`, `duplicate key "ab"`},
+	} {
+		t.Logf("input: %q", tc.in)
+		_, err := Parse("config.json", []byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
 	}
-	if diff := cmp.Diff([]string{"new"}, f.Grants.Allow); diff != "" {
-		t.Fatalf("allow (-want +got):\n%s", diff)
+	// The same key in two objects is no duplicate.
+	if _, err := Parse("config.json", []byte(`{"a": {"k": 1}, "b": {"k": 2}}`)); err != nil {
+		t.Error(err)
 	}
-	out, err := f.Marshal()
-	if err != nil {
-		t.Fatal(err)
+	// Many keys: past the small-object scan.
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 40 {
+		fmt.Fprintf(&b, `"k%d": %d, `, i, i)
 	}
-	if strings.Count(string(out), `"allow"`) != 1 || strings.Contains(string(out), "old") {
-		t.Errorf("got:\n%s", out)
+	b.WriteString(`"k3": 0}`)
+	if _, err := Parse("config.json", []byte(b.String())); err == nil || !strings.Contains(err.Error(), `duplicate key "k3"`) {
+		t.Errorf("40 keys: got %v", err)
 	}
 }
 

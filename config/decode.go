@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -16,7 +17,9 @@ import (
 // file for every command it decides.
 //
 // Keys match exactly (encoding/json matches them case-insensitively; the
-// agent does not). Of duplicate keys the last one wins, as in encoding/json.
+// agent does not). A key that appears twice in one object is an error, at
+// any depth: encoding/json would keep the last copy and drop the first one
+// (with the grants a person added there) when the file is written back.
 type decoder struct {
 	data  []byte
 	text  string // data as a string: decoded strings are its substrings
@@ -187,13 +190,37 @@ func (d *decoder) object(member func(key string) error) error {
 		d.depth--
 		return nil
 	}
+	var keys []string // objects are small: a scan beats a map
+	var many map[string]bool
 	for {
 		if d.peek() != '"' {
 			return d.unexpected("looking for beginning of object key string")
 		}
+		keyPos := d.pos
 		key, err := d.str(true)
 		if err != nil {
 			return err
+		}
+		if many == nil && len(keys) == 16 {
+			many = make(map[string]bool, 32)
+			for _, k := range keys {
+				many[k] = true
+			}
+		}
+		dup := false
+		if many != nil {
+			dup = many[key]
+			many[key] = true
+		} else {
+			dup = slices.Contains(keys, key)
+			keys = append(keys, key)
+		}
+		if dup {
+			where := ""
+			if len(d.path) > 0 {
+				where = " in " + d.where()
+			}
+			return &syntaxError{offset: keyPos, msg: fmt.Sprintf("duplicate key %s%s (the agent and encoding/json would drop the first copy)", strconv.Quote(key), where)}
 		}
 		if d.peek() != ':' {
 			return d.unexpected("after object key")

@@ -2,13 +2,14 @@
 // coding agent's config.json in step with the policy manifests, and holds the
 // code that runs inside those hooks.
 //
-// Hooks are installed for post-checkout and post-merge in each repository of
+// Hooks are installed for post-checkout, post-merge and post-rewrite in each repository of
 // a checkout (the root and every vendor/* overlay). Git 2.54 and later run
 // hooks named in the repository's configuration:
 //
 //	[hook "agents-setup"]
 //		event = post-checkout
 //		event = post-merge
+//		event = post-rewrite
 //		command = /usr/local/bin/agents-setup --root /src/fuchsia hooks run --
 //
 // which other hook managers and jiri leave alone. Older git gets a script in
@@ -35,7 +36,10 @@ import (
 const Name = "agents-setup"
 
 // Events are the git hook events installed, in order.
-var Events = []string{"post-checkout", "post-merge"}
+// post-rewrite fires after a rebase or an amend, which change the
+// manifests as a checkout does; post-checkout fires during a rebase only
+// for the first checkout of the upstream.
+var Events = []string{"post-checkout", "post-merge", "post-rewrite"}
 
 // OrigSuffix is appended to the name of a hook that was in place before
 // ours: post-checkout becomes post-checkout.agents-setup-orig.

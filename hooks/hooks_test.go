@@ -214,8 +214,8 @@ func TestInstallScript(t *testing.T) {
 	}
 	base := func(d string) string { return filepath.Base(d) }
 	wantMissing := []string{
-		base(root) + " post-checkout: missing", base(root) + " post-merge: missing",
-		base(overlay) + " post-checkout: missing", base(overlay) + " post-merge: missing",
+		base(root) + " post-checkout: missing", base(root) + " post-merge: missing", base(root) + " post-rewrite: missing",
+		base(overlay) + " post-checkout: missing", base(overlay) + " post-merge: missing", base(overlay) + " post-rewrite: missing",
 	}
 	if diff := cmp.Diff(wantMissing, states(reports)); diff != "" {
 		t.Errorf("status before install (-want +got):\n%s", diff)
@@ -225,7 +225,7 @@ func TestInstallScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"post-checkout: installed", "post-merge: installed", "post-checkout: installed", "post-merge: installed"}
+	want := []string{"post-checkout: installed", "post-merge: installed", "post-rewrite: installed", "post-checkout: installed", "post-merge: installed", "post-rewrite: installed"}
 	if diff := cmp.Diff(want, actions(changes)); diff != "" {
 		t.Errorf("install (-want +got):\n%s", diff)
 	}
@@ -259,7 +259,7 @@ func TestInstallScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []string{"post-checkout: unchanged", "post-merge: unchanged", "post-checkout: unchanged", "post-merge: unchanged"}
+	want = []string{"post-checkout: unchanged", "post-merge: unchanged", "post-rewrite: unchanged", "post-checkout: unchanged", "post-merge: unchanged", "post-rewrite: unchanged"}
 	if diff := cmp.Diff(want, actions(changes)); diff != "" {
 		t.Errorf("reinstall (-want +got):\n%s", diff)
 	}
@@ -271,7 +271,7 @@ func TestInstallScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []string{"post-checkout: removed", "post-merge: removed", "post-checkout: removed", "post-merge: removed"}
+	want = []string{"post-checkout: removed", "post-merge: removed", "post-rewrite: removed", "post-checkout: removed", "post-merge: removed", "post-rewrite: removed"}
 	if diff := cmp.Diff(want, actions(changes)); diff != "" {
 		t.Errorf("uninstall (-want +got):\n%s", diff)
 	}
@@ -309,6 +309,7 @@ func TestInstallChainsOriginal(t *testing.T) {
 	want := []string{
 		"post-checkout: installed; the hook that was there moved to " + hook + OrigSuffix + " and runs first",
 		"post-merge: installed",
+		"post-rewrite: installed",
 	}
 	if diff := cmp.Diff(want, actions(changes)); diff != "" {
 		t.Errorf("install (-want +got):\n%s", diff)
@@ -320,7 +321,7 @@ func TestInstallChainsOriginal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{filepath.Base(repo) + " post-checkout: installed, foreign hook chained", filepath.Base(repo) + " post-merge: installed"}, states(reports)); diff != "" {
+	if diff := cmp.Diff([]string{filepath.Base(repo) + " post-checkout: installed, foreign hook chained", filepath.Base(repo) + " post-merge: installed", filepath.Base(repo) + " post-rewrite: installed"}, states(reports)); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
 
@@ -371,7 +372,7 @@ func TestInstallChainsOriginal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []string{"post-checkout: restored the original hook", "post-merge: removed"}
+	want = []string{"post-checkout: restored the original hook", "post-merge: removed", "post-rewrite: removed"}
 	if diff := cmp.Diff(want, actions(changes)); diff != "" {
 		t.Errorf("uninstall (-want +got):\n%s", diff)
 	}
@@ -574,14 +575,14 @@ func TestStatusStaleAndRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := states(reports); !cmp.Equal(got, []string{filepath.Base(repo) + " post-checkout: stale", filepath.Base(repo) + " post-merge: stale"}) {
+	if got := states(reports); !cmp.Equal(got, []string{filepath.Base(repo) + " post-checkout: stale", filepath.Base(repo) + " post-merge: stale", filepath.Base(repo) + " post-rewrite: stale"}) {
 		t.Errorf("status with another command = %v", got)
 	}
 	changes, err := Install(ctx, newer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"post-checkout: updated", "post-merge: updated"}, actions(changes)); diff != "" {
+	if diff := cmp.Diff([]string{"post-checkout: updated", "post-merge: updated", "post-rewrite: updated"}, actions(changes)); diff != "" {
 		t.Errorf("install over stale (-want +got):\n%s", diff)
 	}
 	if got := readFile(t, hook+OrigSuffix); got != "#!/bin/sh\necho user\n" {
@@ -648,14 +649,14 @@ func TestInstallConfig(t *testing.T) {
 	}
 	suffix := " (git 2.54.0 runs hook.agents-setup from the configuration)"
 	want := []string{
-		"hook.agents-setup: installed", "post-checkout: restored the original hook" + suffix, "post-merge: removed" + suffix,
-		"hook.agents-setup: installed", "post-checkout: removed" + suffix, "post-merge: removed" + suffix,
+		"hook.agents-setup: installed", "post-checkout: restored the original hook" + suffix, "post-merge: removed" + suffix, "post-rewrite: removed" + suffix,
+		"hook.agents-setup: installed", "post-checkout: removed" + suffix, "post-merge: removed" + suffix, "post-rewrite: removed" + suffix,
 	}
 	if diff := cmp.Diff(want, actions(changes)); diff != "" {
 		t.Errorf("install (-want +got):\n%s", diff)
 	}
 	for _, dir := range opts.Repos {
-		if got := gitT(t, dir, "config", "--local", "--get-all", "hook.agents-setup.event"); got != "post-checkout\npost-merge" {
+		if got := gitT(t, dir, "config", "--local", "--get-all", "hook.agents-setup.event"); got != "post-checkout\npost-merge\npost-rewrite" {
 			t.Errorf("%s: hook.agents-setup.event = %q", dir, got)
 		}
 		if got := gitT(t, dir, "config", "--local", "--get-all", "hook.agents-setup.command"); got != command {
@@ -702,7 +703,7 @@ func TestInstallConfig(t *testing.T) {
 	if _, err := Install(ctx, opts); err != nil {
 		t.Fatal(err)
 	}
-	if got := gitT(t, root, "config", "--local", "--get-all", "hook.agents-setup.event"); got != "post-checkout\npost-merge" {
+	if got := gitT(t, root, "config", "--local", "--get-all", "hook.agents-setup.event"); got != "post-checkout\npost-merge\npost-rewrite" {
 		t.Errorf("repaired events = %q", got)
 	}
 
@@ -823,7 +824,7 @@ func TestInstallSharedHooks(t *testing.T) {
 			}
 		}
 		if v == configHooksSince {
-			if got := gitT(t, wt, "config", "--get-all", "hook.agents-setup.event"); got != "post-checkout\npost-merge" {
+			if got := gitT(t, wt, "config", "--get-all", "hook.agents-setup.event"); got != "post-checkout\npost-merge\npost-rewrite" {
 				t.Errorf("events through the worktree = %q", got)
 			}
 		} else {

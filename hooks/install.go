@@ -191,7 +191,7 @@ func Install(ctx context.Context, opts Options) ([]Change, error) {
 	if err != nil {
 		return changes, err
 	}
-	if err := updateRecord(opts.StateDir, func(rec *record) {
+	if err := updateRecord(ctx, opts.StateDir, func(rec *record) {
 		for _, r := range repos {
 			rec.Repos[r.dir] = recordEntry{Method: r.method.String(), HooksDir: r.hooksDir}
 		}
@@ -232,7 +232,7 @@ func Uninstall(ctx context.Context, opts Options) ([]Change, error) {
 	if err != nil {
 		return changes, err
 	}
-	if err := updateRecord(opts.StateDir, func(rec *record) {
+	if err := updateRecord(ctx, opts.StateDir, func(rec *record) {
 		for _, r := range repos {
 			delete(rec.Repos, r.dir)
 		}

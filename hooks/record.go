@@ -1,14 +1,13 @@
 package hooks
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/gofrs/flock"
 
 	"github.com/agent-shim/agent-shim/statefile"
 )
@@ -51,8 +50,9 @@ func readRecord(stateDir string) (record, error) {
 	return rec, nil
 }
 
-// updateRecord edits the record under a lock and writes it atomically.
-func updateRecord(stateDir string, edit func(*record)) error {
+// updateRecord edits the record under its lock (statefile.Lock: bounded by
+// ctx, never waiting forever) and writes it atomically.
+func updateRecord(ctx context.Context, stateDir string, edit func(*record)) error {
 	if stateDir == "" {
 		return nil
 	}
@@ -60,11 +60,11 @@ func updateRecord(stateDir string, edit func(*record)) error {
 		return fmt.Errorf("writing hook record: %w", err)
 	}
 	path := filepath.Join(stateDir, recordFile)
-	lock := flock.New(path + ".lock")
-	if err := lock.Lock(); err != nil {
+	unlock, err := statefile.Lock(ctx, path)
+	if err != nil {
 		return fmt.Errorf("locking hook record: %w", err)
 	}
-	defer lock.Unlock()
+	defer unlock()
 	rec, err := readRecord(stateDir)
 	if err != nil {
 		return err

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
@@ -20,7 +18,9 @@ import (
 type RunOptions struct {
 	// Args are git's hook arguments: three for post-checkout (the previous
 	// HEAD, the new HEAD, and 1 for a branch checkout or 0 for a file
-	// checkout), one for post-merge (1 for a squash merge). No arguments
+	// checkout), one for post-merge (1 for a squash merge) and one for
+	// post-rewrite ("amend" or "rebase"; the rewritten commits it gets on
+	// stdin are not read). No arguments
 	// reconciles as if a hook had fired. A leading "--" is dropped.
 	Args []string
 
@@ -40,7 +40,7 @@ type RunOptions struct {
 
 // The files of a hook run, in the state directory.
 const (
-	runLockFile     = "hook-run.lock"
+	runLockName     = "hook-run" // the lock is hook-run.lock (statefile.LockPath)
 	dirtyFile       = "hook-run.dirty"
 	fingerprintFile = "hook-run.fingerprint"
 	logFile         = "hooks.log"
@@ -94,11 +94,14 @@ func parseArgs(args []string) (event string, skip bool, err error) {
 	case 0:
 		return "run", false, nil
 	case 1:
+		if args[0] == "amend" || args[0] == "rebase" {
+			return "post-rewrite", false, nil
+		}
 		return "post-merge", false, nil
 	case 3:
 		return "post-checkout", args[2] == "0", nil
 	}
-	return "hook", false, fmt.Errorf("running hook: want post-checkout's 3 arguments or post-merge's 1, got %d: %q", len(args), args)
+	return "hook", false, fmt.Errorf("running hook: want post-checkout's 3 arguments or post-merge's or post-rewrite's 1, got %d: %q", len(args), args)
 }
 
 func run(ctx context.Context, opts RunOptions) error {
@@ -115,8 +118,9 @@ func run(ctx context.Context, opts RunOptions) error {
 	if err := os.MkdirAll(opts.StateDir, 0o700); err != nil {
 		return fmt.Errorf("creating state directory: %w", err)
 	}
-	lock := flock.New(filepath.Join(opts.StateDir, runLockFile))
-	defer lock.Close()
+	// The run lock never waits (statefile.TryLock): a run that finds it
+	// taken leaves the work to its holder.
+	lockOf := filepath.Join(opts.StateDir, runLockName)
 	dirty := filepath.Join(opts.StateDir, dirtyFile)
 	for {
 		// Mark first, lock second: a holder that is about to unlock
@@ -124,15 +128,15 @@ func run(ctx context.Context, opts RunOptions) error {
 		if err := os.WriteFile(dirty, nil, 0o600); err != nil {
 			return fmt.Errorf("marking state dirty: %w", err)
 		}
-		ok, err := lock.TryLock()
+		unlock, err := statefile.TryLock(lockOf)
+		if errors.Is(err, statefile.ErrLocked) {
+			return nil // the holder applies for us
+		}
 		if err != nil {
 			return fmt.Errorf("locking hook run: %w", err)
 		}
-		if !ok {
-			return nil // the holder applies for us
-		}
 		err = drain(ctx, opts)
-		if uerr := lock.Unlock(); err == nil && uerr != nil {
+		if uerr := unlock(); err == nil && uerr != nil {
 			err = fmt.Errorf("unlocking hook run: %w", uerr)
 		}
 		if err != nil {
@@ -180,6 +184,12 @@ func readFingerprint(stateDir string) (string, error) {
 		return "", err
 	}
 	return string(bytes.TrimSuffix(b, []byte("\n"))), nil
+}
+
+// Log appends one line to the hook log of stateDir: what a hook run did
+// that a person should know of (agents-setup's held changes).
+func Log(stateDir, event, msg string) error {
+	return appendLog(stateDir, event, errors.New(msg))
 }
 
 // appendLog appends one line for err to the log, rotating it when large.

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("HOOKS_TEST_HOOK") != "" {
 		os.Exit(hookMain())
 	}
+	// A race-enabled binary sleeps a second before it exits (GORACE's
+	// atexit_sleep_ms): the hooks these tests fire are this binary.
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	os.Exit(m.Run())
 }
 
@@ -128,7 +131,7 @@ func TestRun(t *testing.T) {
 		{name: "by hand", wantApply: 1},
 		{name: "after --", args: []string{"--", "a", "b", "0"}},
 		{name: "unchanged", args: []string{"a", "b", "1"}, recordSame: true},
-		{name: "bad arguments", args: []string{"a", "b"}, wantErr: `hook: running hook: want post-checkout's 3 arguments or post-merge's 1, got 2: ["a" "b"]`},
+		{name: "bad arguments", args: []string{"a", "b"}, wantErr: `hook: running hook: want post-checkout's 3 arguments or post-merge's or post-rewrite's 1, got 2: ["a" "b"]`},
 		{name: "fingerprint fails", args: []string{"0"}, fpErr: errors.New("reading vendor/x/.agents: boom"), wantErr: "post-merge: fingerprinting manifests: reading vendor/x/.agents: boom"},
 		{name: "apply fails", args: []string{"0"}, applyErr: errors.New("config.json:3:4: invalid"), wantApply: 1, wantErr: "post-merge: applying profile: config.json:3:4: invalid"},
 	}

@@ -44,17 +44,26 @@ func ParseList(name string, data []byte, category, overlay string) ([]Line, erro
 
 func parseList(p *lineParser, name string, data []byte, category, overlay string) ([]Line, error) {
 	var lines []Line
+	data = bytes.TrimPrefix(data, utf8BOM)
 	num := 0
 	for len(data) > 0 {
 		num++
+		// Lines end with LF, CRLF or a lone CR (old Mac editors): a file
+		// of CR-only ends is many lines, not one rule.
 		var raw []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+			end := data[i]
 			raw, data = data[:i], data[i+1:]
+			if end == '\r' && len(data) > 0 && data[0] == '\n' {
+				data = data[1:] // CRLF
+			}
 		} else {
 			raw, data = data, nil
 		}
-		raw = bytes.TrimSuffix(raw, []byte("\r"))
 		text, err := p.clean(raw)
+		if err == nil && text != "" {
+			err = continuation(text, raw)
+		}
 		if err != nil {
 			var pe *posError
 			if errors.As(err, &pe) {
@@ -68,6 +77,21 @@ func parseList(p *lineParser, name string, data []byte, category, overlay string
 		lines = append(lines, Line{Text: text, Category: category, Overlay: overlay, File: name, Num: num})
 	}
 	return lines, nil
+}
+
+// utf8BOM is the byte order mark some editors put first in a UTF-8 file.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// continuation refuses a rule that ends in an unescaped backslash: in a
+// shell it would continue on the next line, here every line is one rule,
+// and reading it either way would make rules nobody wrote.
+func continuation(text string, raw []byte) error {
+	n := len(text) - len(strings.TrimRight(text, `\`))
+	if n%2 == 0 {
+		return nil
+	}
+	col := strings.Index(string(raw), text) + len(text)
+	return &posError{col, `a \ at the end of a line does not continue the rule; write each rule on one line`}
 }
 
 // lineParser reuses one shell parser across lines.
@@ -85,6 +109,9 @@ func (p *lineParser) clean(raw []byte) (string, error) {
 	}
 	if i := bytes.IndexByte(raw, 0); i >= 0 {
 		return "", &posError{i + 1, "NUL byte"}
+	}
+	if i := bytes.Index(raw, utf8BOM); i >= 0 {
+		return "", &posError{i + 1, "a byte order mark (U+FEFF) inside the file; only the file's first bytes may hold one"}
 	}
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s[0] == '#' {

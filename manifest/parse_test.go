@@ -53,6 +53,22 @@ func TestParseList(t *testing.T) {
 		{in: "! git status\n", wantErr: "f.txt:1:1: ! negation"},
 		{in: "if true; then x; fi\n", wantErr: "f.txt:1:1: not a simple command"},
 		{in: "command(regex:[)\n", wantErr: "f.txt:1: invalid grant regex"},
+
+		// Encodings and line ends: a BOM is not part of the first line,
+		// LF, CRLF and a lone CR all end a line, and a backslash at the
+		// end of a rule is refused where it stands.
+		{in: "\xef\xbb\xbf# comment\ngit status\n", want: []string{"git status"}, nums: []int{2}},
+		{in: "\xef\xbb\xbfgit status\n", want: []string{"git status"}, nums: []int{1}},
+		{in: "# comment\rgit status\rgit diff\r", want: []string{"git status", "git diff"}, nums: []int{2, 3}},
+		{in: "git status\r\rgit diff", want: []string{"git status", "git diff"}, nums: []int{1, 3}},
+		{in: "git status\r\n\r\ngit diff\n\rls", want: []string{"git status", "git diff", "ls"}, nums: []int{1, 3, 5}},
+		{in: "git push \\\n  --force\n", wantErr: "f.txt:1:10: a \\ at the end of a line does not continue"},
+		{in: "ok\r  git push \\\r--force\r", wantErr: "f.txt:2:12: a \\ at the end of a line"},
+		{in: "git push \\  # c\n", wantErr: "f.txt:1:10: a \\ at the end"},
+		{in: "grep x\\\\\n", want: []string{`grep x\\`}},
+		{in: "# a comment \\\ngit status\n", want: []string{"git status"}, nums: []int{2}},
+		{in: "\x00git status\n", wantErr: "f.txt:1:1: NUL byte"},
+		{in: "\xef\xbb\xbf\xef\xbb\xbfgit status\n", wantErr: "f.txt:1"},
 	}
 	seen := map[string]bool{}
 	for _, tc := range tests {

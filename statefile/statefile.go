@@ -4,8 +4,9 @@
 // inputs, the history) and the backups that --rollback restores.
 //
 // A change writes its backup first (the config and state before it, and
-// the grants it will manage), then the config, then state.json; a backup
-// newer than state.json marks a change that died in between (see Pending).
+// the grants it will manage), then the config, then state.json; package
+// setup journals the change so that a crash in between is completed or
+// undone by the next run.
 //
 // Each config file has its own state directory, keyed to the file's
 // absolute path, so two checkouts or two configs never share state.
@@ -21,11 +22,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/agent-shim/agent-shim/config"
 	"github.com/gofrs/flock"
 )
 
@@ -48,8 +50,18 @@ func Digest(grant string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
+// Grants are grants (or their digests) per list, as in config.json's
+// userSettings.globalPermissionGrants. It converts to and from
+// Grants; this package does not import config so that config can
+// lock and write through it.
+type Grants struct {
+	Allow []string `json:"allow"`
+	Ask   []string `json:"ask"`
+	Deny  []string `json:"deny"`
+}
+
 // Digests returns the digests of g, per list.
-func Digests(g config.Grants) config.Grants {
+func Digests(g Grants) Grants {
 	d := func(list []string) []string {
 		out := make([]string, len(list))
 		for i, x := range list {
@@ -57,27 +69,32 @@ func Digests(g config.Grants) config.Grants {
 		}
 		return out
 	}
-	return config.Grants{Allow: d(g.Allow), Ask: d(g.Ask), Deny: d(g.Deny)}
+	return Grants{Allow: d(g.Allow), Ask: d(g.Ask), Deny: d(g.Deny)}
 }
 
 // LockPath returns the sidecar lock file of a config file.
 func LockPath(configPath string) string { return configPath + ".lock" }
 
-// Lock takes the lock of the config file at path, waiting for it until ctx
-// is done. The returned func releases it.
+// LockWait bounds how long Lock waits when ctx has no deadline of its own:
+// no lock in this project waits forever.
+const LockWait = 2 * time.Minute
+
+// Lock takes the lock of the file at path (a sidecar, LockPath(path)),
+// waiting for it until ctx is done, and at most LockWait when ctx has no
+// deadline. The returned func releases it.
 func Lock(ctx context.Context, path string) (unlock func() error, err error) {
 	fl, err := newFlock(path)
 	if err != nil {
 		return nil, err
 	}
-	if ctx.Done() == nil {
-		err = fl.Lock()
-	} else {
-		var ok bool
-		ok, err = fl.TryLockContext(ctx, 5*time.Millisecond)
-		if err == nil && !ok {
-			err = ctx.Err()
-		}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, LockWait)
+		defer cancel()
+	}
+	ok, err := fl.TryLockContext(ctx, 5*time.Millisecond)
+	if err == nil && !ok {
+		err = ctx.Err()
 	}
 	if err != nil {
 		fl.Close()
@@ -128,15 +145,35 @@ func WriteJSON(path string, v any, perm os.FileMode) error {
 // WriteAtomic replaces the file at path with data: it writes a temporary
 // file in the same directory, syncs it, renames it over path and syncs the
 // directory, so a crash leaves the old or the new content. No temporary
-// file is left behind on any error. An existing file keeps its mode.
-func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	if fi, err := os.Stat(path); err == nil {
+// file is left behind on any error; the name of one left by a killed
+// process holds its pid, for RemoveStale. An existing file keeps its mode.
+//
+// A symbolic link at path is followed and its target replaced, so a config
+// kept in a dotfiles repository stays a link; a dangling link creates its
+// target. A directory at path (or as a link's target) is an error.
+func WriteAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, target, err := WriteTemp(path, data, perm)
+	if err != nil {
+		return err
+	}
+	return Commit(tmp, target)
+}
+
+// WriteTemp is the first half of WriteAtomic: it writes data, synced, to
+// a temporary file beside the file path resolves to (see Target), and
+// returns the temporary file and that target. Commit renames it into
+// place; os.Remove discards it.
+func WriteTemp(path string, data []byte, perm os.FileMode) (tmpName, target string, err error) {
+	target, err = Target(path)
+	if err != nil {
+		return "", "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	if fi, err := os.Stat(target); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(target), TempPrefix(target)+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return "", "", fmt.Errorf("writing %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -145,21 +182,137 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return "", "", fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return "", "", fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return "", "", fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return "", "", fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	return tmp.Name(), target, nil
+}
+
+// Commit renames a temporary file of WriteTemp over target and syncs the
+// directory. On error the temporary file is removed.
+func Commit(tmpName, target string) error {
+	if err := os.Rename(tmpName, target); err != nil {
+		os.Remove(tmpName)
+		return fmt.Errorf("writing %s: %w", target, err)
 	}
-	return syncDir(dir)
+	return syncDir(filepath.Dir(target))
+}
+
+// TempPrefix is the name prefix of the temporary files WriteTemp makes
+// for path: ".<name>.tmp-", then the pid and a random suffix.
+func TempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
+
+// maxLinks bounds the symbolic links Target follows, as the kernel does.
+const maxLinks = 40
+
+// Target returns the file a write to path replaces: path itself, or the
+// end of the chain of symbolic links at path (which need not exist: a
+// dangling link is written through). A directory is an error.
+func Target(path string) (string, error) {
+	for range maxLinks {
+		fi, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(path)
+			if err != nil {
+				return "", err
+			}
+			if !filepath.IsAbs(link) {
+				link = filepath.Join(filepath.Dir(path), link)
+			}
+			path = link
+			continue
+		case fi.IsDir():
+			return "", fmt.Errorf("%s is a directory", path)
+		}
+		return path, nil
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
+}
+
+// StaleAge is how old a temporary file must be before RemoveStale takes
+// it for abandoned even though a process with its pid is alive (the pid
+// was reused) or it names no pid.
+const StaleAge = time.Hour
+
+// RemoveStale removes the temporary files WriteTemp made for path (found
+// through its links, see Target) that their process left behind: those
+// whose process is gone, and any older than StaleAge. Call it holding
+// the lock that guards path's writers. It returns the files removed.
+func RemoveStale(path string) ([]string, error) {
+	target, err := Target(path)
+	if err != nil {
+		return nil, err
+	}
+	return removeStale(filepath.Dir(target), TempPrefix(target))
+}
+
+// RemoveStaleIn is RemoveStale for every file of dir: it removes the
+// temporary files WriteTemp made there for any file.
+func RemoveStaleIn(dir string) ([]string, error) { return removeStale(dir, "") }
+
+func removeStale(dir, prefix string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("removing stale temporary files: %w", err)
+	}
+	var removed []string
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasPrefix(name, ".") {
+			continue
+		}
+		var rest string
+		if prefix != "" {
+			var ok bool
+			if rest, ok = strings.CutPrefix(name, prefix); !ok {
+				continue
+			}
+		} else {
+			i := strings.LastIndex(name, ".tmp-")
+			if i < 0 {
+				continue
+			}
+			rest = name[i+len(".tmp-"):]
+		}
+		pid := 0
+		if i := strings.IndexByte(rest, '-'); i > 0 {
+			pid, _ = strconv.Atoi(rest[:i])
+		}
+		if pid == os.Getpid() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // gone already
+		}
+		if (pid == 0 || alive(pid)) && time.Since(info.ModTime()) < StaleAge {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return removed, fmt.Errorf("removing stale temporary file: %w", err)
+		}
+		removed = append(removed, p)
+	}
+	return removed, nil
 }
 
 func syncDir(dir string) error {
@@ -186,13 +339,9 @@ func Dir(stateDir, configPath string, getenv func(string) string) (string, error
 	if err != nil {
 		return "", fmt.Errorf("finding the state directory: %w", err)
 	}
-	base := getenv("XDG_STATE_HOME")
-	if base == "" || !filepath.IsAbs(base) {
-		home := getenv("HOME")
-		if home == "" {
-			return "", errors.New("finding the state directory: neither XDG_STATE_HOME nor HOME is set")
-		}
-		base = filepath.Join(home, ".local", "state")
+	base, err := StateHome(getenv)
+	if err != nil {
+		return "", fmt.Errorf("finding the state directory: %w", err)
 	}
 	return filepath.Join(base, "agents-setup", key(abs)), nil
 }
@@ -243,11 +392,13 @@ type State struct {
 	// manages, per list. Grants are regular expressions of a few KB each,
 	// and the shim's rules with their text are in the config itself (and
 	// in the backups), so state.json stays small and quick to read.
-	Managed config.Grants `json:"managed"`
+	Managed Grants `json:"managed"`
 	// History lists what was done, oldest first.
 	History []Entry `json:"history"`
 	// NextBackup numbers the next backup file.
 	NextBackup int `json:"nextBackup"`
+	// Held lists what the last git hook run held back (see Held).
+	Held []Held `json:"held,omitempty"`
 }
 
 // Entry is one change recorded in the history.
@@ -261,6 +412,27 @@ type Entry struct {
 	Backup string `json:"backup,omitempty"`
 	// Created reports that the change created the config file.
 	Created bool `json:"created,omitempty"`
+	// Wrote is a digest (SHA-256, hex) of the content the change wrote,
+	// "absent" when it removed the file: a rollback that finds the config
+	// still so restores the backup exactly, and otherwise keeps the hand
+	// edits made since.
+	Wrote string `json:"wrote,omitempty"`
+	// Undone marks a change a later rollback undid. It stays in the
+	// history, and can no longer be rolled back.
+	Undone bool `json:"undone,omitempty"`
+}
+
+// Held is a change of the manifests that a git hook run did not apply
+// because it would widen the policy: it waits for a person to run
+// agents-setup.
+type Held struct {
+	// List is the grant list ("allow", "ask", "deny") and Change what
+	// would happen to the rule there: "add" or "remove".
+	List   string `json:"list"`
+	Change string `json:"change"`
+	Line   string `json:"line"`
+	File   string `json:"file,omitempty"`
+	Num    int    `json:"num,omitempty"`
 }
 
 // Backup is what a config file and its state were before a change.
@@ -271,14 +443,14 @@ type Backup struct {
 	Existed bool   `json:"existed"`
 	Content string `json:"content,omitempty"`
 	// Profile and Managed are the state before the change.
-	Profile string        `json:"profile"`
-	Managed config.Grants `json:"managed"`
+	Profile string `json:"profile"`
+	Managed Grants `json:"managed"`
 	// Next are the digests of the grants the change manages. The backup
 	// is written before the config and state.json after it, so a backup
 	// newer than state.json (see Pending) is a change that may have
 	// written the config but not the state: both Managed and Next count
 	// as managed then, and no grant is taken for the user's.
-	Next config.Grants `json:"next"`
+	Next Grants `json:"next"`
 }
 
 // Store is the state directory of one config file.
@@ -314,15 +486,21 @@ func (s Store) Load() (*State, error) {
 
 // Save writes state.json atomically.
 func (s Store) Save(st *State) error {
+	Normalize(st)
+	return WriteJSON(s.Path(), st, 0o600)
+}
+
+// Normalize sets st's version and turns nil lists into empty ones, as
+// Save writes them.
+func Normalize(st *State) {
 	st.Version = Version
 	st.Managed = nonNil(st.Managed)
 	if st.History == nil {
 		st.History = []Entry{}
 	}
-	return WriteJSON(s.Path(), st, 0o600)
 }
 
-func nonNil(g config.Grants) config.Grants {
+func nonNil(g Grants) Grants {
 	for _, l := range []*[]string{&g.Allow, &g.Ask, &g.Deny} {
 		if *l == nil {
 			*l = []string{}
@@ -344,16 +522,6 @@ func (s Store) SaveBackup(st *State, b *Backup) (string, error) {
 	return name, nil
 }
 
-// Pending returns the backup of a change that did not finish (the process
-// died between writing its backup and state.json), or nil.
-func (s Store) Pending(st *State) (*Backup, error) {
-	name := fmt.Sprintf("%06d.json", st.NextBackup+1)
-	if _, err := os.Stat(filepath.Join(s.backupDir(), name)); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return s.LoadBackup(name)
-}
-
 // LoadBackup reads the backup called name.
 func (s Store) LoadBackup(name string) (*Backup, error) {
 	path := filepath.Join(s.backupDir(), filepath.Base(name))
@@ -368,13 +536,16 @@ func (s Store) LoadBackup(name string) (*Backup, error) {
 	return &b, nil
 }
 
-// Prune keeps the KeepBackups newest backups the history refers to and
-// removes the others (and any stray file), clearing the references to
-// them: those changes can no longer be rolled back.
-func (s Store) Prune(st *State) error {
+// TrimRefs clears the history's references to backups past the
+// KeepBackups newest (and to those of undone changes): those changes can
+// no longer be rolled back. It returns the backups still referenced.
+func TrimRefs(st *State) map[string]bool {
 	var refs []int
 	for i, e := range st.History {
-		if e.Backup != "" {
+		switch {
+		case e.Backup != "" && e.Undone:
+			st.History[i].Backup = "" // it cannot be rolled back again
+		case e.Backup != "":
 			refs = append(refs, i)
 		}
 	}
@@ -386,6 +557,13 @@ func (s Store) Prune(st *State) error {
 		}
 		keep[st.History[i].Backup] = true
 	}
+	return keep
+}
+
+// Prune clears the references TrimRefs clears and removes every backup
+// (and any stray file) no longer referenced.
+func (s Store) Prune(st *State) error {
+	keep := TrimRefs(st)
 	entries, err := os.ReadDir(s.backupDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -425,7 +603,7 @@ func (s Store) Backups() ([]string, error) {
 func Undoable(st *State) []int {
 	var idx []int
 	for i := len(st.History) - 1; i >= 0; i-- {
-		if st.History[i].Backup != "" {
+		if st.History[i].Backup != "" && !st.History[i].Undone {
 			idx = append(idx, i)
 		}
 	}
@@ -439,32 +617,28 @@ func TrimHistory(st *State, n int) {
 	}
 }
 
-// Rollback undoes the n newest changes that can be undone: it removes them
-// from the history and returns the backup taken before the oldest of them,
-// which holds the config (and the state) to restore.
-func (s Store) Rollback(st *State, n int) (*Backup, error) {
+// Rollback undoes the n newest changes that can be undone: it marks them
+// undone in the history and returns the backup taken before the oldest of
+// them, which holds the config (and the state) to restore, with the
+// history entries undone, newest first.
+func (s Store) Rollback(st *State, n int) (*Backup, []Entry, error) {
 	idx := Undoable(st)
 	if n < 1 {
-		return nil, fmt.Errorf("rolling back %d changes: want at least 1", n)
+		return nil, nil, fmt.Errorf("rolling back %d changes: want at least 1", n)
 	}
 	if n > len(idx) {
-		return nil, fmt.Errorf("rolling back %d changes: only %d can be rolled back", n, len(idx))
+		return nil, nil, fmt.Errorf("rolling back %d changes: only %d can be rolled back", n, len(idx))
 	}
 	oldest := st.History[idx[n-1]]
 	b, err := s.LoadBackup(oldest.Backup)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	drop := map[int]bool{}
+	st.History = slices.Clone(st.History)
+	var undone []Entry
 	for _, i := range idx[:n] {
-		drop[i] = true
+		undone = append(undone, st.History[i])
+		st.History[i].Undone = true
 	}
-	var kept []Entry
-	for i, e := range st.History {
-		if !drop[i] {
-			kept = append(kept, e)
-		}
-	}
-	st.History = kept
-	return b, nil
+	return b, undone, nil
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-shim/agent-shim/config"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -139,7 +138,7 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 	st.Config = "/x/config.json"
 	st.Profile = "read-only"
-	st.Managed = config.Grants{Allow: []string{"a"}}
+	st.Managed = Grants{Allow: []string{"a"}}
 	st.History = []Entry{{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Action: "apply", Profile: "read-only", Backup: "000001.json", Created: true}}
 	if err := s.Save(st); err != nil {
 		t.Fatal(err)
@@ -197,10 +196,10 @@ func TestBackupsPruneAndRollback(t *testing.T) {
 	if n := len(Undoable(st)); n != KeepBackups {
 		t.Errorf("undoable: %d, want %d", n, KeepBackups)
 	}
-	if _, err := s.Rollback(st, 11); err == nil {
+	if _, _, err := s.Rollback(st, 11); err == nil {
 		t.Error("rolling back past the kept backups: got no error")
 	}
-	b, err := s.Rollback(st, 3)
+	b, undone, err := s.Rollback(st, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +207,11 @@ func TestBackupsPruneAndRollback(t *testing.T) {
 	if b.Content != "k" || !b.Existed || b.Profile != "pk" {
 		t.Errorf("rollback 3 restores %+v", b)
 	}
-	if len(st.History) != 10 || len(Undoable(st)) != 7 {
+	if len(undone) != 3 || undone[0].Backup != "000013.json" || undone[2].Backup != "000011.json" {
+		t.Errorf("undone: %+v", undone)
+	}
+	// The undone changes stay in the history, marked.
+	if len(st.History) != 13 || len(Undoable(st)) != 7 || !st.History[12].Undone || st.History[9].Undone {
 		t.Errorf("history after rollback: %d entries, %d undoable", len(st.History), len(Undoable(st)))
 	}
 	if err := s.Prune(st); err != nil {
@@ -217,7 +220,7 @@ func TestBackupsPruneAndRollback(t *testing.T) {
 	if names, _ := s.Backups(); len(names) != 7 {
 		t.Errorf("backups after rollback and prune: %v", names)
 	}
-	if _, err := s.Rollback(st, 0); err == nil {
+	if _, _, err := s.Rollback(st, 0); err == nil {
 		t.Error("rollback 0: got no error")
 	}
 }
@@ -247,27 +250,6 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 	}
 	if diff := cmp.Diff(names, got); diff != "" {
 		t.Errorf("%s (-want +got):\n%s", dir, diff)
-	}
-}
-
-func TestPending(t *testing.T) {
-	s := Store{Dir: t.TempDir()}
-	st := &State{}
-	if b, err := s.Pending(st); b != nil || err != nil {
-		t.Fatalf("no backups: got %v, %v", b, err)
-	}
-	// A change writes its backup, then dies before state.json.
-	saved := *st
-	if _, err := s.SaveBackup(st, &Backup{Existed: true, Content: "old", Next: config.Grants{Allow: []string{Digest("g")}}}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := s.Pending(&saved)
-	if err != nil || b == nil || b.Content != "old" || b.Next.Allow[0] != Digest("g") {
-		t.Fatalf("pending: got %+v, %v", b, err)
-	}
-	// Once state.json records it, the change is not pending.
-	if b, err := s.Pending(st); b != nil || err != nil {
-		t.Fatalf("recorded change: got %v, %v", b, err)
 	}
 }
 

@@ -266,30 +266,11 @@ func persistGrant(ctx context.Context, configPath, tool, pattern string) error {
 	})
 }
 
-// updateConfig reads config.json under its lock (the one agents-setup
-// takes), applies change and, when it changed something, writes the file
-// atomically, keeping every key it does not touch.
+// updateConfig changes config.json through config.Update, the one writer
+// agents-setup shares: under the config's lock, atomically, keeping every
+// key it does not touch, and writing through a symlinked config.json.
 func updateConfig(ctx context.Context, configPath string, change func(*config.File) bool) error {
 	ctx, cancel := context.WithTimeout(ctx, lockWait)
 	defer cancel()
-	unlock, err := statefile.Lock(ctx, configPath)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	f, err := config.Load(configPath)
-	if err != nil {
-		return err
-	}
-	if !change(f) {
-		return nil
-	}
-	data, err := f.Marshal()
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(configPath), 0o700); err != nil {
-		return fmt.Errorf("writing config: %w", err)
-	}
-	return statefile.WriteAtomic(configPath, data, 0o600)
+	return config.Update(ctx, configPath, func(f *config.File) (bool, error) { return change(f), nil })
 }

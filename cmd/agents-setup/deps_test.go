@@ -11,6 +11,7 @@ import (
 // initialization and size are paid by every run, hook runs included.
 // manifest reads repositories through go-git's storage packages instead.
 func TestNoGitTransports(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs go list")
 	}

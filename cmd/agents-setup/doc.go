@@ -57,8 +57,8 @@
 //
 // # Git hooks
 //
-// "hooks install" installs post-checkout and post-merge hooks in the checkout
-// root (when it is a git repository) and in every vendor/<x> repository; see
+// "hooks install" installs post-checkout, post-merge and post-rewrite (rebase,
+// amend) hooks in the checkout root (when it is a git repository) and in every vendor/<x> repository; see
 // package hooks for how (configuration-based hooks on git 2.54 and later, a
 // script that chains an existing hook before). The hook runs
 // "agents-setup --root ROOT [--config FILE] [--state-dir DIR] hooks run -- ARGS",
@@ -68,12 +68,39 @@
 // hook's last apply or a manual run wrote state.json since. It always
 // exits 0, never reads stdin, skips file checkouts, collapses the parallel
 // runs of a jiri update into one apply, and appends errors to hooks.log in the
-// state directory. After --reset (or a rollback to before the first apply)
+// state directory.
+//
+// A hook run trusts the repository only to narrow the policy: it applies a
+// new deny or ask rule and a removed allow rule at once, and holds a new
+// allow rule or a removed deny or ask rule until a person runs agents-setup
+// (a checkout of a branch, or an agent that wrote a manifest, cannot widen
+// what the agent may do). --status and hooks.log list what is held, with
+// the manifest file and line; a manual run applies it and names the
+// widening in its summary. After --reset (or a rollback to before the first apply)
 // it leaves config.json alone until the next manual run; --rollback also
 // restores the ad-hoc rules the hooks re-apply. "hooks uninstall" removes the
 // hooks and puts back the ones they replaced byte for byte; "hooks status"
-// reports each repository and exits 1 unless all are installed (a foreign
+// reports each repository and exits 3 unless all are installed (a foreign
 // hook chained counts as installed).
+//
+// # Transactions
+//
+// A change (apply, reset, rollback) writes its backup and the new config
+// and state to temporary files first, records itself in pending.json in the
+// state directory, checks that config.json is still the file it read (an
+// edit made meanwhile without the lock is merged as a hand edit, never
+// overwritten), and only then renames the new config into place. An error
+// before that rename changes nothing; a crash at any point is completed or
+// undone by the next run, which also removes the temporary files of dead
+// runs. config.json is validated first: a grant whose regular expression
+// does not compile (file, list, index, the RE2 error), an unknown
+// agentShim.mode (ask, allow, yolo) or agentShim.runtime (on, off, require)
+// and a key given twice are errors, and nothing is written.
+//
+// --rollback restores the backup exactly when config.json is still what the
+// rolled back change wrote; otherwise it keeps the edits made since (grants
+// added by hand, the user's agentShim keys). A rollback is itself a change
+// with a backup: --rollback undoes it.
 //
 // # Exit codes
 //
@@ -84,8 +111,10 @@
 //	   --check: a policy test failed; --lint: there are findings
 //	2  usage error: unknown flag or profile, conflicting modes, an argument
 //
-// "hooks status" exits 1 when a repository's hooks are missing, stale or
-// removed; "hooks run" always exits 0.
+//	3  "hooks status" only: a repository's hooks are missing, stale or
+//	   removed (not an error: 1 is)
+//
+// "hooks run" always exits 0.
 //
 // # Files
 //
@@ -105,6 +134,9 @@
 //	<state dir>/adhoc.json
 //	    the ad-hoc rules of the last apply, by content, which the hooks
 //	    re-apply, and those before each backed-up change (for --rollback)
+//	<state dir>/pending.json
+//	    a change in progress (see Transactions); the next run completes or
+//	    undoes it
 //	<state dir>/hooks.json, hook-run.*, hooks.log
 //	    the repositories hooks were installed in, the hook run's lock, dirty
 //	    mark and manifest fingerprint, and the hook run's error log

@@ -11,13 +11,14 @@ import (
 
 	"github.com/agent-shim/agent-shim/hooks"
 	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/setup"
 	"github.com/agent-shim/agent-shim/statefile"
 	"github.com/urfave/cli/v2"
 )
 
 const hooksHelp = `Install git hooks that keep config.json in step with the manifests: after a
-checkout or merge in the checkout root or any vendor/<x> repository, the hook
-re-applies the last applied profile and the ad-hoc rules (-a, -k, -d and the
+checkout, merge or rewrite (rebase, amend) in the checkout root or any
+vendor/<x> repository, the hook re-applies the last applied profile and the ad-hoc rules (-a, -k, -d and the
 --*-list files, kept by content) of the last manual run. It never fails a
 checkout, never prompts, skips file checkouts, returns at once when the
 manifests did not change, and logs errors to hooks.log in the state
@@ -31,8 +32,8 @@ core.hooksPath shared with other repositories is refused unless --force.
 
 The hook command names this binary's path, the checkout root and, when given,
 --config and --state-dir: install again after moving the binary. status exits
-1 unless every repository's hooks are installed (or installed with a foreign
-hook chained).`
+3 unless every repository's hooks are installed (or installed with a foreign
+hook chained), 1 on an error.`
 
 // helpFlag is each command's own --help: urfave's global one is shared
 // state that concurrent runs would race on.
@@ -73,7 +74,7 @@ func (o *options) hooksCommand() *cli.Command {
 					changes, err := hooks.Install(ctx, opts)
 					o.printChanges(root, changes)
 					if errors.Is(err, hooks.ErrForeignHooksPath) {
-						return &hintError{err, "core.hooksPath is shared; pass --force to install there"}
+						return &hintError{Err: err, Hint: "core.hooksPath is shared; pass --force to install there"}
 					}
 					return err
 				}),
@@ -92,7 +93,7 @@ func (o *options) hooksCommand() *cli.Command {
 			},
 			{
 				Name:      "status",
-				Usage:     "report the hooks of each repository; exit 1 unless all are installed",
+				Usage:     "report the hooks of each repository; exit 3 unless all are installed",
 				UsageText: "agents-setup [--config FILE] [--state-dir DIR] hooks status [--root DIR]",
 				HideHelp:  true,
 				Flags:     []cli.Flag{rootFlag(), helpFlag()},
@@ -101,7 +102,7 @@ func (o *options) hooksCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					if err := hooks.WriteReports(o.stdout, root, reports); err != nil {
+					if err := hooks.WriteReports(o.Stdout, root, reports); err != nil {
 						return err
 					}
 					var bad []string
@@ -111,7 +112,7 @@ func (o *options) hooksCommand() *cli.Command {
 						}
 					}
 					if len(bad) > 0 {
-						return &hintError{fmt.Errorf("hooks not installed in %s", strings.Join(bad, ", ")), "run agents-setup hooks install"}
+						return &notInstalled{bad}
 					}
 					return nil
 				}),
@@ -141,9 +142,9 @@ func (o *options) hooksAction(do func(ctx context.Context, root string, opts hoo
 		// --root may come before "hooks" (the app's flag, already in
 		// o.root) or after the subcommand.
 		if c.IsSet("root") {
-			o.root = c.String("root")
+			o.Root = c.String("root")
 		}
-		o.rootSet = o.root != ""
+		o.RootSet = o.Root != ""
 		root, opts, err := o.hookOptions(c.Bool("force"))
 		if err != nil {
 			return err
@@ -158,12 +159,12 @@ func (o *options) hooksAction(do func(ctx context.Context, root string, opts hoo
 // root, and --config and --state-dir when given, so that the hook never
 // guesses them from the repository git runs it in.
 func (o *options) hookOptions(force bool) (string, hooks.Options, error) {
-	root, err := o.findRoot()
+	root, err := o.FindRoot()
 	if err != nil {
 		return "", hooks.Options{}, err
 	}
 	if root == "" {
-		return "", hooks.Options{}, &hintError{errors.New("hooks: not inside a checkout (no .jiri_root or git repository)"), "run it from the checkout or give --root DIR"}
+		return "", hooks.Options{}, &hintError{Err: errors.New("hooks: not inside a checkout (no .jiri_root or git repository)"), Hint: "run it from the checkout or give --root DIR"}
 	}
 	var repos []string
 	if hasGit(root) {
@@ -185,7 +186,7 @@ func (o *options) hookOptions(force bool) (string, hooks.Options, error) {
 	if len(repos) == 0 {
 		return "", hooks.Options{}, fmt.Errorf("hooks: no git repository in %s or its vendor directory", root)
 	}
-	path, dir, err := o.paths()
+	path, dir, err := o.Paths()
 	if err != nil {
 		return "", hooks.Options{}, err
 	}
@@ -197,7 +198,7 @@ func (o *options) hookOptions(force bool) (string, hooks.Options, error) {
 	// that chose it here ($GEMINI_CONFIG_DIR, $GEMINI_HOME), and a hook
 	// keeping another config in step would be worse than none.
 	flags := []string{"--root", root, "--config", path}
-	if o.stateDir != "" {
+	if o.StateDir != "" {
 		flags = append(flags, "--state-dir", dir)
 	}
 	return root, hooks.Options{Repos: repos, Command: hooks.HookCommand(exe, flags...), StateDir: dir, Force: force}, nil
@@ -230,9 +231,9 @@ func relName(root, repo string) string {
 func (o *options) printChanges(root string, changes []hooks.Change) {
 	for _, c := range changes {
 		if filepath.IsAbs(c.Path) {
-			fmt.Fprintf(o.stdout, "%s: %s\n", relName(root, c.Path), c.Action)
+			fmt.Fprintf(o.Stdout, "%s: %s\n", relName(root, c.Path), c.Action)
 		} else { // a configuration key
-			fmt.Fprintf(o.stdout, "%s: %s: %s\n", relName(root, c.Repo), c.Path, c.Action)
+			fmt.Fprintf(o.Stdout, "%s: %s: %s\n", relName(root, c.Repo), c.Path, c.Action)
 		}
 	}
 }
@@ -243,20 +244,20 @@ func (o *options) printChanges(root string, changes []hooks.Change) {
 // go to hooks.log in the state directory, and a line on stderr.
 func (o *options) hookRun(c *cli.Context) error {
 	c.App.Reader = strings.NewReader("") // nothing ever prompts
-	stderr := o.stderr
-	o.stdout, o.hook = io.Discard, true
+	stderr := o.Stderr
+	o.Stdout, o.Hook = io.Discard, true
 	// The hook re-applies; flags of the other modes given before "hooks"
 	// do not turn it into a dry run, an --init or a reset.
-	o.dryRun, o.init, o.status, o.reset, o.rollbackSet, o.profileSet = false, false, false, false, false, false
+	o.DryRun, o.Init, o.Status, o.Reset, o.RollbackSet, o.ProfileSet = false, false, false, false, false, false
 	args := c.Args().Slice()
-	path, dir, err := o.paths()
+	path, dir, err := o.Paths()
 	if err != nil {
 		// No state directory to log to.
 		fmt.Fprintf(stderr, "agents-setup: hook: %v\n", err)
 		return nil
 	}
-	o.rootSet = o.root != ""
-	root, rootErr := o.findRoot()
+	o.RootSet = o.Root != ""
+	root, rootErr := o.FindRoot()
 	err = hooks.Run(c.Context, hooks.RunOptions{
 		Args:     args,
 		StateDir: dir,
@@ -279,16 +280,9 @@ func (o *options) hookRun(c *cli.Context) error {
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return "", fmt.Errorf("reading state: %w", err)
 			}
-			return path + "\x00" + identity(info) + "\x00" + fp, nil
+			return path + "\x00" + setup.Identity(info) + "\x00" + fp, nil
 		},
-		Apply: func(ctx context.Context) error {
-			s, unlock, err := o.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer unlock()
-			return s.apply(ctx)
-		},
+		Apply: func(ctx context.Context) error { return setup.Apply(ctx, &o.Options) },
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "agents-setup: hook: %v (see %s)\n", err, hooks.LogPath(dir))

@@ -8,37 +8,43 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/setup"
 	"github.com/urfave/cli/v2"
 )
 
 // Exit codes; see doc.go.
 const (
-	exitOK    = 0
-	exitError = 1 // bad input (config, state, manifest), I/O, lock
-	exitUsage = 2 // bad flags, unknown profile, conflicting modes
+	exitOK           = 0
+	exitError        = 1 // bad input (config, state, manifest), I/O, lock
+	exitUsage        = 2 // bad flags, unknown profile, conflicting modes
+	exitNotInstalled = 3 // hooks status: some hooks are not installed
 )
+
+// notInstalled is "hooks status" finding hooks missing, stale or
+// removed: a state to report, not an error (exit 3).
+type notInstalled struct{ repos []string }
+
+func (e *notInstalled) Error() string {
+	return "hooks not installed in " + strings.Join(e.repos, ", ")
+}
 
 func main() { os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) }
 
-// usageError is a mistake on the command line: exit code 2.
-type usageError struct{ msg string }
+// Test seams: the clock and the service restarter.
+var (
+	now     = time.Now
+	restart = setup.SystemctlRestart
+)
 
-func (e *usageError) Error() string { return e.msg }
+type (
+	usageError = setup.UsageError
+	hintError  = setup.HintError
+)
 
-func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
-}
-
-// hintError carries a hint on how to fix the error.
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (e *hintError) Error() string { return e.err.Error() }
-func (e *hintError) Unwrap() error { return e.err }
+var usagef = setup.Usagef
 
 // run is main without the process: tests call it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -48,10 +54,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
+	var ni *notInstalled
+	if errors.As(err, &ni) {
+		fmt.Fprintf(stderr, "agents-setup: %v\n", err)
+		fmt.Fprintf(stderr, "agents-setup: hint: run agents-setup hooks install\n")
+		return exitNotInstalled
+	}
 	fmt.Fprintf(stderr, "agents-setup: error: %v\n", err)
 	var hint *hintError
 	if errors.As(err, &hint) {
-		fmt.Fprintf(stderr, "agents-setup: hint: %s\n", hint.hint)
+		fmt.Fprintf(stderr, "agents-setup: hint: %s\n", hint.Hint)
 	}
 	var usage *usageError
 	if errors.As(err, &usage) {
@@ -88,20 +100,8 @@ func fixRollback(args []string) []string {
 	return out
 }
 
-// options are the command line, parsed.
-type options struct {
-	profile                          string
-	allow, ask, deny                 []string
-	allowLists, askLists, denyLists  []string
-	configPath, stateDir, root       string
-	dryRun, init, status, reset      bool
-	rollback                         int
-	stdout, stderr                   io.Writer
-	profileSet, rollbackSet, rootSet bool
-	// hook is set for a hook run: it re-applies the saved profile and
-	// the recorded ad-hoc rules, whatever the command line says.
-	hook bool
-}
+// options are the command line, parsed, for package setup.
+type options struct{ setup.Options }
 
 const helpText = `Turn the permission manifests of a checkout into the agent's config.json.
 
@@ -122,7 +122,9 @@ Profiles: ` + "read-only, local-changes (default), external-changes, full-access
 The profile defaults to the last one applied.`
 
 func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
-	o.stdout, o.stderr = stdout, stderr
+	o.Stdout, o.Stderr = stdout, stderr
+	o.Now = func() time.Time { return now() }
+	o.Restart = func(ctx context.Context, services []string, w io.Writer) error { return restart(ctx, services, w) }
 	return &cli.App{
 		Name:            "agents-setup",
 		Usage:           "write the agent permission policy of a checkout into config.json",
@@ -139,27 +141,27 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ErrWriter:                 stderr,
 		ExitErrHandler:            func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &usageError{err.Error()}
+			return &usageError{Msg: err.Error()}
 		},
 		Commands: []*cli.Command{o.hooksCommand()},
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, Usage: "`PROFILE`: " + strings.Join(manifest.Profiles, ", "), Destination: &o.profile},
+			&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, Usage: "`PROFILE`: " + strings.Join(manifest.Profiles, ", "), Destination: &o.Profile},
 			&cli.StringSliceFlag{Name: "allow", Aliases: []string{"a"}, Usage: "allow `CMD` (ad-hoc rule, repeatable)"},
 			&cli.StringSliceFlag{Name: "ask", Aliases: []string{"k"}, Usage: "ask before `CMD` (ad-hoc rule, repeatable)"},
 			&cli.StringSliceFlag{Name: "deny", Aliases: []string{"d"}, Usage: "deny `CMD` (ad-hoc rule, repeatable)"},
 			&cli.StringSliceFlag{Name: "allow-list", Usage: "allow the rules in `FILE` (repeatable)"},
 			&cli.StringSliceFlag{Name: "ask-list", Usage: "ask before the rules in `FILE` (repeatable)"},
 			&cli.StringSliceFlag{Name: "deny-list", Usage: "deny the rules in `FILE` (repeatable)"},
-			&cli.StringFlag{Name: "config", Usage: "the agent's config `FILE` (default $GEMINI_CONFIG_DIR/config.json, $GEMINI_HOME/config/config.json or ~/.gemini/config/config.json)", Destination: &o.configPath},
-			&cli.StringFlag{Name: "state-dir", Usage: "keep state and backups in `DIR` (default $XDG_STATE_HOME/agents-setup/<config>)", Destination: &o.stateDir},
-			&cli.StringFlag{Name: "root", Usage: "the checkout root `DIR` (default: found from the current directory)", Destination: &o.root},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes per list without writing anything", Destination: &o.dryRun},
-			&cli.BoolFlag{Name: "init", Usage: "write the built-in default manifests into the checkout for editing, then apply", Destination: &o.init},
-			&cli.BoolFlag{Name: "status", Usage: "print the profile, grant counts, manifest files and recent history", Destination: &o.status},
-			&cli.IntFlag{Name: "rollback", Usage: "restore config.json from before the last `N` applies (default 1)", Destination: &o.rollback},
-			&cli.BoolFlag{Name: "reset", Usage: "remove the managed grants and rules, keeping the ones added by hand", Destination: &o.reset},
+			&cli.StringFlag{Name: "config", Usage: "the agent's config `FILE` (default $GEMINI_CONFIG_DIR/config.json, $GEMINI_HOME/config/config.json or ~/.gemini/config/config.json)", Destination: &o.Config},
+			&cli.StringFlag{Name: "state-dir", Usage: "keep state and backups in `DIR` (default $XDG_STATE_HOME/agents-setup/<config>)", Destination: &o.StateDir},
+			&cli.StringFlag{Name: "root", Usage: "the checkout root `DIR` (default: found from the current directory)", Destination: &o.Root},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes per list without writing anything", Destination: &o.DryRun},
+			&cli.BoolFlag{Name: "init", Usage: "write the built-in default manifests into the checkout for editing, then apply", Destination: &o.Init},
+			&cli.BoolFlag{Name: "status", Usage: "print the profile, grant counts, manifest files and recent history", Destination: &o.Status},
+			&cli.IntFlag{Name: "rollback", Usage: "restore config.json from before the last `N` applies (default 1)", Destination: &o.Rollback},
+			&cli.BoolFlag{Name: "reset", Usage: "remove the managed grants and rules, keeping the ones added by hand", Destination: &o.Reset},
 			&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show this help"},
-		}, checkFlags...), // policy tests and lint (check.go)
+		}, freshFlags(checkFlags)...), // policy tests and lint (check.go)
 		Action: func(c *cli.Context) error {
 			if c.Bool("help") {
 				return cli.ShowAppHelp(c)
@@ -170,10 +172,30 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			if c.Bool("check") || c.Bool("lint") || c.Bool("json") {
 				return policyChecks(c) // check.go
 			}
-			o.allow, o.ask, o.deny = c.StringSlice("allow"), c.StringSlice("ask"), c.StringSlice("deny")
-			o.allowLists, o.askLists, o.denyLists = c.StringSlice("allow-list"), c.StringSlice("ask-list"), c.StringSlice("deny-list")
-			o.profileSet, o.rollbackSet, o.rootSet = c.IsSet("profile"), c.IsSet("rollback"), c.IsSet("root")
-			return o.run(c.Context)
+			o.Allow, o.Ask, o.Deny = c.StringSlice("allow"), c.StringSlice("ask"), c.StringSlice("deny")
+			o.AllowLists, o.AskLists, o.DenyLists = c.StringSlice("allow-list"), c.StringSlice("ask-list"), c.StringSlice("deny-list")
+			o.ProfileSet, o.RollbackSet, o.RootSet = c.IsSet("profile"), c.IsSet("rollback"), c.IsSet("root")
+			return setup.Run(c.Context, &o.Options)
 		},
 	}
+}
+
+// freshFlags copies flags kept in package variables: urfave/cli writes
+// into a flag while it parses (HasBeenSet, the value), so two runs at once
+// (the tests run many) must not share one.
+func freshFlags(flags []cli.Flag) []cli.Flag {
+	out := make([]cli.Flag, len(flags))
+	for i, f := range flags {
+		switch f := f.(type) {
+		case *cli.BoolFlag:
+			c := *f
+			out[i] = &c
+		case *cli.StringFlag:
+			c := *f
+			out[i] = &c
+		default:
+			out[i] = f
+		}
+	}
+	return out
 }

@@ -38,13 +38,44 @@ func TestMain(m *testing.M) {
 		restart = fakeRestart
 		os.Exit(run(context.Background(), args, os.Stdin, os.Stdout, os.Stderr))
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(pinnedM{m}, map[string]func(){
 		"agents-setup": func() {
 			now = func() time.Time { return testTime }
 			restart = fakeRestart
 			main()
 		},
 	})
+}
+
+// pinnedM runs the tests with HOME and XDG_* in a temporary directory and
+// fake restarts: the test binary's own runs (the scripts pin theirs in
+// Setup) never touch the real home, and tests need no t.Setenv, so they
+// can run in parallel. (It wraps m rather than running first in TestMain:
+// testscript runs the scripts' commands through TestMain too.)
+type pinnedM struct{ m *testing.M }
+
+func (p pinnedM) Run() int {
+	restart = fakeRestart
+	// The processes tests start are this binary: see Setup's GORACE.
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	home, err := os.MkdirTemp("", "agents-setup-test-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(home)
+	for k, v := range map[string]string{
+		"HOME":              home,
+		"XDG_CONFIG_HOME":   filepath.Join(home, ".config"),
+		"XDG_STATE_HOME":    filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME":    filepath.Join(home, ".cache"),
+		"XDG_DATA_HOME":     filepath.Join(home, ".local", "share"),
+		"GEMINI_CONFIG_DIR": "",
+		"GEMINI_HOME":       "",
+	} {
+		os.Setenv(k, v)
+	}
+	return p.m.Run()
 }
 
 // fakeRestart stands in for systemctl: no test restarts a real service.
@@ -60,6 +91,11 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		Setup: func(env *testscript.Env) error {
 			work := env.WorkDir
+			// Every command of a script is this test binary; built with
+			// -race it would sleep a second before exiting (GORACE's
+			// atexit_sleep_ms, default 1000): most of the package's
+			// test time once.
+			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			env.Setenv("HOME", filepath.Join(work, "home"))
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(work, "home", ".config"))
 			env.Setenv("XDG_STATE_HOME", filepath.Join(work, "home", ".local", "state"))
@@ -82,6 +118,7 @@ func TestScripts(t *testing.T) {
 			"summary": cmdSummary,
 			"backups": cmdBackups,
 			"mode":    cmdMode,
+			"catglob": cmdCatglob,
 		},
 	})
 }
@@ -257,5 +294,22 @@ func cmdMode(ts *testscript.TestScript, neg bool, args []string) {
 		fi, err := os.Lstat(ts.MkAbs(a))
 		ts.Check(err)
 		fmt.Fprintf(ts.Stdout(), "%s %s\n", fi.Mode(), a)
+	}
+}
+
+// cmdCatglob prints the files matching a glob (the state directory's name
+// holds a hash of the config's path): catglob PATTERN.
+func cmdCatglob(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: catglob PATTERN")
+	}
+	files, _ := filepath.Glob(ts.MkAbs(args[0]))
+	if len(files) == 0 {
+		ts.Fatalf("no file matches %s", args[0])
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		ts.Check(err)
+		ts.Stdout().Write(data)
 	}
 }

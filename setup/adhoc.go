@@ -1,4 +1,4 @@
-package main
+package setup
 
 import (
 	"encoding/json"
@@ -63,14 +63,14 @@ func loadAdhoc(st statefile.Store) (*adhocRecord, error) {
 	}
 	var rec adhocRecord
 	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, &hintError{fmt.Errorf("reading ad-hoc rules %s: %w", path, err), "remove it; the next run records its own ad-hoc rules"}
+		return nil, &HintError{fmt.Errorf("reading ad-hoc rules %s: %w", path, err), "remove it; the next run records its own ad-hoc rules"}
 	}
 	if rec.Version != adhocVersion {
-		return nil, &hintError{fmt.Errorf("reading ad-hoc rules %s: version %d, want %d", path, rec.Version, adhocVersion), "remove it; the next run records its own ad-hoc rules"}
+		return nil, &HintError{fmt.Errorf("reading ad-hoc rules %s: version %d, want %d", path, rec.Version, adhocVersion), "remove it; the next run records its own ad-hoc rules"}
 	}
 	for _, r := range rec.Rules {
 		if listIndex(r.List) < 0 || r.Text == "" {
-			return nil, &hintError{fmt.Errorf("reading ad-hoc rules %s: bad rule %+v", path, r), "remove it; the next run records its own ad-hoc rules"}
+			return nil, &HintError{fmt.Errorf("reading ad-hoc rules %s: bad rule %+v", path, r), "remove it; the next run records its own ad-hoc rules"}
 		}
 	}
 	return &rec, nil
@@ -107,12 +107,22 @@ func fromRecord(rules []adhocRule) ([]manifest.Line, []int) {
 	return lines, to
 }
 
-// recordAdhoc records rules as the ad-hoc rules now in force. backup, when
-// not "", names the backup of the change that put them in force: the rules
-// before it, if any, are kept for --rollback. Entries of backups no longer
-// in the history go. Nothing is written when nothing changed, so a user of
-// no ad-hoc rules never has the file.
+// recordAdhoc records rules as the ad-hoc rules now in force (see
+// nextAdhoc), writing adhoc.json when that changes it.
 func recordAdhoc(st statefile.Store, prev *adhocRecord, rules []adhocRule, backup string, history []statefile.Entry) error {
+	next := nextAdhoc(prev, rules, backup, history)
+	if next == nil {
+		return nil
+	}
+	return saveAdhoc(st, next)
+}
+
+// nextAdhoc returns the record of rules as the ad-hoc rules now in force,
+// or nil when it equals prev. backup, when not "", names the backup of the
+// change that put them in force: the rules before it, if any, are kept for
+// --rollback. Entries of backups no longer in the history go. A user of no
+// ad-hoc rules never has the file.
+func nextAdhoc(prev *adhocRecord, rules []adhocRule, backup string, history []statefile.Entry) *adhocRecord {
 	next := adhocRecord{Version: adhocVersion, Rules: rules, Before: map[string][]adhocRule{}}
 	if backup != "" && len(prev.Rules) > 0 {
 		next.Before[backup] = prev.Rules
@@ -128,7 +138,10 @@ func recordAdhoc(st statefile.Store, prev *adhocRecord, rules []adhocRule, backu
 	if sameRecord(prev, &next) {
 		return nil
 	}
-	return saveAdhoc(st, &next)
+	if next.Rules == nil {
+		next.Rules = []adhocRule{}
+	}
+	return &next
 }
 
 func sameRecord(a, b *adhocRecord) bool {
