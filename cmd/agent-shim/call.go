@@ -90,21 +90,8 @@ func quoteArgv(argv []string) (string, error) {
 	return strings.Join(parts, " "), nil
 }
 
-// quoteWord quotes argument i of an argv with syntax.Quote, but leaves
-// alone an argument after the first whose only special character is `=`
-// (`API_TOKEN=x` given to env, `of=x` to dd): there it cannot be an
-// assignment, and a log's secret masking reads it as the word it is.
-func quoteWord(i int, a string) (string, error) {
-	q, err := syntax.Quote(a, syntax.LangBash)
-	if err != nil || i == 0 || q == a || !strings.Contains(a, "=") {
-		return q, err
-	}
-	plain := strings.ReplaceAll(a, "=", "_")
-	if q2, err := syntax.Quote(plain, syntax.LangBash); err == nil && q2 == plain {
-		return a, nil
-	}
-	return q, nil
-}
+// quoteWord quotes argument i of an argv with syntax.Quote.
+func quoteWord(_ int, a string) (string, error) { return syntax.Quote(a, syntax.LangBash) }
 
 // callDir is where a shell tool runs its command: the cwd, or the
 // directory the tool names (Gemini's run_shell_command has dir_path).

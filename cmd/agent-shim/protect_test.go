@@ -227,14 +227,14 @@ func TestForgedSession(t *testing.T) {
 }
 
 // TestQuoteArgv: an argv quoted back into a line parses into the same
-// words (syntax.Quote), `=` left bare where it cannot be an assignment.
+// words (syntax.Quote).
 func TestQuoteArgv(t *testing.T) {
 	for _, tc := range []struct {
 		in   []string
 		want string
 	}{
 		{[]string{"git", "status"}, "git status"},
-		{[]string{"env", "API_TOKEN=x", "make"}, "env API_TOKEN=x make"},
+		{[]string{"env", "API_TOKEN=x", "make"}, "env 'API_TOKEN=x' make"},
 		{[]string{"A=b", "c"}, "'A=b' c"},
 		{[]string{"echo", "a=~/x"}, "echo 'a=~/x'"},
 		{[]string{"echo", "it's", "$HOME", ""}, `echo "it's" '$HOME' ''`},
