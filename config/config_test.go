@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-shim/agent-shim/statefile"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -485,5 +486,64 @@ func TestRuntimeAndRequireHook(t *testing.T) {
 		if _, err := Parse("c.json", []byte(bad)); err == nil {
 			t.Errorf("Parse(%s) = nil error, want a shape error", bad)
 		}
+	}
+}
+
+// TestRulesByDigest: a rule whose grants are all in the lists names them
+// by digest, and reading the file back gives the same rules; a rule with a
+// grant outside the lists keeps the text; files that spell the text (as
+// older versions wrote them) still read the same.
+func TestRulesByDigest(t *testing.T) {
+	ls, push := "command(regex:^ls$)", "command(git push)"
+	f, err := Parse("config.json", []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Grants = Grants{Allow: []string{ls}, Ask: []string{push}, Deny: []string{}}
+	rules := []Rule{
+		{Line: "ls", Category: "read_only", Source: Source{Overlay: ".", File: "p/read_only.txt", Line: 3}, Grants: []string{ls}},
+		{Line: "git push", Category: "external_changes", Source: Source{Overlay: "builtin", File: "external_changes.txt", Line: 1}, Grants: []string{push, ls}},
+		{Line: "gone", Category: "read_only", Grants: []string{"command(gone)", ls}},
+		{Line: "none", Category: "read_only", Grants: []string{}},
+	}
+	f.Shim.Rules = rules
+	out, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(out), ls); n != 2 {
+		t.Errorf("the grant %q is written %d times, want twice (in allow and in the rule that is not all in the lists):\n%s", ls, n, out)
+	}
+	if !strings.Contains(string(out), statefile.Digest(push)) {
+		t.Errorf("no digest of %q:\n%s", push, out)
+	}
+	g, err := Parse("config.json", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rules, g.Shim.Rules); diff != "" {
+		t.Errorf("rules read back (-want +got):\n%s", diff)
+	}
+	again, err := g.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(out) {
+		t.Errorf("second Marshal differs:\n%s\n%s", out, again)
+	}
+
+	// A digest no list holds (the grant was removed by hand) is dropped;
+	// the text form is read as before, and both may be mixed.
+	in := `{"userSettings": {"globalPermissionGrants": {"allow": ["` + ls + `"]}},
+  "agentShim": {"rules": [
+    {"line": "ls", "category": "read_only", "digests": ["` + statefile.Digest(ls) + `", "` + statefile.Digest(push) + `"]},
+    {"line": "old", "category": "read_only", "grants": ["` + push + `"], "digests": ["` + statefile.Digest(ls) + `"]}]}}`
+	h, err := Parse("config.json", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Rule{{Line: "ls", Category: "read_only", Grants: []string{ls}}, {Line: "old", Category: "read_only", Grants: []string{push, ls}}}
+	if diff := cmp.Diff(want, h.Shim.Rules); diff != "" {
+		t.Errorf("rules (-want +got):\n%s", diff)
 	}
 }

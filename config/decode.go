@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agent-shim/agent-shim/statefile"
 )
 
 // decoder is a single-pass JSON decoder for the parts of config.json this
@@ -32,6 +34,16 @@ type decoder struct {
 	scratch []byte
 	// seen interns strings: a rule's grants repeat the lists' grants.
 	seen map[string]string
+	// digests are the current rule's "digests"; refs those of every rule,
+	// resolved against the grant lists once the whole file is read.
+	digests []string
+	refs    []ruleRefs
+}
+
+// ruleRefs are the grant digests of the rule at index rule.
+type ruleRefs struct {
+	rule    int
+	digests []string
 }
 
 // step is a key (or, when key is "", an index) on the path to a value.
@@ -599,7 +611,31 @@ func (d *decoder) document(f *File) error {
 	if d.ws(); d.pos < len(d.data) {
 		return d.unexpected("after top-level value")
 	}
+	resolve(f, d.refs)
 	return nil
+}
+
+// resolve appends to each rule the grants its digests name. A digest no
+// list holds names a grant a person removed by hand: the rule no longer
+// claims it, as if its text were listed but not in the lists.
+func resolve(f *File, refs []ruleRefs) {
+	if len(refs) == 0 {
+		return
+	}
+	byDigest := make(map[string]string, len(f.Grants.Allow)+len(f.Grants.Ask)+len(f.Grants.Deny))
+	for _, list := range [][]string{f.Grants.Allow, f.Grants.Ask, f.Grants.Deny} {
+		for _, g := range list {
+			byDigest[statefile.Digest(g)] = g
+		}
+	}
+	for _, ref := range refs {
+		r := &f.Shim.Rules[ref.rule]
+		for _, dg := range ref.digests {
+			if g, ok := byDigest[dg]; ok && !slices.Contains(r.Grants, g) {
+				r.Grants = append(r.Grants, g)
+			}
+		}
+	}
 }
 
 // recording wraps an object's member callback to record where each
@@ -659,9 +695,14 @@ func (d *decoder) shim(f *File) error {
 			s.RequireHook, err = d.bool()
 		case "rules":
 			s.Rules = nil
+			d.refs = nil
 			err = d.array(func() error {
 				var r Rule
+				d.digests = nil
 				err := d.rule(&r)
+				if d.digests != nil {
+					d.refs = append(d.refs, ruleRefs{len(s.Rules), d.digests})
+				}
 				s.Rules = append(s.Rules, r)
 				return err
 			})
@@ -710,6 +751,8 @@ func (d *decoder) rule(r *Rule) error {
 			r.Category, err = d.string()
 		case "grants":
 			r.Grants, err = d.strings()
+		case "digests":
+			d.digests, err = d.strings()
 		case "source":
 			r.Source = Source{}
 			err = d.object(func(key string) error {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agent-shim/agent-shim/statefile"
 )
 
 // span is where the value of an object member lies in File.text.
@@ -150,7 +152,20 @@ func (w *writer) strings(list []string, depth int) {
 	w.buf = append(w.buf, ']')
 }
 
-func (w *writer) rules(rules []Rule, depth int) {
+// rules writes the shim's rules. A rule whose grants are all in the grant
+// lists names them by digest (statefile.Digest) instead of repeating their
+// text: Parse looks them up again. Others keep the text, so that reading
+// the file back gives the same rules.
+func (w *writer) rules(rules []Rule, lists Grants, depth int) {
+	var inLists map[string]bool
+	if len(rules) > 0 {
+		inLists = make(map[string]bool, len(lists.Allow)+len(lists.Ask)+len(lists.Deny))
+		for _, l := range [][]string{lists.Allow, lists.Ask, lists.Deny} {
+			for _, g := range l {
+				inLists[g] = true
+			}
+		}
+	}
 	if len(rules) == 0 {
 		w.buf = append(w.buf, '[', ']')
 		return
@@ -171,11 +186,31 @@ func (w *writer) rules(rules []Rule, depth int) {
 					{key: "line", write: num(r.Source.Line)},
 				}, depth)
 			}},
-			{key: "grants", write: func(w *writer, depth int) { w.strings(r.Grants, depth) }},
+			grantsMember(r.Grants, inLists),
 		}, depth+1)
 	}
 	w.indent(depth)
 	w.buf = append(w.buf, ']')
+}
+
+// grantsMember is a rule's grants: by digest when every one is in the
+// lists, else as text.
+func grantsMember(grants []string, inLists map[string]bool) member {
+	byDigest := len(grants) > 0
+	for i, g := range grants {
+		if !inLists[g] || slices.Contains(grants[:i], g) {
+			byDigest = false
+			break
+		}
+	}
+	if !byDigest {
+		return member{key: "grants", write: func(w *writer, depth int) { w.strings(grants, depth) }}
+	}
+	digests := make([]string, len(grants))
+	for i, g := range grants {
+		digests[i] = statefile.Digest(g)
+	}
+	return member{key: "digests", write: func(w *writer, depth int) { w.strings(digests, depth) }}
 }
 
 func str(s string) func(*writer, int) {
@@ -272,10 +307,7 @@ func (f *File) sizeHint() int {
 		}
 	}
 	for _, r := range f.Shim.Rules {
-		n += quoted(r.Line) + quoted(r.Source.File) + 200
-		for _, g := range r.Grants {
-			n += quoted(g)
-		}
+		n += quoted(r.Line) + quoted(r.Source.File) + 200 + 48*len(r.Grants)
 	}
 	return n
 }
@@ -292,7 +324,7 @@ func (f *File) shimObject() object {
 	o := f.kept(f.layout.shim).
 		set("version", num(version)).
 		set("profile", str(s.Profile)).
-		set("rules", func(w *writer, d int) { w.rules(s.Rules, d) })
+		set("rules", func(w *writer, d int) { w.rules(s.Rules, f.Grants, d) })
 	if s.Mode != f.orig.Mode {
 		o = o.set("mode", str(s.Mode))
 	}
