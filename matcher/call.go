@@ -393,14 +393,7 @@ func (c *call) tokens(args []shellparse.Word, dir string) []tok {
 	return out
 }
 
-func trusted(o *programs.Opt) bool {
-	for _, f := range o.Facts {
-		if !f.Builtin {
-			return false
-		}
-	}
-	return len(o.Facts) > 0
-}
+func trusted(o *programs.Opt) bool { return o.Builtin }
 
 // spell is an option as written, for reasons.
 func spell(st programs.Token) string {

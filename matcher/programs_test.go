@@ -250,6 +250,11 @@ var factTests = []struct {
 	{"gawk -e 'BEGIN{system(\"id\")}'", Ask, ""},
 	{"gawk '$1 || $2' f", Allow, ""},
 
+	// sed's e command runs a command line.
+	{"sed 'e rm -rf /' f", Deny, ""},
+	{"sed '1e git push --force' f", Deny, ""},
+	{"sed '1e id' f", Ask, ""},
+
 	// Interpreters' inline code.
 	{"Rscript -e 'system(\"id\")'", Ask, "-e"},
 	{"python3.12 -c 1", Default, ""},

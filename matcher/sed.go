@@ -84,6 +84,10 @@ func (c *call) sedFloors() {
 	for _, s := range scripts {
 		if sedRuns(s) {
 			c.floor("sed script runs commands or writes files: %s", s)
+			// GNU sed's e COMMAND runs COMMAND: a deny inside is a deny.
+			sedScan(s, func(cmd string) {
+				c.nested = append(c.nested, nested{script: cmd, via: "sed e"})
+			})
 			return
 		}
 	}
@@ -91,7 +95,11 @@ func (c *call) sedFloors() {
 
 // sedRuns reports whether a sed script has a command that executes a
 // program or writes a file. What it cannot read counts as doing so.
-func sedRuns(s string) bool {
+func sedRuns(s string) bool { return sedScan(s, nil) }
+
+// sedScan is sedRuns, calling exec with the command of each e command it
+// reads before it stops.
+func sedScan(s string, exec func(cmd string)) bool {
 	i := 0
 	skipTo := func(stop string) {
 		for i < len(s) && !strings.ContainsRune(stop, rune(s[i])) {
@@ -156,7 +164,14 @@ func sedRuns(s string) bool {
 			skipTo(";\n}")
 		case 'r', 'R':
 			skipTo("\n") // reads a file: harmless
-		case 'w', 'W', 'e':
+		case 'e':
+			start := i
+			skipTo("\n")
+			if cmd := strings.TrimSpace(s[start:i]); cmd != "" && exec != nil {
+				exec(cmd)
+			}
+			return true
+		case 'w', 'W':
 			return true
 		case 's', 'y':
 			if i >= len(s) || s[i] == '\\' || s[i] == '\n' {

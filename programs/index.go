@@ -21,6 +21,7 @@ type Program struct {
 	HelpFact *Fact
 	globals  map[string]*globalOpt
 	config   []configKey
+	lz       *lazy // parses subcommand blocks when first asked for
 }
 
 type globalOpt struct {
@@ -77,8 +78,9 @@ type Opt struct {
 	Consumes bool
 	// Effects are what the option makes the program do.
 	Effects []Effect
-	// Facts are the facts that named the option.
-	Facts []*Fact
+	// Builtin is set when every fact that named the option is built in.
+	Builtin bool
+	named   bool // some fact named it
 }
 
 // Effect is one thing an option makes a program do.
@@ -118,6 +120,11 @@ func (e Effect) Rest(value string) string {
 
 func (t *Table) index() {
 	t.progs = map[string]*Program{}
+	t.indexFacts()
+}
+
+// indexFacts adds the table's blocks and facts to its programs.
+func (t *Table) indexFacts() {
 	for _, k := range t.order {
 		t.block(k)
 	}
@@ -162,8 +169,13 @@ func (t *Table) index() {
 				(*m)[a] = f
 			}
 		default:
-			for _, a := range f.Args {
-				sp, _ := parseSpelling(a, f.Kind)
+			for i, a := range f.Args {
+				var sp spelling
+				if i < len(f.spells) {
+					sp = f.spells[i]
+				} else {
+					sp, _ = parseSpelling(a, f.Kind)
+				}
 				e := Effect{Kind: f.Kind, Mode: f.Arg, Prefix: sp.prefix, Contain: sp.contain, Plus: sp.plus, Fact: f}
 				switch {
 				case sp.plus != 0:
@@ -177,7 +189,8 @@ func (t *Table) index() {
 					continue
 				}
 				o := b.opt(sp)
-				o.Facts = append(o.Facts, f)
+				o.Builtin = f.Builtin && (o.Builtin || !o.named)
+				o.named = true
 				switch f.Kind {
 				case Alias:
 					o.Canon = append(o.Canon, f.Arg)
@@ -287,7 +300,7 @@ func (b *Block) Abbrev(name string) *Opt {
 					out = &Opt{}
 				}
 				out.Effects = append(out.Effects, o.Effects...)
-				out.Facts = append(out.Facts, o.Facts...)
+				out.named = true // never Builtin: an abbreviation is a guess
 				if o.Takes == Required {
 					out.Takes = Required
 				}
@@ -377,6 +390,9 @@ func (b *Block) ScriptFact() *Fact {
 func (p *Program) Sub(sub string) *Block {
 	if p == nil {
 		return nil
+	}
+	if p.lz != nil {
+		return p.lz.sub(p, sub)
 	}
 	return p.subs[sub]
 }

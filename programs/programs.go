@@ -72,66 +72,93 @@ var Builtin = sync.OnceValue(func() *Table {
 	return &Table{lz: newLazy("programs.txt", builtinText)}
 })
 
-// lazy is a built-in table parsed program by program.
+// lazy is a built-in table parsed block by block: a program's own block
+// when the program is first looked up, a subcommand's when it is.
 type lazy struct {
-	mu    sync.Mutex
-	name  string
-	lines []string
-	spans map[string][][2]int // program → [start, end) line ranges of its blocks
-	progs map[string]*Program
-	full  *Table
+	mu     sync.Mutex
+	name   string
+	lines  []string
+	blocks map[string][2]int // block key → [start, end) lines
+	known  map[string]bool   // programs with any block
+	progs  map[string]*Program
+	full   *Table
 }
 
 func newLazy(name string, data []byte) *lazy {
-	lz := &lazy{name: name, lines: strings.Split(string(data), "\n"), spans: map[string][][2]int{}, progs: map[string]*Program{}}
-	prog, start := "", 0
+	lz := &lazy{name: name, lines: strings.Split(string(data), "\n"), blocks: map[string][2]int{},
+		known: map[string]bool{}, progs: map[string]*Program{}}
+	key, start := "", 0
 	for i, l := range lz.lines {
-		l = strings.TrimSpace(l)
 		if l == "" || l[0] != '[' {
 			continue
 		}
-		if prog != "" {
-			lz.spans[prog] = append(lz.spans[prog], [2]int{start, i})
+		if key != "" {
+			lz.blocks[key] = [2]int{start, i}
 		}
-		prog, start = strings.TrimLeft(l[1:], " \t"), i
-		if j := strings.IndexAny(prog, " \t]"); j >= 0 {
-			prog = prog[:j]
-		}
-		prog = strings.ToLower(prog)
+		key, start = blockKey(l), i
+		prog, _, _ := strings.Cut(key, " ")
+		lz.known[prog] = true
 	}
-	if prog != "" {
-		lz.spans[prog] = append(lz.spans[prog], [2]int{start, len(lz.lines)})
+	if key != "" {
+		lz.blocks[key] = [2]int{start, len(lz.lines)}
 	}
 	return lz
 }
 
-// program parses one program's blocks, once.
+// blockKey normalizes a block header as Parse does: "[Git  push]" is "git push".
+func blockKey(line string) string {
+	words := strings.Fields(strings.TrimSuffix(strings.TrimSpace(line)[1:], "]"))
+	if len(words) == 0 {
+		return ""
+	}
+	words[0] = strings.ToLower(words[0])
+	return strings.Join(words, " ")
+}
+
+// program returns a program with its own block parsed, once.
 func (lz *lazy) program(name string) *Program {
 	lz.mu.Lock()
 	defer lz.mu.Unlock()
 	if p, ok := lz.progs[name]; ok {
 		return p
 	}
-	spans := lz.spans[name]
-	if spans == nil {
+	if !lz.known[name] {
 		return nil // not cached: names seen are not kept
 	}
-	var p *Program
-	{
-		t := &Table{}
-		keys := map[string]bool{}
-		var errs []string
-		for _, sp := range spans {
-			t.parseLines(lz.name, lz.lines[sp[0]:sp[1]], sp[0]+1, true, keys, &errs)
-		}
-		if len(errs) > 0 {
-			panic("programs: embedded table: " + strings.Join(errs, "\n"))
-		}
-		t.index()
-		p = t.progs[name]
-	}
+	p := &Program{Name: name, subs: map[string]*Block{}, lz: lz}
+	p.Root = &Block{Key: name, prog: p}
+	lz.load(p, name)
 	lz.progs[name] = p
 	return p
+}
+
+// sub returns a subcommand's block, parsing it on first use.
+func (lz *lazy) sub(p *Program, sub string) *Block {
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	if b, ok := p.subs[sub]; ok {
+		return b
+	}
+	if !lz.load(p, p.Name+" "+sub) {
+		return nil
+	}
+	return p.subs[sub]
+}
+
+// load parses one block into p. lz.mu is held.
+func (lz *lazy) load(p *Program, key string) bool {
+	sp, ok := lz.blocks[key]
+	if !ok {
+		return false
+	}
+	t := &Table{progs: map[string]*Program{p.Name: p}}
+	var errs []string
+	t.parseLines(lz.name, lz.lines[sp[0]:sp[1]], sp[0]+1, true, map[string]bool{}, &errs)
+	if len(errs) > 0 {
+		panic("programs: embedded table: " + strings.Join(errs, "\n"))
+	}
+	t.indexFacts()
+	return true
 }
 
 // table parses the whole table, once.
@@ -238,6 +265,7 @@ type Fact struct {
 	// decision less strict where a program is otherwise misread (a value
 	// that looks like a flag).
 	Builtin bool
+	spells  []spelling // Args read as options, for opts kinds
 }
 
 // Program returns the program the fact is about.
@@ -457,11 +485,16 @@ func (t *Table) parseLines(name string, lines []string, first int, builtin bool,
 			continue
 		}
 		bad := false
+		if info.args == "opts" {
+			f.spells = make([]spelling, 0, len(args))
+		}
 		for _, a := range args {
 			var err error
 			switch info.args {
 			case "opts":
-				_, err = parseSpelling(a, kind)
+				var sp spelling
+				sp, err = parseSpelling(a, kind)
+				f.spells = append(f.spells, sp)
 			case "names":
 				if !envName(a) {
 					err = fmt.Errorf("%q is not a variable name", a)

@@ -135,14 +135,7 @@ func (b *Block) AppendSplit(dst []Token, args []Arg) []Token {
 }
 
 // trusted reports whether every fact naming o is built in.
-func (b *Block) trusted(o *Opt) bool {
-	for _, f := range o.Facts {
-		if !f.Builtin {
-			return false
-		}
-	}
-	return true
-}
+func (b *Block) trusted(o *Opt) bool { return o.Builtin }
 
 // clusterLike reports whether a word reads as a cluster of option letters
 // (tar's first word: xzf, tvf).
