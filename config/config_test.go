@@ -279,16 +279,7 @@ func TestMarshalUpdates(t *testing.T) {
     "version": 1,
     "profile": "full-access",
     "rules": [
-      {
-        "line": "a<b",
-        "category": "read_only",
-        "source": {
-          "overlay": "builtin",
-          "file": "read_only.txt",
-          "line": 1
-        },
-        "grants": []
-      }
+      {"line": "a<b", "category": "read_only", "source": {"overlay": "builtin", "file": "read_only.txt", "line": 1}, "grants": []}
     ]
   }
 }

@@ -170,32 +170,43 @@ func (w *writer) rules(rules []Rule, lists Grants, depth int) {
 		w.buf = append(w.buf, '[', ']')
 		return
 	}
+	// One rule per line: indenting each member would add a fifth to
+	// the rules' size.
 	w.buf = append(w.buf, '[')
 	for i, r := range rules {
 		if i > 0 {
 			w.buf = append(w.buf, ',')
 		}
 		w.indent(depth + 1)
-		w.object(object{
-			{key: "line", write: str(r.Line)},
-			{key: "category", write: str(r.Category)},
-			{key: "source", write: func(w *writer, depth int) {
-				w.object(object{
-					{key: "overlay", write: str(r.Source.Overlay)},
-					{key: "file", write: str(r.Source.File)},
-					{key: "line", write: num(r.Source.Line)},
-				}, depth)
-			}},
-			grantsMember(r.Grants, inLists),
-		}, depth+1)
+		w.buf = append(w.buf, `{"line": `...)
+		w.buf = appendQuoted(w.buf, r.Line)
+		w.buf = append(w.buf, `, "category": `...)
+		w.buf = appendQuoted(w.buf, r.Category)
+		w.buf = append(w.buf, `, "source": {"overlay": `...)
+		w.buf = appendQuoted(w.buf, r.Source.Overlay)
+		w.buf = append(w.buf, `, "file": `...)
+		w.buf = appendQuoted(w.buf, r.Source.File)
+		w.buf = append(w.buf, `, "line": `...)
+		w.buf = strconv.AppendInt(w.buf, int64(r.Source.Line), 10)
+		key, list := ruleGrants(r.Grants, inLists)
+		w.buf = append(w.buf, `}, "`...)
+		w.buf = append(w.buf, key...)
+		w.buf = append(w.buf, `": [`...)
+		for j, g := range list {
+			if j > 0 {
+				w.buf = append(w.buf, ',', ' ')
+			}
+			w.buf = appendQuoted(w.buf, g)
+		}
+		w.buf = append(w.buf, ']', '}')
 	}
 	w.indent(depth)
 	w.buf = append(w.buf, ']')
 }
 
-// grantsMember is a rule's grants: by digest when every one is in the
-// lists, else as text.
-func grantsMember(grants []string, inLists map[string]bool) member {
+// ruleGrants returns a rule's grants to write: by digest ("digests") when
+// every one is in the lists, else as text ("grants").
+func ruleGrants(grants []string, inLists map[string]bool) (key string, list []string) {
 	byDigest := len(grants) > 0
 	for i, g := range grants {
 		if !inLists[g] || slices.Contains(grants[:i], g) {
@@ -204,13 +215,13 @@ func grantsMember(grants []string, inLists map[string]bool) member {
 		}
 	}
 	if !byDigest {
-		return member{key: "grants", write: func(w *writer, depth int) { w.strings(grants, depth) }}
+		return "grants", grants
 	}
 	digests := make([]string, len(grants))
 	for i, g := range grants {
 		digests[i] = statefile.Digest(g)
 	}
-	return member{key: "digests", write: func(w *writer, depth int) { w.strings(digests, depth) }}
+	return "digests", digests
 }
 
 func str(s string) func(*writer, int) {
