@@ -31,12 +31,13 @@ const (
 	word = piece + `+`
 	// nonOption is a word whose first character after quote removal is not
 	// "-", so no program reads it as an option.
-	nonOption = `(?:(?:''|"")*` +
+	// An empty quoted prefix (''-i) or a leading backslash (\-i) does not
+	// start one: stricter and shorter.
+	nonOption = `(?:` +
 		`(?:[^-\x00-\x20\x7f;&|<>()$` + "`" + `\\"']` +
-		`|\\[^-\x00-\x1f\x7f]` +
 		`|'[^-'\x00-\x1f\x7f][^'\x00-\x1f\x7f]*'` +
 		`|"[^-"\\$` + "`" + `\x00-\x1f\x7f][^"\\$` + "`" + `\x00-\x1f\x7f]*")` +
-		piece + `*|(?:''|"")+)`
+		piece + `*)`
 	// pathPrefix is a directory prefix of a program, as in /usr/bin/git or
 	// ./.jiri_root/bin/jiri.
 	pathPrefix = `(?:[A-Za-z0-9._+@%,:~/-]*/)?`
@@ -169,7 +170,18 @@ func factor(keys []string) string {
 	keys = slices.Clone(keys)
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	var alts []string
+	// Whole sections (color.*) share one alternative.
+	var alts, whole []string
+	keys = slices.DeleteFunc(keys, func(k string) bool {
+		sec, ok := strings.CutSuffix(k, ".*")
+		if ok && !strings.ContainsAny(sec, ".*") {
+			whole = append(whole, regexp.QuoteMeta(sec))
+		}
+		return ok && !strings.ContainsAny(sec, ".*")
+	})
+	if len(whole) > 0 {
+		alts = append(alts, `(?:`+strings.Join(whole, "|")+`)\.[\w.-]+`)
+	}
 	for len(keys) > 0 {
 		// The keys sharing the first one's section (up to and with ".").
 		sec, _, ok := strings.Cut(keys[0], ".")
