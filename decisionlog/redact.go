@@ -31,7 +31,7 @@ func Redact(s string) string {
 	s = r.header.ReplaceAllString(s, "${1}"+Mask)
 	s = r.url.ReplaceAllStringFunc(s, redactURL)
 	s = r.userOpt.ReplaceAllString(s, "${1}${2}:"+Mask)
-	for _, re := range []*regexp.Regexp{r.option, r.assign} {
+	for _, re := range []*regexp.Regexp{r.option, r.assign, r.quoted} {
 		s = re.ReplaceAllStringFunc(s, func(m string) string {
 			sub := re.FindStringSubmatch(m)
 			if !secretName(sub[2]) {
@@ -83,7 +83,7 @@ func mayHoldSecret(s string) bool {
 var secretWords = []string{"TOKEN", "SECRET", "PASS", "KEY", "CREDENTIAL", "COOKIE", "SESSION", "PRIVATE", "AUTH"}
 
 type redactorSet struct {
-	assign, option, header, url, userOpt *regexp.Regexp
+	assign, option, quoted, header, url, userOpt *regexp.Regexp
 }
 
 // A value: one shell word of single-quoted, double-quoted (with escapes)
@@ -94,6 +94,9 @@ var redactors = sync.OnceValue(func() *redactorSet {
 	return &redactorSet{
 		// NAME=value at a word start.
 		assign: regexp.MustCompile(`(^|[\s;&|(` + "`" + `]|\$\()([A-Za-z_][A-Za-z0-9_]*)(=)` + value),
+		// 'NAME=value' and "--name=value": a word quoted whole, as
+		// argv quoted back into a line has it; masked up to the quote.
+		quoted: regexp.MustCompile(`((?:^|[\s;&|(` + "`" + `]|\$\()['"])(-{0,2}[A-Za-z_][A-Za-z0-9_.-]*)(=)[^'"]*`),
 		// --name=value or --name value.
 		option: regexp.MustCompile(`(^|\s)(--[A-Za-z][A-Za-z0-9_.-]*)(=|\s+)` + value),
 		header: regexp.MustCompile(`(?i)(\b(?:proxy-)?authorization\s*:\s*|\bcookie\s*:\s*|\bx-[a-z-]*(?:token|key|secret|auth)[a-z-]*\s*:\s*|\bprivate-token\s*:\s*|\bapi-key\s*:\s*)[^'"\n]*`),

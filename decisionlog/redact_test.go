@@ -26,6 +26,11 @@ func TestRedact(t *testing.T) {
 		{"TOKEN_FILE=/run/tok cmd", "TOKEN_FILE=/run/tok cmd"},
 		{"echo TOKEN value", "echo TOKEN value"},
 		{"echo x TOKEN=y", "echo x TOKEN=REDACTED"},
+		// Words quoted whole.
+		{"env 'API_TOKEN=s3cret' make", "env 'API_TOKEN=REDACTED' make"},
+		{`echo "TOKEN=a b" c`, `echo "TOKEN=REDACTED" c`},
+		{`curl "--password=x y" u`, `curl "--password=REDACTED" u`},
+		{"env 'LANG=C' make", "env 'LANG=C' make"},
 		// Options.
 		{"mysql --password=hunter2 db", "mysql --password=REDACTED db"},
 		{"tool --api-key k123 --verbose", "tool --api-key REDACTED --verbose"},

@@ -221,7 +221,7 @@ func TestLogExecs(t *testing.T) {
 		`runtime allow cc -c a.c ["cc" "-c" "a.c"] `,
 		"runtime deny rm -rf / [\"rm\" \"-rf\" \"/\"] `rm -r /` (builtin)",
 		"runtime deny rm -rf / [\"rm\" \"-rf\" \"/\"] `rm -r /` (builtin)",
-		`runtime allow env API_TOKEN=REDACTED make ["env" "API_TOKEN=REDACTED" "make"] `,
+		`runtime allow env 'API_TOKEN=REDACTED' make ["env" "API_TOKEN=REDACTED" "make"] `,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("logged (-want +got):\n%s", diff)

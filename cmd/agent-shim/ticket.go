@@ -319,8 +319,23 @@ func ticketExpiry(name string) (int64, bool) {
 	return n, err == nil
 }
 
-// pruneTickets removes the expired tickets in tdir.
+// pruneEvery is how often pruneTickets reads the directory: a busy
+// session leaves a ticket per call, and reading them all on every hook
+// call would make each call pay for the session's length.
+const pruneEvery = time.Minute
+
+// pruneTickets removes the expired tickets in tdir, at most once per
+// pruneEvery (judged by the modification time of tdir/.pruned, one stat).
 func pruneTickets(tdir string) {
+	marker := filepath.Join(tdir, ".pruned")
+	now := ticketNow()
+	if fi, err := os.Lstat(marker); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) < pruneEvery && fi.ModTime().Before(now.Add(time.Second)) {
+		return
+	}
+	if f, err := os.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600); err == nil {
+		f.Close()
+		os.Chtimes(marker, now, now)
+	}
 	entries, err := os.ReadDir(tdir)
 	if err != nil {
 		return

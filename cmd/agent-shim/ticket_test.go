@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -51,7 +52,7 @@ func TestTicketOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	tdir := filepath.Join(root, "state", "agent-shim", "tickets")
-	entries, err := os.ReadDir(tdir)
+	entries, err := ticketFiles(tdir)
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("tickets: %v, %v", entries, err)
 	}
@@ -128,7 +129,7 @@ func TestTicketKinds(t *testing.T) {
 	if err := e.recordTicket(agents["claude-code"], in, gate.Decision{Verdict: gate.Allow}); err != nil {
 		t.Fatal(err)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(root, "state", "agent-shim", "tickets")); len(entries) != 0 {
+	if entries, _ := ticketFiles(filepath.Join(root, "state", "agent-shim", "tickets")); len(entries) != 0 {
 		t.Fatalf("left %d tickets", len(entries))
 	}
 }
@@ -155,8 +156,71 @@ func TestTicketExpired(t *testing.T) {
 	if err := e.recordTicket(agents["claude-code"], hookCall("s", proj, "c"), gate.Decision{Verdict: gate.Ask}); err != nil {
 		t.Fatal(err)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(root, "state", "agent-shim", "tickets")); len(entries) != 1 {
+	if entries, _ := ticketFiles(filepath.Join(root, "state", "agent-shim", "tickets")); len(entries) != 1 {
 		t.Fatalf("%d tickets left, want 1", len(entries))
+	}
+}
+
+// ticketFiles lists the tickets in tdir (not the prune marker).
+func ticketFiles(tdir string) ([]os.DirEntry, error) {
+	entries, err := os.ReadDir(tdir)
+	return slices.DeleteFunc(entries, func(de os.DirEntry) bool { return strings.HasPrefix(de.Name(), ".") }), err
+}
+
+// A hook call reads the ticket directory at most once per pruneEvery, so
+// a long session's tickets do not make every call slower; expired tickets
+// still go within that time.
+func TestTicketPruneRate(t *testing.T) {
+	e, root := ticketEnv(t)
+	proj := filepath.Join(root, "proj")
+	tdir := filepath.Join(root, "state", "agent-shim", "tickets")
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	record := func(cmd string) {
+		t.Helper()
+		if err := e.recordTicket(agents["claude-code"], hookCall("s", proj, cmd), gate.Decision{Verdict: gate.Ask}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() int {
+		t.Helper()
+		entries, err := ticketFiles(tdir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	setNow(t, t0)
+	record("a")
+	setNow(t, t0.Add(ticketTTL+time.Second)) // a has expired
+	record("b")
+	if n := count(); n != 1 {
+		t.Fatalf("%d tickets after the first prune, want 1 (b)", n)
+	}
+	setNow(t, t0.Add(2*ticketTTL+2*time.Second)) // b has expired
+	record("c")
+	if n := count(); n != 1 {
+		t.Fatalf("%d tickets, want 1 (c): pruning after pruneEvery", n)
+	}
+	t1 := t0.Add(3 * ticketTTL)
+	setNow(t, t1)
+	record("x") // expires at t1+ticketTTL
+	setNow(t, t1.Add(ticketTTL-10*time.Second))
+	record("d") // prunes (c), x still valid
+	setNow(t, t1.Add(ticketTTL+20*time.Second))
+	record("e") // x has expired, but the last prune was 30 s ago
+	if n := count(); n != 3 {
+		t.Fatalf("%d tickets, want 3 (x, d, e): no second read within pruneEvery", n)
+	}
+	// A marker dated in the future (an agent's touch -d) does not stop
+	// pruning.
+	future := t1.Add(10 * ticketTTL)
+	if err := os.Chtimes(filepath.Join(tdir, ".pruned"), future, future); err != nil {
+		t.Fatal(err)
+	}
+	setNow(t, t1.Add(ticketTTL+25*time.Second))
+	record("f")
+	if n := count(); n != 3 {
+		t.Fatalf("%d tickets, want 3 (d, e, f): a marker dated in the future must not stop pruning", n)
 	}
 }
 
