@@ -354,11 +354,14 @@ func TestDuplicateKeys(t *testing.T) {
 
 // bigConfig builds a config the size of Fuchsia's policy: 385 grants with
 // their rules section.
-func bigConfig(tb testing.TB) []byte {
+func bigConfig(tb testing.TB) []byte { return scaledConfig(tb, 1) }
+
+// scaledConfig is bigConfig with scale times the rules.
+func scaledConfig(tb testing.TB, scale int) []byte {
 	tb.Helper()
 	f := &File{Path: "config.json"}
 	cats := []string{"read_only", "local_changes", "external_changes", "device_ops", "cache_destruction", "batch_execution", "never_allow"}
-	for i := range 385 {
+	for i := range 385 * scale {
 		tool := []string{"git", "fx", "ffx", "jiri", "ls", "cat", "rm"}[i%7]
 		line := fmt.Sprintf("%s sub%d --flag%d", tool, i, i%5)
 		grant := fmt.Sprintf(`command(regex:^(\S+=\S*\s+)*(\S*/)?%s(\s+(-C\s+\S+|-c\s+\S+|--no-pager|--git-dir=\S+))*\s+sub%d(\s+\S+)*\s+--flag%d(\s.*)?$)`, tool, i, i%5)
@@ -403,6 +406,30 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkLoadScale loads configs of 1, 10 and 50 times Fuchsia's rules.
+func BenchmarkLoadScale(b *testing.B) {
+	for _, scale := range []int{1, 10, 50} {
+		b.Run(fmt.Sprintf("x%d", scale), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "config.json")
+			data := scaledConfig(b, scale)
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				f, err := Load(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(f.Shim.Rules) != 385*scale || len(f.Shim.Rules[0].Grants) != 1 {
+					b.Fatalf("got %d rules", len(f.Shim.Rules))
+				}
+			}
+		})
+	}
 }
 
 func BenchmarkMarshal(b *testing.B) {

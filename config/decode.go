@@ -1,14 +1,15 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/agent-shim/agent-shim/statefile"
+	"unsafe"
 )
 
 // decoder is a single-pass JSON decoder for the parts of config.json this
@@ -302,7 +303,9 @@ func (d *decoder) strings() ([]string, error) {
 		if d.peek() != '"' {
 			return d.shape("a string")
 		}
-		s, err := d.str(true)
+		// No interning: rules name the lists' grants by digest, and
+		// hashing every grant to intern it costs more than it saves.
+		s, err := d.str(false)
 		list = append(list, s)
 		return err
 	})
@@ -622,16 +625,26 @@ func resolve(f *File, refs []ruleRefs) {
 	if len(refs) == 0 {
 		return
 	}
-	byDigest := make(map[string]string, len(f.Grants.Allow)+len(f.Grants.Ask)+len(f.Grants.Deny))
+	byDigest := make(map[[16]byte]string, len(f.Grants.Allow)+len(f.Grants.Ask)+len(f.Grants.Deny))
 	for _, list := range [][]string{f.Grants.Allow, f.Grants.Ask, f.Grants.Deny} {
 		for _, g := range list {
-			byDigest[statefile.Digest(g)] = g
+			// statefile.Digest without its copies: the grant's bytes
+			// are hashed in place, the digest kept binary.
+			sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(g), len(g)))
+			byDigest[[16]byte(sum[:16])] = g
 		}
 	}
 	for _, ref := range refs {
 		r := &f.Shim.Rules[ref.rule]
 		for _, dg := range ref.digests {
-			if g, ok := byDigest[dg]; ok && !slices.Contains(r.Grants, g) {
+			var key [16]byte
+			if len(dg) != 2*len(key) {
+				continue
+			}
+			if _, err := hex.Decode(key[:], unsafe.Slice(unsafe.StringData(dg), len(dg))); err != nil {
+				continue
+			}
+			if g, ok := byDigest[key]; ok && !slices.Contains(r.Grants, g) {
 				r.Grants = append(r.Grants, g)
 			}
 		}
