@@ -17,27 +17,76 @@ import (
 // newline or another control character. A grant built from them therefore
 // matches one simple command of literal words, never a chained tail such as
 // "; rm -rf /", a command substitution or a redirection.
-const (
-	sep = `[ \t]+`
+//
+// The fragments spell characters as classes of printable ASCII (space to
+// "~", see printable): positive classes are a third the length of the
+// negated ones with control-character ranges, and grants repeat them many
+// times. A word with a byte outside printable ASCII is therefore not
+// matched (the agent asks), which only makes a grant stricter.
+var (
+	// metachars are the characters that do not mean themselves outside
+	// quotes (and the blank).
+	metachars = " ;&|<>()$`\\\"'"
 	// unquoted is one character that means itself outside quotes.
-	unquoted = `[^\x00-\x20\x7f;&|<>()$` + "`" + `\\"']`
-	escaped  = `\\[^\x00-\x1f\x7f]`
-	sglQuote = `'[^'\x00-\x1f\x7f]*'`
+	unquoted = printable(metachars)
+	escaped  = `\\` + printable("")
+	sglQuote = `'` + printable("'") + `*'`
 	// dblQuote is a double-quoted string without backslashes: an escape
 	// inside one is rare in commands and costs the length of every grant.
-	dblQuote = `"[^"\\$` + "`" + `\x00-\x1f\x7f]*"`
+	dblQuote = `"` + printable("\"\\$`") + `*"`
 	piece    = `(?:` + unquoted + `|` + escaped + `|` + sglQuote + `|` + dblQuote + `)`
 	// word is one shell word of literal text.
 	word = piece + `+`
 	// nonOption is a word whose first character after quote removal is not
 	// "-", so no program reads it as an option.
-	// An empty quoted prefix (''-i) or a leading backslash (\-i) does not
-	// start one: stricter and shorter.
-	nonOption = `(?:` +
-		`(?:[^-\x00-\x20\x7f;&|<>()$` + "`" + `\\"']` +
-		`|'[^-'\x00-\x1f\x7f][^'\x00-\x1f\x7f]*'` +
-		`|"[^-"\\$` + "`" + `\x00-\x1f\x7f][^"\\$` + "`" + `\x00-\x1f\x7f]*")` +
+	nonOption = nonOptionExcept("-")
+)
+
+// nonOptionExcept is a word whose first character after quote removal is
+// none of first. An empty quoted prefix (”-i) or a leading backslash (\-i)
+// does not start one: stricter and shorter.
+func nonOptionExcept(first string) string {
+	return `(?:(?:` + printable(metachars+first) +
+		`|'` + printable("'"+first) + printable("'") + `*'` +
+		`|"` + printable("\"\\$`"+first) + printable("\"\\$`") + `*")` +
 		piece + `*)`
+}
+
+// printable returns a character class of the printable ASCII characters
+// (space to "~") except those in except, as ranges.
+func printable(except string) string {
+	esc := func(c byte) string {
+		if strings.IndexByte(`\]-[^`, c) >= 0 {
+			return `\` + string(c)
+		}
+		return string(c)
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for c := byte(' '); c <= '~'; c++ {
+		if strings.IndexByte(except, c) >= 0 {
+			continue
+		}
+		end := c
+		for end < '~' && strings.IndexByte(except, end+1) < 0 {
+			end++
+		}
+		switch end - c {
+		case 0:
+			b.WriteString(esc(c))
+		case 1:
+			b.WriteString(esc(c) + esc(end))
+		default:
+			b.WriteString(esc(c) + "-" + esc(end))
+		}
+		c = end
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+const (
+	sep = `[ \t]+`
 	// pathPrefix is a directory prefix of a program, as in /usr/bin/git or
 	// ./.jiri_root/bin/jiri.
 	pathPrefix = `(?:[A-Za-z0-9._+@%,:~/-]*/)?`
@@ -394,9 +443,8 @@ func (st *style) argWord(key string) string {
 func (r optionRule) word() string {
 	nonOption := nonOption
 	if r.plus {
-		// No word starting with +: its first character is excluded
-		// wherever nonOption excludes "-".
-		nonOption = strings.ReplaceAll(nonOption, "[^-", "[^-+")
+		// No word starting with +.
+		nonOption = nonOptionExcept("-+")
 	}
 	if len(r.words) > 0 {
 		// Options spelled -name are not abbreviated; a long one
