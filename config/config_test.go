@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-shim/agent-shim/statefile"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -278,16 +279,7 @@ func TestMarshalUpdates(t *testing.T) {
     "version": 1,
     "profile": "full-access",
     "rules": [
-      {
-        "line": "a<b",
-        "category": "read_only",
-        "source": {
-          "overlay": "builtin",
-          "file": "read_only.txt",
-          "line": 1
-        },
-        "grants": []
-      }
+      {"line": "a<b", "category": "read_only", "source": {"overlay": "builtin", "file": "read_only.txt", "line": 1}, "grants": []}
     ]
   }
 }
@@ -362,11 +354,14 @@ func TestDuplicateKeys(t *testing.T) {
 
 // bigConfig builds a config the size of Fuchsia's policy: 385 grants with
 // their rules section.
-func bigConfig(tb testing.TB) []byte {
+func bigConfig(tb testing.TB) []byte { return scaledConfig(tb, 1) }
+
+// scaledConfig is bigConfig with scale times the rules.
+func scaledConfig(tb testing.TB, scale int) []byte {
 	tb.Helper()
 	f := &File{Path: "config.json"}
 	cats := []string{"read_only", "local_changes", "external_changes", "device_ops", "cache_destruction", "batch_execution", "never_allow"}
-	for i := range 385 {
+	for i := range 385 * scale {
 		tool := []string{"git", "fx", "ffx", "jiri", "ls", "cat", "rm"}[i%7]
 		line := fmt.Sprintf("%s sub%d --flag%d", tool, i, i%5)
 		grant := fmt.Sprintf(`command(regex:^(\S+=\S*\s+)*(\S*/)?%s(\s+(-C\s+\S+|-c\s+\S+|--no-pager|--git-dir=\S+))*\s+sub%d(\s+\S+)*\s+--flag%d(\s.*)?$)`, tool, i, i%5)
@@ -411,6 +406,30 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkLoadScale loads configs of 1, 10 and 50 times Fuchsia's rules.
+func BenchmarkLoadScale(b *testing.B) {
+	for _, scale := range []int{1, 10, 50} {
+		b.Run(fmt.Sprintf("x%d", scale), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "config.json")
+			data := scaledConfig(b, scale)
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				f, err := Load(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(f.Shim.Rules) != 385*scale || len(f.Shim.Rules[0].Grants) != 1 {
+					b.Fatalf("got %d rules", len(f.Shim.Rules))
+				}
+			}
+		})
+	}
 }
 
 func BenchmarkMarshal(b *testing.B) {
@@ -485,5 +504,64 @@ func TestRuntimeAndRequireHook(t *testing.T) {
 		if _, err := Parse("c.json", []byte(bad)); err == nil {
 			t.Errorf("Parse(%s) = nil error, want a shape error", bad)
 		}
+	}
+}
+
+// TestRulesByDigest: a rule whose grants are all in the lists names them
+// by digest, and reading the file back gives the same rules; a rule with a
+// grant outside the lists keeps the text; files that spell the text (as
+// older versions wrote them) still read the same.
+func TestRulesByDigest(t *testing.T) {
+	ls, push := "command(regex:^ls$)", "command(git push)"
+	f, err := Parse("config.json", []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Grants = Grants{Allow: []string{ls}, Ask: []string{push}, Deny: []string{}}
+	rules := []Rule{
+		{Line: "ls", Category: "read_only", Source: Source{Overlay: ".", File: "p/read_only.txt", Line: 3}, Grants: []string{ls}},
+		{Line: "git push", Category: "external_changes", Source: Source{Overlay: "builtin", File: "external_changes.txt", Line: 1}, Grants: []string{push, ls}},
+		{Line: "gone", Category: "read_only", Grants: []string{"command(gone)", ls}},
+		{Line: "none", Category: "read_only", Grants: []string{}},
+	}
+	f.Shim.Rules = rules
+	out, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(out), ls); n != 2 {
+		t.Errorf("the grant %q is written %d times, want twice (in allow and in the rule that is not all in the lists):\n%s", ls, n, out)
+	}
+	if !strings.Contains(string(out), statefile.Digest(push)) {
+		t.Errorf("no digest of %q:\n%s", push, out)
+	}
+	g, err := Parse("config.json", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rules, g.Shim.Rules); diff != "" {
+		t.Errorf("rules read back (-want +got):\n%s", diff)
+	}
+	again, err := g.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(out) {
+		t.Errorf("second Marshal differs:\n%s\n%s", out, again)
+	}
+
+	// A digest no list holds (the grant was removed by hand) is dropped;
+	// the text form is read as before, and both may be mixed.
+	in := `{"userSettings": {"globalPermissionGrants": {"allow": ["` + ls + `"]}},
+  "agentShim": {"rules": [
+    {"line": "ls", "category": "read_only", "digests": ["` + statefile.Digest(ls) + `", "` + statefile.Digest(push) + `"]},
+    {"line": "old", "category": "read_only", "grants": ["` + push + `"], "digests": ["` + statefile.Digest(ls) + `"]}]}}`
+	h, err := Parse("config.json", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Rule{{Line: "ls", Category: "read_only", Grants: []string{ls}}, {Line: "old", Category: "read_only", Grants: []string{push, ls}}}
+	if diff := cmp.Diff(want, h.Shim.Rules); diff != "" {
+		t.Errorf("rules (-want +got):\n%s", diff)
 	}
 }

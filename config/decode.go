@@ -1,12 +1,15 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // decoder is a single-pass JSON decoder for the parts of config.json this
@@ -32,6 +35,16 @@ type decoder struct {
 	scratch []byte
 	// seen interns strings: a rule's grants repeat the lists' grants.
 	seen map[string]string
+	// digests are the current rule's "digests"; refs those of every rule,
+	// resolved against the grant lists once the whole file is read.
+	digests []string
+	refs    []ruleRefs
+}
+
+// ruleRefs are the grant digests of the rule at index rule.
+type ruleRefs struct {
+	rule    int
+	digests []string
 }
 
 // step is a key (or, when key is "", an index) on the path to a value.
@@ -290,7 +303,9 @@ func (d *decoder) strings() ([]string, error) {
 		if d.peek() != '"' {
 			return d.shape("a string")
 		}
-		s, err := d.str(true)
+		// No interning: rules name the lists' grants by digest, and
+		// hashing every grant to intern it costs more than it saves.
+		s, err := d.str(false)
 		list = append(list, s)
 		return err
 	})
@@ -599,7 +614,41 @@ func (d *decoder) document(f *File) error {
 	if d.ws(); d.pos < len(d.data) {
 		return d.unexpected("after top-level value")
 	}
+	resolve(f, d.refs)
 	return nil
+}
+
+// resolve appends to each rule the grants its digests name. A digest no
+// list holds names a grant a person removed by hand: the rule no longer
+// claims it, as if its text were listed but not in the lists.
+func resolve(f *File, refs []ruleRefs) {
+	if len(refs) == 0 {
+		return
+	}
+	byDigest := make(map[[16]byte]string, len(f.Grants.Allow)+len(f.Grants.Ask)+len(f.Grants.Deny))
+	for _, list := range [][]string{f.Grants.Allow, f.Grants.Ask, f.Grants.Deny} {
+		for _, g := range list {
+			// statefile.Digest without its copies: the grant's bytes
+			// are hashed in place, the digest kept binary.
+			sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(g), len(g)))
+			byDigest[[16]byte(sum[:16])] = g
+		}
+	}
+	for _, ref := range refs {
+		r := &f.Shim.Rules[ref.rule]
+		for _, dg := range ref.digests {
+			var key [16]byte
+			if len(dg) != 2*len(key) {
+				continue
+			}
+			if _, err := hex.Decode(key[:], unsafe.Slice(unsafe.StringData(dg), len(dg))); err != nil {
+				continue
+			}
+			if g, ok := byDigest[key]; ok && !slices.Contains(r.Grants, g) {
+				r.Grants = append(r.Grants, g)
+			}
+		}
+	}
 }
 
 // recording wraps an object's member callback to record where each
@@ -659,9 +708,14 @@ func (d *decoder) shim(f *File) error {
 			s.RequireHook, err = d.bool()
 		case "rules":
 			s.Rules = nil
+			d.refs = nil
 			err = d.array(func() error {
 				var r Rule
+				d.digests = nil
 				err := d.rule(&r)
+				if d.digests != nil {
+					d.refs = append(d.refs, ruleRefs{len(s.Rules), d.digests})
+				}
 				s.Rules = append(s.Rules, r)
 				return err
 			})
@@ -710,6 +764,8 @@ func (d *decoder) rule(r *Rule) error {
 			r.Category, err = d.string()
 		case "grants":
 			r.Grants, err = d.strings()
+		case "digests":
+			d.digests, err = d.strings()
 		case "source":
 			r.Source = Source{}
 			err = d.object(func(key string) error {

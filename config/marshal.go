@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agent-shim/agent-shim/statefile"
 )
 
 // span is where the value of an object member lies in File.text.
@@ -150,32 +152,76 @@ func (w *writer) strings(list []string, depth int) {
 	w.buf = append(w.buf, ']')
 }
 
-func (w *writer) rules(rules []Rule, depth int) {
+// rules writes the shim's rules. A rule whose grants are all in the grant
+// lists names them by digest (statefile.Digest) instead of repeating their
+// text: Parse looks them up again. Others keep the text, so that reading
+// the file back gives the same rules.
+func (w *writer) rules(rules []Rule, lists Grants, depth int) {
+	var inLists map[string]bool
+	if len(rules) > 0 {
+		inLists = make(map[string]bool, len(lists.Allow)+len(lists.Ask)+len(lists.Deny))
+		for _, l := range [][]string{lists.Allow, lists.Ask, lists.Deny} {
+			for _, g := range l {
+				inLists[g] = true
+			}
+		}
+	}
 	if len(rules) == 0 {
 		w.buf = append(w.buf, '[', ']')
 		return
 	}
+	// One rule per line: indenting each member would add a fifth to
+	// the rules' size.
 	w.buf = append(w.buf, '[')
 	for i, r := range rules {
 		if i > 0 {
 			w.buf = append(w.buf, ',')
 		}
 		w.indent(depth + 1)
-		w.object(object{
-			{key: "line", write: str(r.Line)},
-			{key: "category", write: str(r.Category)},
-			{key: "source", write: func(w *writer, depth int) {
-				w.object(object{
-					{key: "overlay", write: str(r.Source.Overlay)},
-					{key: "file", write: str(r.Source.File)},
-					{key: "line", write: num(r.Source.Line)},
-				}, depth)
-			}},
-			{key: "grants", write: func(w *writer, depth int) { w.strings(r.Grants, depth) }},
-		}, depth+1)
+		w.buf = append(w.buf, `{"line": `...)
+		w.buf = appendQuoted(w.buf, r.Line)
+		w.buf = append(w.buf, `, "category": `...)
+		w.buf = appendQuoted(w.buf, r.Category)
+		w.buf = append(w.buf, `, "source": {"overlay": `...)
+		w.buf = appendQuoted(w.buf, r.Source.Overlay)
+		w.buf = append(w.buf, `, "file": `...)
+		w.buf = appendQuoted(w.buf, r.Source.File)
+		w.buf = append(w.buf, `, "line": `...)
+		w.buf = strconv.AppendInt(w.buf, int64(r.Source.Line), 10)
+		key, list := ruleGrants(r.Grants, inLists)
+		w.buf = append(w.buf, `}, "`...)
+		w.buf = append(w.buf, key...)
+		w.buf = append(w.buf, `": [`...)
+		for j, g := range list {
+			if j > 0 {
+				w.buf = append(w.buf, ',', ' ')
+			}
+			w.buf = appendQuoted(w.buf, g)
+		}
+		w.buf = append(w.buf, ']', '}')
 	}
 	w.indent(depth)
 	w.buf = append(w.buf, ']')
+}
+
+// ruleGrants returns a rule's grants to write: by digest ("digests") when
+// every one is in the lists, else as text ("grants").
+func ruleGrants(grants []string, inLists map[string]bool) (key string, list []string) {
+	byDigest := len(grants) > 0
+	for i, g := range grants {
+		if !inLists[g] || slices.Contains(grants[:i], g) {
+			byDigest = false
+			break
+		}
+	}
+	if !byDigest {
+		return "grants", grants
+	}
+	digests := make([]string, len(grants))
+	for i, g := range grants {
+		digests[i] = statefile.Digest(g)
+	}
+	return "digests", digests
 }
 
 func str(s string) func(*writer, int) {
@@ -272,10 +318,7 @@ func (f *File) sizeHint() int {
 		}
 	}
 	for _, r := range f.Shim.Rules {
-		n += quoted(r.Line) + quoted(r.Source.File) + 200
-		for _, g := range r.Grants {
-			n += quoted(g)
-		}
+		n += quoted(r.Line) + quoted(r.Source.File) + 200 + 48*len(r.Grants)
 	}
 	return n
 }
@@ -292,7 +335,7 @@ func (f *File) shimObject() object {
 	o := f.kept(f.layout.shim).
 		set("version", num(version)).
 		set("profile", str(s.Profile)).
-		set("rules", func(w *writer, d int) { w.rules(s.Rules, d) })
+		set("rules", func(w *writer, d int) { w.rules(s.Rules, f.Grants, d) })
 	if s.Mode != f.orig.Mode {
 		o = o.set("mode", str(s.Mode))
 	}

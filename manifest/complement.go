@@ -64,7 +64,7 @@ func complement(extra string, letterFirst bool, words, prefixes []string, fold b
 		panic("complement: * in extra")
 	}
 	if extra != "" {
-		n.rest = `[\w` + classBytes(extra) + `]*`
+		n.rest = `[\w` + inClass(extra) + `]*`
 	}
 	re, ok := n.gen(root, true)
 	if !ok {
@@ -109,7 +109,7 @@ func (n namer) gen(t *trie, top bool) (string, bool) {
 		}
 	}
 	if extra.Len() > 0 {
-		other = `(?:` + other + `|[` + classBytes(extra.String()) + `])`
+		other = `(?:` + other + `|[` + inClass(extra.String()) + `])`
 	}
 	alts = append(alts, other+n.rest)
 	for _, k := range keys {
@@ -141,6 +141,26 @@ func classBytes(s string) string {
 			b.WriteByte('\\')
 			b.WriteByte(c)
 		}
+	}
+	return b.String()
+}
+
+// inClass spells the bytes of s (no word characters, no "*") inside a
+// character class, shorter than classBytes: "." as itself, "-" last.
+func inClass(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '-':
+		case '\\', ']', '[', '^':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	if strings.Contains(s, "-") {
+		b.WriteByte('-')
 	}
 	return b.String()
 }

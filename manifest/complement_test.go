@@ -43,3 +43,34 @@ func TestComplement(t *testing.T) {
 		}
 	}
 }
+
+func TestFactor(t *testing.T) {
+	keys := []string{"color.*", "core.abbrev", "core.eol", "user.name", "tag.sort", "log.*", "a.b.*"}
+	re := regexp.MustCompile("^(?:" + factor(keys) + ")$")
+	for _, s := range []string{"color.ui", "core.abbrev", "core.eol", "user.name", "tag.sort", "log.x.y", "a.b.c"} {
+		if !re.MatchString(s) {
+			t.Errorf("factor(%q) does not match %q", keys, s)
+		}
+	}
+	for _, s := range []string{"color.", "core.pager", "core.", "core.abbrevx", "user.email", "tag", "alias.x", "a.b", "a.bc", "colorx.ui"} {
+		if re.MatchString(s) {
+			t.Errorf("factor(%q) matches %q", keys, s)
+		}
+	}
+}
+
+func TestEnvStems(t *testing.T) {
+	words, stems := envStems([]string{"PATH", "EDITOR"}, []string{"LD_", "LESSOPEN", "LESSCLOSE"})
+	re := regexp.MustCompile("^" + complement("", true, words, stems, false) + "$")
+	for _, s := range []string{"PATHX", "PAT", "EDX", "LD", "LEX", "FOO"} {
+		if !re.MatchString(s) {
+			t.Errorf("does not match %q", s)
+		}
+	}
+	// Stricter than the list: LESSKEY and EDITORS go with LESSOPEN and EDITOR.
+	for _, s := range []string{"PATH", "EDITOR", "EDITORS", "EDI", "LD_PRELOAD", "LESSOPEN", "LESSKEY", "LES"} {
+		if re.MatchString(s) {
+			t.Errorf("matches %q", s)
+		}
+	}
+}

@@ -17,24 +17,76 @@ import (
 // newline or another control character. A grant built from them therefore
 // matches one simple command of literal words, never a chained tail such as
 // "; rm -rf /", a command substitution or a redirection.
-const (
-	sep = `[ \t]+`
+//
+// The fragments spell characters as classes of printable ASCII (space to
+// "~", see printable): positive classes are a third the length of the
+// negated ones with control-character ranges, and grants repeat them many
+// times. A word with a byte outside printable ASCII is therefore not
+// matched (the agent asks), which only makes a grant stricter.
+var (
+	// metachars are the characters that do not mean themselves outside
+	// quotes (and the blank).
+	metachars = " ;&|<>()$`\\\"'"
 	// unquoted is one character that means itself outside quotes.
-	unquoted = `[^\x00-\x20\x7f;&|<>()$\x60\\"']`
-	escaped  = `\\[^\x00-\x1f\x7f]`
-	sglQuote = `'[^'\x00-\x1f\x7f]*'`
-	dblQuote = `"(?:[^"\\$\x60\x00-\x1f\x7f]|\\[^\x00-\x1f\x7f])*"`
+	unquoted = printable(metachars)
+	escaped  = `\\` + printable("")
+	sglQuote = `'` + printable("'") + `*'`
+	// dblQuote is a double-quoted string without backslashes: an escape
+	// inside one is rare in commands and costs the length of every grant.
+	dblQuote = `"` + printable("\"\\$`") + `*"`
 	piece    = `(?:` + unquoted + `|` + escaped + `|` + sglQuote + `|` + dblQuote + `)`
 	// word is one shell word of literal text.
 	word = piece + `+`
 	// nonOption is a word whose first character after quote removal is not
 	// "-", so no program reads it as an option.
-	nonOption = `(?:(?:''|"")*` +
-		`(?:[^-\x00-\x20\x7f;&|<>()$\x60\\"']` +
-		`|\\[^-\x00-\x1f\x7f]` +
-		`|'[^-'\x00-\x1f\x7f][^'\x00-\x1f\x7f]*'` +
-		`|"(?:[^-"\\$\x60\x00-\x1f\x7f]|\\[^-\x00-\x1f\x7f])(?:[^"\\$\x60\x00-\x1f\x7f]|\\[^\x00-\x1f\x7f])*")` +
-		piece + `*|(?:''|"")+)`
+	nonOption = nonOptionExcept("-")
+)
+
+// nonOptionExcept is a word whose first character after quote removal is
+// none of first. An empty quoted prefix (”-i) or a leading backslash (\-i)
+// does not start one: stricter and shorter.
+func nonOptionExcept(first string) string {
+	return `(?:(?:` + printable(metachars+first) +
+		`|'` + printable("'"+first) + printable("'") + `*'` +
+		`|"` + printable("\"\\$`"+first) + printable("\"\\$`") + `*")` +
+		piece + `*)`
+}
+
+// printable returns a character class of the printable ASCII characters
+// (space to "~") except those in except, as ranges.
+func printable(except string) string {
+	esc := func(c byte) string {
+		if strings.IndexByte(`\]-[^`, c) >= 0 {
+			return `\` + string(c)
+		}
+		return string(c)
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for c := byte(' '); c <= '~'; c++ {
+		if strings.IndexByte(except, c) >= 0 {
+			continue
+		}
+		end := c
+		for end < '~' && strings.IndexByte(except, end+1) < 0 {
+			end++
+		}
+		switch end - c {
+		case 0:
+			b.WriteString(esc(c))
+		case 1:
+			b.WriteString(esc(c) + esc(end))
+		default:
+			b.WriteString(esc(c) + "-" + esc(end))
+		}
+		c = end
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+const (
+	sep = `[ \t]+`
 	// pathPrefix is a directory prefix of a program, as in /usr/bin/git or
 	// ./.jiri_root/bin/jiri.
 	pathPrefix = `(?:[A-Za-z0-9._+@%,:~/-]*/)?`
@@ -53,6 +105,29 @@ var (
 	}
 	dangerousEnvPrefixes = []string{"BASH", "DYLD_", "GIT_", "LD_", "PYTHON", "XDG_"}
 )
+
+// envStems shortens the dangerous env names for allow grants, where the
+// complement of them is spelled out in every grant: a name or prefix longer
+// than four characters becomes its first three as a prefix (LESSOPEN ->
+// LES*). That refuses more names (LESSKEY=), never fewer, and keeps the
+// complement short; short names (PATH, HOME) stay exact so that PATHX= is
+// still an ordinary assignment.
+func envStems(words, prefixes []string) (exact, stems []string) {
+	for _, w := range words {
+		if len(w) > 4 {
+			stems = appendNew(stems, w[:3])
+		} else {
+			exact = appendNew(exact, w)
+		}
+	}
+	for _, p := range prefixes {
+		if len(p) > 4 {
+			p = p[:3]
+		}
+		stems = appendNew(stems, p)
+	}
+	return exact, stems
+}
 
 // knowledge is what grants read from the program table, the same table the
 // matcher decides with (package programs).
@@ -133,13 +208,54 @@ func newKnowledge(tbl *programs.Table) *knowledge {
 		f.words = appendNew(f.words, w)
 	}
 	k.options["find"] = f
-	var alts []string
-	for _, s := range safe {
-		alts = append(alts, strings.ReplaceAll(regexp.QuoteMeta(s), `\*`, `[\w.-]+`))
-	}
-	slices.Sort(alts)
-	k.gitConfigKey = `(?:[\w-]+|(?i:` + strings.Join(alts, "|") + `))`
+	k.gitConfigKey = `(?:[\w-]+|(?i:` + factor(safe) + `))`
 	return k
+}
+
+// factor returns a regex for the alternation of the config keys keys,
+// with common prefixes spelled once (core\.(?:abbrev|eol)) and a trailing
+// "*" meaning one or more key characters.
+func factor(keys []string) string {
+	keys = slices.Clone(keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	// Whole sections (color.*) share one alternative.
+	var alts, whole []string
+	keys = slices.DeleteFunc(keys, func(k string) bool {
+		sec, ok := strings.CutSuffix(k, ".*")
+		if ok && !strings.ContainsAny(sec, ".*") {
+			whole = append(whole, regexp.QuoteMeta(sec))
+		}
+		return ok && !strings.ContainsAny(sec, ".*")
+	})
+	if len(whole) > 0 {
+		alts = append(alts, `(?:`+strings.Join(whole, "|")+`)\.[\w.-]+`)
+	}
+	for len(keys) > 0 {
+		// The keys sharing the first one's section (up to and with ".").
+		sec, _, ok := strings.Cut(keys[0], ".")
+		n := 1
+		for ok && n < len(keys) && strings.HasPrefix(keys[n], sec+".") {
+			n++
+		}
+		if !ok || n == 1 || strings.HasSuffix(keys[0], ".*") {
+			for _, k := range keys[:n] {
+				alts = append(alts, keyRegex(k))
+			}
+		} else {
+			var rest []string
+			for _, k := range keys[:n] {
+				rest = append(rest, keyRegex(k[len(sec)+1:]))
+			}
+			alts = append(alts, regexp.QuoteMeta(sec)+`\.(?:`+strings.Join(rest, "|")+`)`)
+		}
+		keys = keys[n:]
+	}
+	return strings.Join(alts, "|")
+}
+
+func keyRegex(k string) string {
+	return strings.ReplaceAll(regexp.QuoteMeta(k), `\*`, `[\w.-]+`)
 }
 
 func appendNew(list []string, s string) []string {
@@ -161,6 +277,12 @@ type optionRule struct {
 }
 
 const stemLen = 3
+
+// longStemLen is where every program's forbidden long options become
+// stems: --node-options forbids --node-* (its abbreviations up to --node
+// were forbidden already). Stricter by a little, and each forbidden option
+// costs at most five trie levels in every grant.
+const longStemLen = 5
 
 // style holds the regex fragments of one kind of grant: allow-safe grants
 // (Grants) or broad deny grants (DenyGrants).
@@ -253,7 +375,8 @@ func newStyle(k *knowledge, deny bool) style {
 		runner := path + `(?:sudo|doas|command|builtin|exec|nohup|time|nice|env|stdbuf|setsid|ionice|timeout)(?:` + st.sep + `(?:-\S+|[0-9][0-9.]*[smhd]?))*` + st.sep
 		st.start = `^\s*(?:` + env + `|` + runner + `)*` + path + `(?:\\|'|")?`
 	} else {
-		envName := complement("", true, dangerousEnv, k.envPrefixes, false)
+		words, stems := envStems(dangerousEnv, k.envPrefixes)
+		envName := complement("", true, words, stems, false)
 		env := `(?:` + envName + `=` + piece + `*` + sep + `)*`
 		key = k.gitConfigKey
 		path = pathPrefix
@@ -268,7 +391,7 @@ func newStyle(k *knowledge, deny bool) style {
 	val := func(flags string) string { return `(?:` + flags + `)(?:=|` + st.sep + `)` + st.word }
 	gitFlags := `(?:` + st.sep + `(?:` + val(`-C|--git-dir|--work-tree|--namespace`) +
 		`|-c` + st.sep + key + `(?:=` + st.piece + `*)?` +
-		`|--no-pager|--paginate|-p|-P|--bare|--no-replace-objects|--literal-pathspecs|--glob-pathspecs|--noglob-pathspecs|--icase-pathspecs|--no-optional-locks|--no-advice|--no-lazy-fetch` +
+		`|--(?:no-(?:pager|replace-objects|optional-locks|advice|lazy-fetch)|paginate|bare|(?:literal|glob|noglob|icase)-pathspecs)|-[pP]` +
 		extraGitFlags + `))*`
 	fxFlags := `(?:` + st.sep + `(?:` + val(`-t|--target|--dir|--enable|--disable|--invoker`) + `|-xx|-x|-i|--))*`
 	ffxFlags := `(?:` + st.sep + `(?:` + val(`-t|--target|--machine|-c|--config|--env-root|-e|--env|--isolate-dir|--stamp|--timeout|-l|--log-level|-o|--log-output`) +
@@ -320,12 +443,21 @@ func (st *style) argWord(key string) string {
 func (r optionRule) word() string {
 	nonOption := nonOption
 	if r.plus {
-		// No word starting with +: its first character is excluded
-		// wherever nonOption excludes "-".
-		nonOption = strings.ReplaceAll(nonOption, "[^-", "[^-+")
+		// No word starting with +.
+		nonOption = nonOptionExcept("-+")
 	}
 	if len(r.words) > 0 {
-		name := complement(".-", false, r.words, nil, false)
+		// Options spelled -name are not abbreviated; a long one
+		// forbids its stem (-toolexec: -toole*), shorter to spell.
+		var words, stems []string
+		for _, w := range r.words {
+			if len(w) > longStemLen {
+				stems = append(stems, w[:longStemLen])
+			} else {
+				words = append(words, w)
+			}
+		}
+		name := complement(".-", false, words, stems, false)
 		return `(?:` + nonOption + `|--?(?:` + name + `(?:=` + piece + `*)?)?)`
 	}
 	// A short option bundle: unquoted letters and value characters, none a
@@ -337,7 +469,7 @@ func (r optionRule) word() string {
 		var words, stems []string
 		for _, l := range r.long {
 			for i := 1; i <= len(l); i++ {
-				if r.stem && i == stemLen {
+				if r.stem && i == stemLen || i == longStemLen {
 					// Anything starting with the stem: stricter,
 					// and shorter to spell.
 					stems = append(stems, l[:i])

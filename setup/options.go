@@ -28,9 +28,11 @@ type Options struct {
 	AllowLists, AskLists, DenyLists []string // --allow-list, ...
 	Config, StateDir, Root          string
 	DryRun, Init, Status, Reset     bool
-	Rollback                        int
-	ProfileSet, RollbackSet         bool
-	RootSet                         bool
+	// JSON makes --dry-run and --status print JSON with the full grants.
+	JSON                    bool
+	Rollback                int
+	ProfileSet, RollbackSet bool
+	RootSet                 bool
 	// Hook is set for a git hook run: it re-applies the saved profile and
 	// the recorded ad-hoc rules, whatever the command line says, and
 	// holds back what would widen the policy until a person runs

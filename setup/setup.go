@@ -64,6 +64,12 @@ func (o *Options) run(ctx context.Context) error {
 	if o.Status && o.DryRun {
 		return Usagef("--status writes nothing; --dry-run does not apply")
 	}
+	if o.JSON && !o.Status && !o.DryRun {
+		return Usagef("--json goes with --lint, --dry-run or --status")
+	}
+	if o.JSON && o.RollbackSet {
+		return Usagef("--rollback has no --json report")
+	}
 	if o.RollbackSet && o.Rollback < 1 {
 		return Usagef("--rollback %d: want a count of at least 1", o.Rollback)
 	}
@@ -676,26 +682,6 @@ func sameRules(a, b []config.Rule) bool {
 	return true
 }
 
-// printChanges prints what an apply would change, per list (--dry-run).
-func (s *session) printChanges(res reconcile.Result, changed bool, profile string, rules []config.Rule) {
-	w := s.o.Stdout
-	if !changed {
-		fmt.Fprintf(w, "no changes to %s (profile %s)\n", s.o.display(s.configPath), profileName(profile))
-		return
-	}
-	fmt.Fprintf(w, "would write %s (profile %s -> %s, %d rules)\n", s.o.display(s.configPath), profileName(s.file.Shim.Profile), profileName(profile), len(rules))
-	added, removed := lists(&res.Added), lists(&res.Removed)
-	for i, name := range listNames {
-		fmt.Fprintf(w, "%s: +%d -%d\n", name, len(*added[i]), len(*removed[i]))
-		for _, g := range *added[i] {
-			fmt.Fprintf(w, "  + %s\n", g)
-		}
-		for _, g := range *removed[i] {
-			fmt.Fprintf(w, "  - %s\n", g)
-		}
-	}
-}
-
 // printSummary reports a written change.
 func (s *session) printSummary(action, profile string, res reconcile.Result, nrules int, tree *manifest.Tree) {
 	w := s.o.Stdout
@@ -923,6 +909,10 @@ func (s *session) status() error {
 		fmt.Fprintf(w, "note:    %d managed grant digest(s) in state.json match no grant in config.json: the next apply counts grants a manifest or config.json's rules name as managed, and only the others as custom\n", n)
 	}
 	custom := reconcile.Custom(s.file.Grants, managed)
+	if o.JSON {
+		s.printStatusJSON(w, custom)
+		return nil
+	}
 	e, c := lists(&s.file.Grants), lists(&custom)
 	fmt.Fprintf(w, "grants:  %-6s %8s %8s\n", "", "managed", "custom")
 	for i, name := range listNames {
@@ -983,6 +973,7 @@ func (s *session) status() error {
 		}
 		fmt.Fprintln(w, line)
 	}
+	s.printRules(w, custom)
 	return nil
 }
 

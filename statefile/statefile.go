@@ -13,12 +13,16 @@
 package statefile
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -442,6 +446,10 @@ type Backup struct {
 	// the backup deletes it.
 	Existed bool   `json:"existed"`
 	Content string `json:"content,omitempty"`
+	// Gzip is Content compressed (gzip, base64) when that is smaller:
+	// SaveBackup writes it instead of Content, LoadBackup restores Content.
+	// A config of hundreds of regex grants compresses tenfold or more.
+	Gzip string `json:"gzip,omitempty"`
 	// Profile and Managed are the state before the change.
 	Profile string `json:"profile"`
 	Managed Grants `json:"managed"`
@@ -515,7 +523,11 @@ func (s Store) SaveBackup(st *State, b *Backup) (string, error) {
 	b.Next = nonNil(b.Next)
 	st.NextBackup++
 	name := fmt.Sprintf("%06d.json", st.NextBackup)
-	if err := WriteJSON(filepath.Join(s.backupDir(), name), b, 0o600); err != nil {
+	out := *b
+	if z := gzipText(b.Content); len(b.Content) > compressAbove && len(z) < len(b.Content) {
+		out.Content, out.Gzip = "", z
+	}
+	if err := WriteJSON(filepath.Join(s.backupDir(), name), &out, 0o600); err != nil {
 		st.NextBackup--
 		return "", err
 	}
@@ -533,7 +545,45 @@ func (s Store) LoadBackup(name string) (*Backup, error) {
 	if err := json.Unmarshal(data, &b); err != nil {
 		return nil, fmt.Errorf("reading backup %s: %w: %v", path, ErrCorrupt, err)
 	}
+	if b.Gzip != "" {
+		if b.Content != "" {
+			return nil, fmt.Errorf("reading backup %s: %w: both content and gzip", path, ErrCorrupt)
+		}
+		if b.Content, err = gunzipText(b.Gzip); err != nil {
+			return nil, fmt.Errorf("reading backup %s: %w: %v", path, ErrCorrupt, err)
+		}
+		b.Gzip = ""
+	}
 	return &b, nil
+}
+
+// compressAbove is the content size past which backups are compressed.
+const compressAbove = 4096
+
+// gzipText returns s gzipped (fastest level: a backup is written on every
+// change) and base64-encoded.
+func gzipText(s string) string {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	zw.Write([]byte(s))
+	zw.Close()
+	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
+func gunzipText(s string) (string, error) {
+	data, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return "", err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return "", err
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		return "", err
+	}
+	return string(out), nil
 }
 
 // TrimRefs clears the history's references to backups past the

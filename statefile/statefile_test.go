@@ -259,3 +259,38 @@ func TestDigest(t *testing.T) {
 		t.Errorf("digests %q and %q", a, b)
 	}
 }
+
+// TestBackupCompressed: a large config is kept gzipped in its backup and
+// read back exactly; a small one stays plain text.
+func TestBackupCompressed(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	st := &State{}
+	big := strings.Repeat(`"command(regex:^[ \t]*(?:[^\x00-\x20]|\\[^\x00-\x1f])+$)",`+"\n", 500)
+	for _, content := range []string{big, "{}\n"} {
+		name, err := s.SaveBackup(st, &Backup{Existed: true, Content: content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(filepath.Join(s.Dir, "backups", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if compressed := strings.Contains(string(raw), `"gzip"`); compressed != (content == big) || (content == big && len(raw) > len(big)/5) {
+			t.Errorf("backup of %d bytes is %d bytes, compressed: %v", len(content), len(raw), compressed)
+		}
+		b, err := s.LoadBackup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Content != content || b.Gzip != "" {
+			t.Errorf("content read back differs (%d bytes, want %d)", len(b.Content), len(content))
+		}
+	}
+	// A backup holding both forms is corrupt, not one or the other.
+	if err := WriteJSON(filepath.Join(s.Dir, "backups", "000099.json"), &Backup{Content: "x", Gzip: gzipText("y")}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadBackup("000099.json"); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("both forms: got %v, want ErrCorrupt", err)
+	}
+}

@@ -296,9 +296,56 @@ func BenchmarkApply(b *testing.B) {
 	})
 }
 
+// BenchmarkApplyScale applies manifests of 1, 10 and 50 times Fuchsia's
+// size: a full apply (no config.json, no state) and an unchanged re-run.
+func BenchmarkApplyScale(b *testing.B) {
+	for _, scale := range []int{1, 10, 50} {
+		b.Run(fmt.Sprintf("x%d", scale), func(b *testing.B) {
+			home := pinEnv(b)
+			root := filepath.Join(home, "tree")
+			if err := makeJiri(root, scaledManifests(scale)); err != nil {
+				b.Fatal(err)
+			}
+			cfg := filepath.Join(home, "config.json")
+			state := filepath.Join(home, "state")
+			args := []string{"agents-setup", "--config", cfg, "--state-dir", state, "--root", root}
+			apply := func() {
+				var stdout, stderr bytes.Buffer
+				if code := run(context.Background(), args, nil, &stdout, &stderr); code != 0 {
+					b.Fatalf("exit %d: %s", code, stderr.String())
+				}
+			}
+			b.Run("full", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					os.Remove(cfg)
+					os.RemoveAll(state)
+					b.StartTimer()
+					apply()
+				}
+				if fi, err := os.Stat(cfg); err == nil {
+					b.ReportMetric(float64(fi.Size()), "config-bytes")
+				}
+			})
+			b.Run("unchanged", func(b *testing.B) {
+				apply()
+				b.ReportAllocs()
+				for b.Loop() {
+					apply()
+				}
+			})
+		})
+	}
+}
+
 // bigManifests returns manifests of Fuchsia's size: about 500 lines over
 // the seven category files of the root overlay.
-func bigManifests() map[string]string {
+func bigManifests() map[string]string { return scaledManifests(1) }
+
+// scaledManifests returns bigManifests with scale times the lines, each
+// distinct.
+func scaledManifests(scale int) map[string]string {
 	tools := []string{"git", "fx", "ffx", "jiri", "go", "cargo", "npm", "make", "ls", "cat", "grep", "find", "rm", "sed", "cp", "mv"}
 	subs := []string{"status", "log", "show", "diff", "build", "test", "list", "info", "clean", "run", "check", "fmt", "doc", "version", "help", "sync", "push", "fetch", "add", "rebase", "reset", "branch", "tag", "remote", "config", "target", "component", "package", "repo", "emu", "debug"}
 	cats := []string{"read_only", "local_changes", "external_changes", "device_ops", "cache_destruction", "batch_execution", "never_allow"}
@@ -308,17 +355,19 @@ func bigManifests() map[string]string {
 	for ci, c := range cats {
 		var sb strings.Builder
 		sb.WriteString("# " + c + "\n")
-		for range weights[ci] {
+		for range weights[ci] * scale {
 			tool := tools[n%len(tools)]
 			sub := subs[(n/len(tools))%len(subs)]
-			switch n % 5 {
-			case 0:
+			switch {
+			case n >= 500: // past Fuchsia's size: distinct lines
+				fmt.Fprintf(&sb, "%s %s y%d\n", tool, sub, n)
+			case n%5 == 0:
 				fmt.Fprintf(&sb, "%s %s\n", tool, sub)
-			case 1:
+			case n%5 == 1:
 				fmt.Fprintf(&sb, "%s %s --verbose\n", tool, sub)
-			case 2:
+			case n%5 == 2:
 				fmt.Fprintf(&sb, "%s %s -f  # forced\n", tool, sub)
-			case 3:
+			case n%5 == 3:
 				fmt.Fprintf(&sb, "%s %s --all -n\n", tool, sub)
 			default:
 				fmt.Fprintf(&sb, "%s %s x%d\n", tool, sub, n)

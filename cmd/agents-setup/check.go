@@ -17,7 +17,7 @@ import (
 var checkFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "check", Usage: "run the policy tests (.agents/config/tests.txt of each overlay), under --profile or the profiles each test names; exit 1 on a mismatch"},
 	&cli.BoolFlag{Name: "lint", Usage: "report risky, shadowed, duplicate, misspelled and incomplete rules in the manifests; exit 1 on a finding"},
-	&cli.BoolFlag{Name: "json", Usage: "with --lint: print the findings as JSON"},
+	&cli.BoolFlag{Name: "json", Usage: "with --lint: print the findings as JSON; with --dry-run or --status: the rules with their full grants"},
 }
 
 // policyChecks runs --check and --lint on the checkout's manifests.

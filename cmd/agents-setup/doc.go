@@ -33,8 +33,12 @@
 // without expanding the manifests.
 //
 // --dry-run prints the additions and removals per list and writes nothing.
-// --status prints the profile, the managed and custom grants per list, the
-// manifest files and the recent history. --rollback N restores config.json
+// --status prints the profile, the counts of managed and custom grants per
+// list, the manifest files, the recent history and the rules per list. Both
+// speak in rule lines, the manifest line and where it is
+// ("+ allow  git status   (.agents/config/permissions/read_only.txt:195)"),
+// never longer than 300 characters; with --json they print the rules with
+// their full grants as JSON instead. --rollback N restores config.json
 // from before the last N changes (removing it if the first of them created
 // it); backups of the 10 last changes are kept. --reset removes the managed
 // grants and rules and keeps the ones added by hand.

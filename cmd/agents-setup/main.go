@@ -169,9 +169,10 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			if c.NArg() > 0 {
 				return usagef("unexpected argument %q (flags go before arguments; this command takes none)", c.Args().First())
 			}
-			if c.Bool("check") || c.Bool("lint") || c.Bool("json") {
+			if c.Bool("check") || c.Bool("lint") {
 				return policyChecks(c) // check.go
 			}
+			o.JSON = c.Bool("json")
 			o.Allow, o.Ask, o.Deny = c.StringSlice("allow"), c.StringSlice("ask"), c.StringSlice("deny")
 			o.AllowLists, o.AskLists, o.DenyLists = c.StringSlice("allow-list"), c.StringSlice("ask-list"), c.StringSlice("deny-list")
 			o.ProfileSet, o.RollbackSet, o.RootSet = c.IsSet("profile"), c.IsSet("rollback"), c.IsSet("root")
