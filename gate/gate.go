@@ -218,7 +218,10 @@ type Gate struct {
 	session  string
 	never    map[*matcher.Rule]bool // the rules of NeverAllow in policy
 	protect  *protector
-	secrets  []string // files not even read without a person (the cache key)
+	secrets  []string // files not even read without a person (the cache key), clean
+
+	secretsOnce sync.Once
+	realSecrets []string // secrets resolved, on first use (see isSecret)
 
 	mu        sync.Mutex
 	exact     map[string]bool // canonical tool + "\x00" + key, approved for the session
@@ -248,7 +251,7 @@ func New(opts Options) *Gate {
 	g.policy, g.never = withNever(opts.Policy)
 	g.protect = newProtector(opts.protected...)
 	for _, f := range opts.secrets {
-		g.secrets = append(g.secrets, filepath.Clean(f), resolved(f))
+		g.secrets = append(g.secrets, filepath.Clean(f))
 	}
 	if g.scope == nil {
 		g.scope = NewScope()
@@ -549,7 +552,7 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 		if why := g.protect.check(abs, real); why != "" {
 			guard = "write of a protected path: " + why
 		}
-	case slices.Contains(g.secrets, abs) || slices.Contains(g.secrets, real):
+	case g.isSecret(abs, real):
 		guard = "read of " + abs + ", the key that authenticates the policy cache"
 	}
 	switch {
@@ -633,4 +636,22 @@ func (g *Gate) DecideGeneric(tool, key string) Decision {
 		Kind: KindOther, Tool: tool, Key: key, Reason: reason,
 		Always: Grant{Tool: canonicalTool(tool), Pattern: "**"},
 	}}
+}
+
+// isSecret reports whether abs (as named) or real (resolved) is one of the
+// secret files, as named or as resolved; the secrets are resolved only
+// when a read is first checked, never in New.
+func (g *Gate) isSecret(abs, real string) bool {
+	if len(g.secrets) == 0 {
+		return false
+	}
+	if slices.Contains(g.secrets, abs) || slices.Contains(g.secrets, real) {
+		return true
+	}
+	g.secretsOnce.Do(func() {
+		for _, f := range g.secrets {
+			g.realSecrets = append(g.realSecrets, resolved(f))
+		}
+	})
+	return slices.Contains(g.realSecrets, abs) || slices.Contains(g.realSecrets, real)
 }
