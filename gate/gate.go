@@ -192,6 +192,10 @@ type Options struct {
 	// config.json there, so that an unchanged file is not parsed again
 	// on every call; "" always reads config.json.
 	CacheDir string
+	// requireHook is config.json's agentShim.requireHook; shimKnown says
+	// whether the options were built from the file's settings at all (a
+	// compact copy that does not carry them leaves it unset).
+	requireHook, shimKnown bool
 	// protected are more protected files (Load's config.json), secrets
 	// files a file tool may not even read unasked (Load's cache key).
 	protected, secrets []string
@@ -218,7 +222,9 @@ type Gate struct {
 	session  string
 	never    map[*matcher.Rule]bool // the rules of NeverAllow in policy
 	protect  *protector
-	secrets  []string // files not even read without a person (the cache key), clean
+	// requireHook, shimKnown: see Options and RequireHook.
+	requireHook, shimKnown bool
+	secrets                []string // files not even read without a person (the cache key), clean
 
 	secretsOnce sync.Once
 	realSecrets []string // secrets resolved, on first use (see isSecret)
@@ -250,6 +256,7 @@ func New(opts Options) *Gate {
 	}
 	g.policy, g.never = withNever(opts.Policy)
 	g.protect = newProtector(opts.protected...)
+	g.requireHook, g.shimKnown = opts.requireHook, opts.shimKnown
 	for _, f := range opts.secrets {
 		g.secrets = append(g.secrets, filepath.Clean(f))
 	}
@@ -267,6 +274,13 @@ func New(opts Options) *Gate {
 	}
 	return g
 }
+
+// RequireHook returns config.json's agentShim.requireHook as Load read
+// it, and whether Load knew it: false for a gate from New, or one loaded
+// from a compact copy that does not carry the setting. Callers that need
+// the setting must then read config.json themselves (or act as if it
+// were set, when that only costs work).
+func (g *Gate) RequireHook() (on, known bool) { return g.requireHook, g.shimKnown }
 
 // Mode returns the gate's mode.
 func (g *Gate) Mode() Mode { return g.mode }
