@@ -16,8 +16,11 @@ import (
 // for concurrent use once built.
 type Policy struct {
 	byProg map[string][]*Rule
-	global []*Rule // rules that may match any program (regex, command(*))
-	rules  []*Rule // every rule, in the order added
+	byKey  map[string][]*Rule // regex grants by their key (see index.go)
+	global []*Rule            // rules that may match any program (regex, command(*))
+	rules  []*Rule            // every rule, in the order added
+	// noIndex puts every regex grant in global (tests compare).
+	noIndex bool
 	tbl    *programs.Table
 	home   string
 }
@@ -52,17 +55,40 @@ func New() *Policy {
 // decision first needs it (or by Check).
 func (p *Policy) Add(d Decision, text string, src Source) *Rule {
 	r := &Rule{Text: strings.TrimSpace(text), Decision: d, Source: src}
-	p.add(r)
+	p.add(r, true, "")
 	return r
 }
 
-func (p *Policy) add(r *Rule) {
+// AddKeyed adds a rule as Add does, with the key of a regex grant computed
+// before (RegexKey of its text; "" for any other rule), so that a policy
+// read from a cache does not parse every regex again. A wrong key makes
+// decisions wrong: pass only what RegexKey returned for the same text.
+func (p *Policy) AddKeyed(d Decision, text string, src Source, key string) *Rule {
+	r := &Rule{Text: strings.TrimSpace(text), Decision: d, Source: src}
+	p.add(r, false, key)
+	return r
+}
+
+// add adds r; a regex grant is indexed by key, found with RegexKey when
+// find is set.
+func (p *Policy) add(r *Rule, find bool, key string) {
+	r.seq = len(p.rules)
 	p.rules = append(p.rules, r)
 	if prog := program(r.Text); prog != "" {
 		p.byProg[prog] = append(p.byProg[prog], r)
-	} else {
-		p.global = append(p.global, r)
+		return
 	}
+	if find {
+		key = RegexKey(r.Text)
+	}
+	if key != "" && !p.noIndex {
+		if p.byKey == nil {
+			p.byKey = map[string][]*Rule{}
+		}
+		p.byKey[key] = append(p.byKey[key], r)
+		return
+	}
+	p.global = append(p.global, r)
 }
 
 // Rules returns every rule in the order added.
@@ -74,12 +100,19 @@ func (p *Policy) Clone() *Policy {
 	out := &Policy{
 		tbl:    p.tbl,
 		home:   p.home,
-		byProg: make(map[string][]*Rule, len(p.byProg)),
-		global: slices.Clip(p.global),
-		rules:  slices.Clip(p.rules),
+		byProg:  make(map[string][]*Rule, len(p.byProg)),
+		global:  slices.Clip(p.global),
+		rules:   slices.Clip(p.rules),
+		noIndex: p.noIndex,
 	}
 	for k, v := range p.byProg {
 		out.byProg[k] = slices.Clip(v)
+	}
+	if p.byKey != nil {
+		out.byKey = make(map[string][]*Rule, len(p.byKey))
+		for k, v := range p.byKey {
+			out.byKey[k] = slices.Clip(v)
+		}
 	}
 	return out
 }
@@ -117,7 +150,7 @@ func FromGrants(allow, ask, deny []string, managed []Managed) *Policy {
 		for _, g := range list.grants {
 			m, ok := byGrant[g]
 			if !ok {
-				p.add(&Rule{Text: g, Decision: list.d})
+				p.add(&Rule{Text: g, Decision: list.d}, true, "")
 				continue
 			}
 			k := key{list.d, m.Line}
@@ -125,7 +158,7 @@ func FromGrants(allow, ask, deny []string, managed []Managed) *Policy {
 				continue
 			}
 			seen[k] = true
-			p.add(&Rule{Text: m.Line, Decision: list.d, Source: m.Source, Grant: g})
+			p.add(&Rule{Text: m.Line, Decision: list.d, Source: m.Source, Grant: g}, true, "")
 		}
 	}
 	return p
@@ -317,7 +350,7 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	if r := scan(p.byProg[c.prog]); r != nil {
 		return deny(v, r)
 	}
-	if r := scan(p.global); r != nil {
+	if r := scan(p.globalFor(c, cmd)); r != nil {
 		return deny(v, r)
 	}
 	// An allow rule that names a flag accepts what the table says the
@@ -357,6 +390,30 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 		v.Decision, v.Reason = Default, "no rule matches"
 	}
 	return v
+}
+
+// globalFor returns the rules that may match any program, and the regex
+// grants whose key is a token of the command's texts (see index.go), in
+// the order they were added: what scanning every regex grant would find.
+func (p *Policy) globalFor(c *call, cmd *shellparse.Command) []*Rule {
+	if len(p.byKey) == 0 {
+		return p.global
+	}
+	var assigns []string
+	for _, a := range cmd.Assigns {
+		assigns = append(assigns, a.Name+"="+quote(a.Value.Text))
+	}
+	var found []*Rule
+	for _, k := range commandKeys(c, assigns) {
+		found = append(found, p.byKey[k]...)
+	}
+	if len(found) == 0 {
+		return p.global
+	}
+	out := make([]*Rule, 0, len(p.global)+len(found))
+	out = append(append(out, p.global...), found...)
+	slices.SortFunc(out, func(a, b *Rule) int { return a.seq - b.seq })
+	return out
 }
 
 // globDeny decides a command whose program is a pattern (/usr/bin/r[m])

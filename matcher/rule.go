@@ -45,6 +45,7 @@ type Rule struct {
 	// from a managed entry (Text is then the manifest line).
 	Grant string
 
+	seq  int // position in the policy's rules, for the order of scans
 	once sync.Once
 	c    *compiled // set by compile; a pointer keeps uncompiled rules small
 	err  error
