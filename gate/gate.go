@@ -196,6 +196,9 @@ type Options struct {
 	// whether the options were built from the file's settings at all (a
 	// compact copy that does not carry them leaves it unset).
 	requireHook, shimKnown bool
+	// ownPolicy says Policy was built by Load for this gate alone, so New
+	// may add to it rather than to a copy.
+	ownPolicy bool
 	// protected are more protected files (Load's config.json), secrets
 	// files a file tool may not even read unasked (Load's cache key).
 	protected, secrets []string
@@ -254,7 +257,7 @@ func New(opts Options) *Gate {
 		toolOK:   map[string]bool{},
 		progOK:   map[string]bool{},
 	}
-	g.policy, g.never = withNever(opts.Policy)
+	g.policy, g.never = withNever(opts.Policy, opts.ownPolicy)
 	g.protect = newProtector(opts.protected...)
 	g.requireHook, g.shimKnown = opts.requireHook, opts.shimKnown
 	for _, f := range opts.secrets {

@@ -49,6 +49,7 @@ func Load(configPath string, opts Options) (*Gate, error) {
 			o.Policy.Add(r.Decision, r.Text, r.Source)
 		}
 	}
+	o.ownPolicy = true // built above, for this gate only
 	o.Tools.merge(opts.Tools)
 	o.Prompter, o.Persist, o.Audit, o.Now, o.Session = opts.Prompter, opts.Persist, opts.Audit, opts.Now, opts.Session
 	if opts.Dir != "" {

@@ -99,9 +99,12 @@ func device(p string) string {
 
 // withNever returns a policy of p's rules and the never-allow rules, and
 // the set of the latter, so that one match per command decides both.
-func withNever(p *matcher.Policy) (*matcher.Policy, map[*matcher.Rule]bool) {
+func withNever(p *matcher.Policy, own bool) (*matcher.Policy, map[*matcher.Rule]bool) {
 	out := matcher.New()
-	if p != nil {
+	switch {
+	case p != nil && own:
+		out = p // Load's own policy: no copy of thousands of rules
+	case p != nil:
 		out = p.Clone()
 	}
 	never := make(map[*matcher.Rule]bool, len(neverLines))

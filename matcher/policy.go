@@ -21,8 +21,8 @@ type Policy struct {
 	rules  []*Rule            // every rule, in the order added
 	// noIndex puts every regex grant in global (tests compare).
 	noIndex bool
-	tbl    *programs.Table
-	home   string
+	tbl     *programs.Table
+	home    string
 }
 
 // SetPrograms sets the table of program facts decisions use; the default
@@ -98,8 +98,8 @@ func (p *Policy) Rules() []*Rule { return p.rules }
 // without changing p. The rules themselves are shared, compiled once.
 func (p *Policy) Clone() *Policy {
 	out := &Policy{
-		tbl:    p.tbl,
-		home:   p.home,
+		tbl:     p.tbl,
+		home:    p.home,
 		byProg:  make(map[string][]*Rule, len(p.byProg)),
 		global:  slices.Clip(p.global),
 		rules:   slices.Clip(p.rules),
