@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,7 +37,7 @@ func TestDefaultsHoldNoRunners(t *testing.T) {
 	p := newLineParser()
 	checked := 0
 	for _, l := range tree.Lines {
-		if !contains(allowCategories, l.Category) {
+		if !slices.Contains(allowCategories, l.Category) {
 			continue
 		}
 		if passThrough().MatchString(l.Text) {

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,7 +157,7 @@ func TestLists(t *testing.T) {
 		if diff := cmp.Diff([]string{"never_allow"}, deny); diff != "" {
 			t.Errorf("%s deny (-want +got):\n%s", p, diff)
 		}
-		if contains(allow, "never_allow") {
+		if slices.Contains(allow, "never_allow") {
 			t.Errorf("%s allows never_allow", p)
 		}
 	}

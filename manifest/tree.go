@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -319,20 +320,11 @@ func (t *Tree) readOverlay(p *lineParser, ov overlay, byCat map[string][]Line) e
 		return err
 	}
 	for _, s := range svcs {
-		if !contains(t.Services, s) {
+		if !slices.Contains(t.Services, s) {
 			t.Services = append(t.Services, s)
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 var serviceName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9:_.@\\-]+$`) })

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -289,7 +290,7 @@ func TestFindRootWorktree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !contains(tree.Overlays, "vendor/linked") {
+	if !slices.Contains(tree.Overlays, "vendor/linked") {
 		t.Errorf("Load: overlays %v, want vendor/linked", tree.Overlays)
 	}
 }

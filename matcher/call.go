@@ -7,6 +7,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // call is a command reduced to what rules compare: the program's basename,
@@ -286,7 +287,12 @@ func (c *call) gitAlias(rest []shellparse.Word) {
 	line := "git " + v
 	for _, w := range rest[1:] {
 		if w.Static {
-			line += " " + quote(w.Text)
+			// The line is parsed again: quote as the shell reads it.
+			q, err := syntax.Quote(w.Text, syntax.LangBash)
+			if err != nil {
+				q = quote(w.Text) // a NUL byte: still one word, never less
+			}
+			line += " " + q
 		} else {
 			line += " " + w.Text
 		}
@@ -601,15 +607,6 @@ func (c *call) programFloors() {
 			c.blocks[i].fact = f.String()
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // makeCall returns the text of a make function call up to its closing

@@ -446,7 +446,7 @@ func waive(limits []limit, allow *Rule) []limit {
 	for _, l := range limits {
 		named := false
 		for _, f := range l.flags {
-			if contains(allow.c.flags, f) {
+			if slices.Contains(allow.c.flags, f) {
 				named = true
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -283,7 +284,7 @@ func flagIn(want string, toks []tok, strict bool) strength {
 	for _, t := range toks {
 		switch t.kind {
 		case flagTok:
-			if contains(t.flags, want) {
+			if slices.Contains(t.flags, want) {
 				return definite
 			}
 			// An abbreviated long option (--forc, --recur) means the

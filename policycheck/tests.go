@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agent-shim/agent-shim/manifest"
@@ -126,7 +127,7 @@ func Run(tree *manifest.Tree, tests []Test, only ...string) (failures []Failure,
 	e := newEngine(tree.Lines, tree.Root)
 	for _, t := range tests {
 		for _, p := range t.Profiles {
-			if len(only) > 0 && !contains(only, p) {
+			if len(only) > 0 && !slices.Contains(only, p) {
 				continue
 			}
 			g, err := e.gate(p)
@@ -141,13 +142,4 @@ func Run(tree *manifest.Tree, tests []Test, only ...string) (failures []Failure,
 		}
 	}
 	return failures, ran, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

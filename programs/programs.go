@@ -56,6 +56,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -470,7 +471,7 @@ func (t *Table) parseLines(name string, lines []string, first int, builtin bool,
 					continue
 				}
 			case "mode":
-				if !contains(info.modes, f.Arg) {
+				if !slices.Contains(info.modes, f.Arg) {
 					errf("%s mode %q is not one of %s", kind, f.Arg, strings.Join(info.modes, ", "))
 					continue
 				}
@@ -515,15 +516,6 @@ func (t *Table) parseLines(name string, lines []string, first int, builtin bool,
 		f.Args = args
 		t.facts = append(t.facts, f)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func nameOK(s string) bool {

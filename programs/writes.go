@@ -1,6 +1,9 @@
 package programs
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // WriteTargets returns the paths a command writes according to the
 // built-in table: the destination of cp, mv, ln, install and rsync, the
@@ -57,7 +60,7 @@ func (t *Table) WriteTargets(argv []string) (paths []string, unknown bool) {
 			if tok.Opt == nil {
 				continue
 			}
-			if contains(tok.Opt.Canon, "file") && tok.HasValue {
+			if slices.Contains(tok.Opt.Canon, "file") && tok.HasValue {
 				archivePath, archiveKnown = tok.Value, true
 			}
 			if script != nil && scriptOption(script.Arg, tok.Name) {

@@ -15,7 +15,11 @@
 // is not recorded as managed, so it survives a later run without it.
 package reconcile
 
-import "github.com/agent-shim/agent-shim/config"
+import (
+	"slices"
+
+	"github.com/agent-shim/agent-shim/config"
+)
 
 // Result is the outcome of Merge.
 type Result struct {
@@ -34,7 +38,7 @@ type Result struct {
 func (r Result) Changed(existing config.Grants) bool {
 	e, g := lists(&existing), lists(&r.Grants)
 	for i := range e {
-		if !equal(*e[i], *g[i]) {
+		if !slices.Equal(*e[i], *g[i]) {
 			return true
 		}
 	}
@@ -139,16 +143,4 @@ func Custom(existing, managed config.Grants) config.Grants {
 		}
 	}
 	return res
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
