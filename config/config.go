@@ -2,6 +2,10 @@
 // grants under userSettings.globalPermissionGrants and the shim's own section
 // under the top-level key "agentShim", which the agent ignores.
 //
+// A managed rule names the grants it expanded to by digest ("digests", see
+// statefile.Digest) rather than repeating their text, which would double the
+// file; Load resolves them, so Rule.Grants holds the text either way.
+//
 // Load is on the hot path of every command the shim decides, so it decodes
 // only what it needs in a single pass. Marshal, used by agents-setup, keeps
 // every key it does not own and the order of keys at every level.
