@@ -449,7 +449,7 @@ var errUnseen = errors.New("no hook call has seen this command (agentShim.requir
 // already approves it; a deny rule still refuses it. Under
 // agentShim.requireHook a line without a ticket is refused.
 func (e *env) ticketGate(s *shim, cmd string) (line string, approved bool, err error) {
-	f, err := config.Load(s.config)
+	f, err := config.LoadSettings(s.config) // only the settings: not the grants and rules
 	if err != nil {
 		return "", false, err
 	}
