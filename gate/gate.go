@@ -28,9 +28,16 @@
 //   - a tool allow pattern, or a session answer for the program (t), lifts
 //     a command no rule or an ask rule matches, but never a floor; an
 //     answer for the exact line (s, or a) lifts everything but a deny.
+//   - a write to a protected path (the policy's own files: manifests, git
+//     configuration and hooks, agents' settings, shell startup files,
+//     ~/.ssh, the shim's config, state and cache; see protect.go), a write
+//     whose target cannot be told, and running agent-shim or agents-setup
+//     need a person in every mode and at every level; only an answer for
+//     the exact line lifts that.
 //
 // For a file tool: a write to a block device is never allowed; a tool
-// deny pattern denies (for the path as named or as resolved); a tool allow
+// deny pattern denies (for the path as named or as resolved); a write to a
+// protected path needs a person, whatever else says so; a tool allow
 // pattern allows (for the resolved path);
 // a path outside the scope needs a person; inside it, reads run and writes
 // run from LevelLocalChanges up. Subagent tools run at every level (their

@@ -30,7 +30,8 @@ import (
 //     $GEMINI_HOME), and the config.json a gate was loaded from.
 //
 // Paths are judged as named and as resolved (links and `..` followed, see
-// Scope), so a link into a protected path is protected.
+// Scope), so a link into a protected path is protected, and without case,
+// for case-insensitive file systems.
 
 // homeFiles are the protected files of the home directory.
 var homeFiles = []string{
@@ -63,6 +64,7 @@ func newProtector(files ...string) *protector {
 			return
 		}
 		for _, d := range []string{filepath.Clean(dir), resolved(dir)} {
+			d = strings.ToLower(d)
 			if !slices.Contains(p.trees, d) {
 				p.trees = append(p.trees, d)
 			}
@@ -73,7 +75,7 @@ func newProtector(files ...string) *protector {
 			addTree(filepath.Join(p.home, t))
 		}
 		for _, f := range homeFiles {
-			p.files = append(p.files, filepath.Join(p.home, f))
+			p.files = append(p.files, strings.ToLower(filepath.Join(p.home, f)))
 		}
 	}
 	for _, v := range []struct{ env, sub string }{
@@ -100,6 +102,7 @@ func (p *protector) addFile(f string) {
 		return
 	}
 	for _, x := range []string{filepath.Clean(f), resolved(f)} {
+		x = strings.ToLower(x)
 		if !slices.Contains(p.files, x) {
 			p.files = append(p.files, x)
 		}
@@ -123,27 +126,31 @@ func (p *protector) check(named, real string) string {
 		return ""
 	}
 	for _, x := range []string{real, filepath.Clean(named)} {
-		if why := p.checkOne(x); why != "" {
-			return why
+		// Compared without case: on a case-insensitive file system
+		// (macOS, Windows shares) .GIT/CONFIG is .git/config.
+		if why := p.checkOne(strings.ToLower(x)); why != "" {
+			return x + why
 		}
 	}
 	return ""
 }
 
+// checkOne returns what protected path x (lower-cased) is, as a note
+// to follow the path; "" when it is none.
 func (p *protector) checkOne(x string) string {
 	for _, t := range p.trees {
 		if within(x, t) {
-			return x + " (under " + t + ")"
+			return " (under " + t + ")"
 		}
 	}
 	xd, xb := filepath.Split(x)
 	for _, f := range p.files {
 		if x == f || len(xd) < len(f) && f[:len(xd)] == xd && siblingOf(xb, f[len(xd):]) {
-			return x
+			return " (protected file)"
 		}
 	}
 	if why := protectedComponents(x); why != "" {
-		return x + " (" + why + ")"
+		return " (" + why + ")"
 	}
 	return ""
 }

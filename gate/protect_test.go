@@ -74,6 +74,8 @@ var protectedLines = []string{
 	"git config --file .git/config core.pager evil",
 	"sed -i s/a/b/ .git/config",
 	"echo '* diff=x' >> .gitattributes",
+	"echo x >> .GIT/CONFIG", // a case-insensitive file system
+	"echo x >> .Agents/Config/permissions/read_only.txt",
 	"echo x > .git/info/attributes",
 	"mv x .gitmodules",
 	"echo 'gitdir: /tmp/evil' > sub/.git",

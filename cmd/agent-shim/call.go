@@ -81,7 +81,7 @@ func commandOf(in *hookInput) (string, error) {
 func quoteArgv(argv []string) (string, error) {
 	parts := make([]string, len(argv))
 	for i, a := range argv {
-		q, err := syntax.Quote(a, syntax.LangBash)
+		q, err := quoteWord(i, a)
 		if err != nil {
 			return "", fmt.Errorf("argument %d: %v", i, err)
 		}
@@ -89,6 +89,9 @@ func quoteArgv(argv []string) (string, error) {
 	}
 	return strings.Join(parts, " "), nil
 }
+
+// quoteWord quotes argument i of an argv with syntax.Quote.
+func quoteWord(_ int, a string) (string, error) { return syntax.Quote(a, syntax.LangBash) }
 
 // callDir is where a shell tool runs its command: the cwd, or the
 // directory the tool names (Gemini's run_shell_command has dir_path).

@@ -15,7 +15,6 @@ import (
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/shellparse"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // maxExplainInput bounds a command line read from standard input.
@@ -107,7 +106,7 @@ func nesting(c *shellparse.Command) string {
 func argvString(argv []string) string {
 	parts := make([]string, len(argv))
 	for i, a := range argv {
-		q, err := syntax.Quote(a, syntax.LangBash)
+		q, err := quoteWord(i, a)
 		if err != nil {
 			q = fmt.Sprintf("%q", a)
 		}

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/shellparse"
 )
 
 // permissive is the widest policy a config.json can hold: yolo mode, full
@@ -221,5 +223,35 @@ func TestForgedSession(t *testing.T) {
 	}
 	if got := verdict(); got != "allow" {
 		t.Errorf("session answer the shim kept: %s, want allow", got)
+	}
+}
+
+// TestQuoteArgv: an argv quoted back into a line parses into the same
+// words (syntax.Quote).
+func TestQuoteArgv(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"git", "status"}, "git status"},
+		{[]string{"env", "API_TOKEN=x", "make"}, "env 'API_TOKEN=x' make"},
+		{[]string{"A=b", "c"}, "'A=b' c"},
+		{[]string{"echo", "a=~/x"}, "echo 'a=~/x'"},
+		{[]string{"echo", "it's", "$HOME", ""}, `echo "it's" '$HOME' ''`},
+		{[]string{"bash", "-lc", "git push -f; rm -rf /"}, "bash -lc 'git push -f; rm -rf /'"},
+		{[]string{"printf", "a\nb"}, `printf $'a\nb'`},
+	} {
+		t.Logf("input: %q", tc.in)
+		got, err := quoteArgv(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("got %q, %v; want %q", got, err, tc.want)
+		}
+		words, err := shellparse.Fields(got)
+		if err != nil || !slices.Equal(words, tc.in) {
+			t.Errorf("%q reads back as %q, %v", got, words, err)
+		}
+	}
+	if _, err := quoteArgv([]string{"echo", "a\x00b"}); err == nil {
+		t.Errorf("a NUL byte: no error")
 	}
 }
