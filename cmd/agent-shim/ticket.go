@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agent-shim/agent-shim/config"
@@ -487,8 +488,8 @@ func (e *env) ticketGate(s *shim, cmd string) (line string, approved bool, err e
 // gets no ticket through it): fail closed when the agent changes its
 // wrapper.
 var (
-	snapshotRE = regexp.MustCompile(`^snapshot-[A-Za-z0-9._-]+\.sh$`)
-	cwdFileRE  = regexp.MustCompile(`^claude-[0-9a-f]+-cwd$`)
+	snapshotRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^snapshot-[A-Za-z0-9._-]+\.sh$`) })
+	cwdFileRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^claude-[0-9a-f]+-cwd$`) })
 )
 
 func wrappedCommand(line string, getenv func(string) string) (string, bool) {
@@ -561,7 +562,7 @@ func wrappedCommand(line string, getenv func(string) string) (string, bool) {
 		case strings.Join(args, " ") == "shopt -u extglob" && (rd == "" || rd == "2> /dev/null"):
 		case strings.Join(args, " ") == "setopt NO_EXTENDED_GLOB" && (rd == "" || rd == "2> /dev/null"):
 		case strings.Join(args, " ") == "pwd -P" && len(s.Redirs) == 1 && s.Redirs[0].Op == syntax.ClbOut && s.Redirs[0].N == nil:
-			if !cwdFileRE.MatchString(filepath.Base(s.Redirs[0].Word.Lit())) {
+			if !cwdFileRE().MatchString(filepath.Base(s.Redirs[0].Word.Lit())) {
 				return "", false
 			}
 		default:
@@ -574,7 +575,7 @@ func wrappedCommand(line string, getenv func(string) string) (string, bool) {
 // isSnapshot reports whether p is one of Claude Code's shell snapshots, in
 // $CLAUDE_CONFIG_DIR/shell-snapshots or ~/.claude/shell-snapshots.
 func isSnapshot(p string, getenv func(string) string) bool {
-	if !snapshotRE.MatchString(filepath.Base(p)) {
+	if !snapshotRE().MatchString(filepath.Base(p)) {
 		return false
 	}
 	dir := filepath.Dir(filepath.Clean(p))
