@@ -192,6 +192,10 @@ type Options struct {
 	// config.json there, so that an unchanged file is not parsed again
 	// on every call; "" always reads config.json.
 	CacheDir string
+	// requireHook is config.json's agentShim.requireHook; shimKnown says
+	// whether the options were built from the file's settings at all (a
+	// compact copy that does not carry them leaves it unset).
+	requireHook, shimKnown bool
 	// protected are more protected files (Load's config.json), secrets
 	// files a file tool may not even read unasked (Load's cache key).
 	protected, secrets []string
@@ -218,7 +222,12 @@ type Gate struct {
 	session  string
 	never    map[*matcher.Rule]bool // the rules of NeverAllow in policy
 	protect  *protector
-	secrets  []string // files not even read without a person (the cache key)
+	// requireHook, shimKnown: see Options and RequireHook.
+	requireHook, shimKnown bool
+	secrets                []string // files not even read without a person (the cache key), clean
+
+	secretsOnce sync.Once
+	realSecrets []string // secrets resolved, on first use (see isSecret)
 
 	mu        sync.Mutex
 	exact     map[string]bool // canonical tool + "\x00" + key, approved for the session
@@ -247,8 +256,9 @@ func New(opts Options) *Gate {
 	}
 	g.policy, g.never = withNever(opts.Policy)
 	g.protect = newProtector(opts.protected...)
+	g.requireHook, g.shimKnown = opts.requireHook, opts.shimKnown
 	for _, f := range opts.secrets {
-		g.secrets = append(g.secrets, filepath.Clean(f), resolved(f))
+		g.secrets = append(g.secrets, filepath.Clean(f))
 	}
 	if g.scope == nil {
 		g.scope = NewScope()
@@ -264,6 +274,13 @@ func New(opts Options) *Gate {
 	}
 	return g
 }
+
+// RequireHook returns config.json's agentShim.requireHook as Load read
+// it, and whether Load knew it: false for a gate from New, or one loaded
+// from a compact copy that does not carry the setting. Callers that need
+// the setting must then read config.json themselves (or act as if it
+// were set, when that only costs work).
+func (g *Gate) RequireHook() (on, known bool) { return g.requireHook, g.shimKnown }
 
 // Mode returns the gate's mode.
 func (g *Gate) Mode() Mode { return g.mode }
@@ -549,7 +566,7 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 		if why := g.protect.check(abs, real); why != "" {
 			guard = "write of a protected path: " + why
 		}
-	case slices.Contains(g.secrets, abs) || slices.Contains(g.secrets, real):
+	case g.isSecret(abs, real):
 		guard = "read of " + abs + ", the key that authenticates the policy cache"
 	}
 	switch {
@@ -633,4 +650,22 @@ func (g *Gate) DecideGeneric(tool, key string) Decision {
 		Kind: KindOther, Tool: tool, Key: key, Reason: reason,
 		Always: Grant{Tool: canonicalTool(tool), Pattern: "**"},
 	}}
+}
+
+// isSecret reports whether abs (as named) or real (resolved) is one of the
+// secret files, as named or as resolved; the secrets are resolved only
+// when a read is first checked, never in New.
+func (g *Gate) isSecret(abs, real string) bool {
+	if len(g.secrets) == 0 {
+		return false
+	}
+	if slices.Contains(g.secrets, abs) || slices.Contains(g.secrets, real) {
+		return true
+	}
+	g.secretsOnce.Do(func() {
+		for _, f := range g.secrets {
+			g.realSecrets = append(g.realSecrets, resolved(f))
+		}
+	})
+	return slices.Contains(g.realSecrets, abs) || slices.Contains(g.realSecrets, real)
 }

@@ -70,7 +70,12 @@ func loadOptions(configPath string, scope *Scope) (Options, error) {
 	if err != nil {
 		return Options{}, err
 	}
-	return optionsOf(f, scope)
+	o, err := optionsOf(f, scope)
+	// Set here, not in optionsOf: the compact copy builds its options
+	// with optionsOf from a File without this setting (see
+	// Gate.RequireHook).
+	o.requireHook, o.shimKnown = f.Shim.RequireHook, true
+	return o, err
 }
 
 // optionsOf builds the options of a config file: scope gives the roots.

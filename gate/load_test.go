@@ -193,3 +193,33 @@ func TestLoadOptions(t *testing.T) {
 		t.Errorf("Load changed the caller's scope: %q", scope.Patterns())
 	}
 }
+
+func TestLoadRequireHook(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		shim     string
+		on, know bool
+	}{
+		{`{"version": 1, "rules": [], "requireHook": true}`, true, true},
+		{`{"version": 1, "rules": []}`, false, true},
+		{"", false, true}, // no file: the defaults
+	} {
+		cfg := filepath.Join(dir, "missing.json")
+		if tc.shim != "" {
+			cfg = filepath.Join(dir, "config.json")
+			if err := os.WriteFile(cfg, []byte(`{"agentShim": `+tc.shim+`}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g, err := Load(cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if on, know := g.RequireHook(); on != tc.on || know != tc.know {
+			t.Errorf("%s: RequireHook() = %v, %v, want %v, %v", tc.shim, on, know, tc.on, tc.know)
+		}
+	}
+	if on, know := New(Options{}).RequireHook(); on || know {
+		t.Errorf("New: RequireHook() = %v, %v, want false, false", on, know)
+	}
+}

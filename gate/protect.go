@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The policy protects itself. What the agent may change must never change
@@ -48,35 +49,53 @@ var homeTrees = []string{
 	".local/state/agent-shim", ".local/state/agents-setup", ".cache/agent-shim", ".cache/agents-setup",
 }
 
-// protector knows the protected paths of one gate.
+// protector knows the protected paths of one gate. It is built without a
+// look at the file system (New runs before every command); the paths are
+// resolved only when a write is first checked, and only when the target
+// is none of them as named (see check).
 type protector struct {
-	home  string   // resolved; "" when unknown
+	named protList // as named: HOME, the variables and files cleaned
+
+	once sync.Once
+	full protList // named plus every path resolved, built by resolve
+
+	// What resolve needs: the environment as New saw it.
+	homeDir string // HOME, cleaned; "" when unknown
+	envDirs []string
+	extra   []string
+}
+
+// protList is a list of protected paths, lower-cased.
+type protList struct {
 	trees []string // clean absolute directories, protected with all below
 	files []string // clean absolute files
 }
 
+func (l *protList) addTree(d string) {
+	d = strings.ToLower(d)
+	if !slices.Contains(l.trees, d) {
+		l.trees = append(l.trees, d)
+	}
+}
+
+func (l *protList) addFile(f string) {
+	f = strings.ToLower(f)
+	if !slices.Contains(l.files, f) {
+		l.files = append(l.files, f)
+	}
+}
+
+// systemFiles are the protected files outside the home directory.
+var systemFiles = []string{"/etc/gitconfig", "/etc/bash.bashrc", "/etc/profile", "/etc/zsh/zshenv"}
+
 // newProtector builds the list from the environment: HOME and the XDG and
 // agent variables. files are more protected files (a gate's config.json).
+// It reads the environment only; the file system is looked at when a
+// write is checked.
 func newProtector(files ...string) *protector {
-	p := &protector{home: realHome()}
-	addTree := func(dir string) {
-		if dir == "" || !filepath.IsAbs(dir) {
-			return
-		}
-		for _, d := range []string{filepath.Clean(dir), resolved(dir)} {
-			d = strings.ToLower(d)
-			if !slices.Contains(p.trees, d) {
-				p.trees = append(p.trees, d)
-			}
-		}
-	}
-	if p.home != "" {
-		for _, t := range homeTrees {
-			addTree(filepath.Join(p.home, t))
-		}
-		for _, f := range homeFiles {
-			p.files = append(p.files, strings.ToLower(filepath.Join(p.home, f)))
-		}
+	p := &protector{}
+	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
+		p.homeDir = filepath.Clean(h)
 	}
 	for _, v := range []struct{ env, sub string }{
 		{"XDG_STATE_HOME", "agent-shim"}, {"XDG_STATE_HOME", "agents-setup"},
@@ -86,27 +105,84 @@ func newProtector(files ...string) *protector {
 		{"GEMINI_CONFIG_DIR", ""}, {"GEMINI_HOME", ""}, {"CODEX_HOME", ""}, {"CLAUDE_CONFIG_DIR", ""},
 	} {
 		if d := os.Getenv(v.env); d != "" && filepath.IsAbs(d) {
-			addTree(filepath.Join(d, v.sub))
+			p.envDirs = append(p.envDirs, filepath.Join(d, v.sub))
 		}
 	}
-	for _, f := range append([]string{"/etc/gitconfig", "/etc/bash.bashrc", "/etc/profile", "/etc/zsh/zshenv"}, files...) {
-		p.addFile(f)
+	for _, f := range files {
+		if f != "" && filepath.IsAbs(f) {
+			p.extra = append(p.extra, f)
+		}
 	}
+	p.named = p.list(p.homeDir, false)
 	return p
 }
 
-// addFile protects a file, its lock and temporary siblings (name.lock,
-// .name.tmp-*), as named and as resolved.
-func (p *protector) addFile(f string) {
-	if f == "" || !filepath.IsAbs(f) {
-		return
-	}
-	for _, x := range []string{filepath.Clean(f), resolved(f)} {
-		x = strings.ToLower(x)
-		if !slices.Contains(p.files, x) {
-			p.files = append(p.files, x)
+// list returns the protected paths with home as the home directory, each
+// also resolved when withResolved is set.
+func (p *protector) list(home string, withResolved bool) protList {
+	var l protList
+	tree := func(d string) {
+		l.addTree(filepath.Clean(d))
+		if withResolved {
+			l.addTree(resolved(d))
 		}
 	}
+	file := func(f string) {
+		l.addFile(filepath.Clean(f))
+		if withResolved {
+			l.addFile(resolved(f))
+		}
+	}
+	if home != "" {
+		for _, t := range homeTrees {
+			d := filepath.Join(home, t)
+			l.addTree(d)
+			if withResolved {
+				// home is resolved: only the components below it
+				// need a look.
+				if r, ok := resolveFrom(home, t); ok {
+					l.addTree(r)
+				} else {
+					l.addTree(d)
+				}
+			}
+		}
+		for _, f := range homeFiles {
+			// The file as named in the (resolved) home directory:
+			// a link there into a dotfiles checkout is the link
+			// that is protected.
+			l.addFile(filepath.Join(home, f))
+		}
+	}
+	for _, d := range p.envDirs {
+		tree(d)
+	}
+	for _, f := range systemFiles {
+		file(f)
+	}
+	for _, f := range p.extra {
+		file(f)
+	}
+	return l
+}
+
+// resolve builds the full list once: the named list, and every path again
+// with the home directory and then the path itself resolved.
+func (p *protector) resolve() *protList {
+	p.once.Do(func() {
+		home := ""
+		if p.homeDir != "" {
+			home = resolved(p.homeDir)
+		}
+		p.full = p.list(home, true)
+		for _, t := range p.named.trees {
+			p.full.addTree(t)
+		}
+		for _, f := range p.named.files {
+			p.full.addFile(f)
+		}
+	})
+	return &p.full
 }
 
 // resolved is the path a file operation on abs touches (see resolve); abs
@@ -120,16 +196,23 @@ func resolved(abs string) string {
 
 // check returns what protected path a write to named (absolute, as the
 // call names it) lands in, given real, the same path resolved; "" when
-// neither is protected.
+// neither is protected. The paths are first compared with the protected
+// paths as named, which needs no look at the file system; only a path
+// that is none of them is compared with the protected paths resolved
+// (built on first use), so that a link into a protected path, or a
+// protected path that is a link, is still caught.
 func (p *protector) check(named, real string) string {
 	if p == nil {
 		return ""
 	}
-	for _, x := range []string{real, filepath.Clean(named)} {
-		// Compared without case: on a case-insensitive file system
-		// (macOS, Windows shares) .GIT/CONFIG is .git/config.
-		if why := p.checkOne(strings.ToLower(x)); why != "" {
-			return x + why
+	for _, l := range []func() *protList{func() *protList { return &p.named }, p.resolve} {
+		list := l()
+		for _, x := range []string{real, filepath.Clean(named)} {
+			// Compared without case: on a case-insensitive file system
+			// (macOS, Windows shares) .GIT/CONFIG is .git/config.
+			if why := list.checkOne(strings.ToLower(x)); why != "" {
+				return x + why
+			}
 		}
 	}
 	return ""
@@ -137,14 +220,14 @@ func (p *protector) check(named, real string) string {
 
 // checkOne returns what protected path x (lower-cased) is, as a note
 // to follow the path; "" when it is none.
-func (p *protector) checkOne(x string) string {
-	for _, t := range p.trees {
+func (l *protList) checkOne(x string) string {
+	for _, t := range l.trees {
 		if within(x, t) {
 			return " (under " + t + ")"
 		}
 	}
 	xd, xb := filepath.Split(x)
-	for _, f := range p.files {
+	for _, f := range l.files {
 		if x == f || len(xd) < len(f) && f[:len(xd)] == xd && siblingOf(xb, f[len(xd):]) {
 			return " (protected file)"
 		}

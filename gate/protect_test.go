@@ -245,3 +245,82 @@ func TestScopeRoot(t *testing.T) {
 		t.Errorf("empty scope: write is %v", d.Verdict)
 	}
 }
+
+// TestProtectedLinks: protected paths that are themselves links (the home
+// directory, ~/.ssh, config.json, the cache key) are protected where the
+// links lead, too, although New resolves nothing: the protected paths are
+// resolved when a write (or a read of the key) is first checked, so even
+// links made after New count.
+func TestProtectedLinks(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The links lead into the project, where a write would run unasked
+	// if the path were not protected.
+	real := filepath.Join(dir, "realhome")
+	proj := filepath.Join(dir, "proj")
+	other := filepath.Join(proj, "other")
+	for _, d := range []string{real, other + "/ssh", other + "/agent", other + "/state", proj} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	home := filepath.Join(dir, "home")
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	cfg := filepath.Join(home, "agent", "config.json")
+	key := filepath.Join(home, ".local", "state", "agent-shim", "cache.key")
+	tools, err := NewToolPolicy(proj, []string{"write_file:**", "read_file:**"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := New(Options{Mode: ModeAllow, Level: LevelFullAccess, Tools: tools, Scope: NewScope(proj),
+		Policy:    matcher.FromGrants([]string{"command(regex:.*)"}, nil, nil, nil),
+		protected: []string{cfg}, secrets: []string{key}})
+	// The links appear after New.
+	for link, target := range map[string]string{
+		home:              real,
+		real + "/.ssh":    other + "/ssh",
+		real + "/agent":   other + "/agent",
+		real + "/.local":  other + "/state",
+		proj + "/sshlink": other + "/ssh",
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(other+"/state/state/agent-shim", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{
+		other + "/ssh/authorized_keys", // ~/.ssh, where it leads
+		"sshlink/config",
+		home + "/.bashrc",
+		other + "/agent/config.json", // config.json, where it leads
+		other + "/state/state/agent-shim/cache.key",
+	} {
+		if d := g.DecideFileWrite("Write", p); d.Verdict != Ask {
+			t.Errorf("write of %s is %v (%s), want ask", p, d.Verdict, d.Reason)
+		}
+	}
+	for _, line := range []string{
+		"echo x >> " + other + "/ssh/authorized_keys",
+		"echo x >> sshlink/authorized_keys",
+		"echo x >> other/agent/config.json",
+	} {
+		if d := g.DecideBash(line); d.Verdict != Ask {
+			t.Errorf("%q is %v (%s), want ask", line, d.Verdict, d.Reason)
+		}
+	}
+	if d := g.DecideFileRead("Read", other+"/state/state/agent-shim/cache.key"); d.Verdict != Ask {
+		t.Errorf("read of the cache key where its link leads is %v (%s), want ask", d.Verdict, d.Reason)
+	}
+	for _, p := range []string{proj + "/main.go", proj + "/sub/x.txt"} {
+		if d := g.DecideFileWrite("Write", p); d.Verdict != Allow {
+			t.Errorf("write of %s is %v (%s), want allow", p, d.Verdict, d.Reason)
+		}
+	}
+}

@@ -145,8 +145,10 @@ func (e *env) hook(ctx context.Context, args []string) int {
 	e.logHook(ag.name, &in, d) // the decision log (logcmd.go)
 	// Leave a ticket for shell mode (ticket.go); without one shell mode
 	// only asks more, so a failure is a warning.
-	if err := e.recordTicket(ag, &in, d); err != nil {
-		fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
+	if d.Verdict != gate.Allow || wantSeenTickets(s.g) {
+		if err := e.recordTicket(ag, &in, d); err != nil {
+			fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
+		}
 	}
 	hint := ""
 	if d.Verdict == gate.Ask || d.Verdict == gate.Default {

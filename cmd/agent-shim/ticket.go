@@ -43,7 +43,8 @@ import (
 //     runs cannot spend it. A deny rule still wins.
 //   - "seen": the hook allowed the call. Shell mode decides the line as
 //     usual; the ticket only proves a hook saw it, for
-//     agentShim.requireHook.
+//     agentShim.requireHook, so the hook leaves one only when that is set
+//     (see wantSeenTickets).
 //
 // With agentShim.requireHook, shell mode refuses (exit 126) a line with no
 // ticket: the hook died, timed out or was bypassed, which the agents all
@@ -226,6 +227,17 @@ func parentOf(pid int) int {
 	}
 	n, _ := strconv.Atoi(f[1])
 	return n
+}
+
+// wantSeenTickets reports whether the hook should leave "seen" tickets for
+// the calls it allows: only shell mode under agentShim.requireHook reads
+// them, and writing a file on every allowed call is most of a hook call's
+// cost. The setting comes from what the gate loaded; a gate that does not
+// know it (a compact copy without the shim's settings) leaves them, as
+// the setting might be on.
+func wantSeenTickets(g *gate.Gate) bool {
+	on, known := g.RequireHook()
+	return on || !known
 }
 
 // recordTicket is hook mode's half: it leaves a ticket for a shell call
