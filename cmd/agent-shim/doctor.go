@@ -427,7 +427,7 @@ func (e *env) selfTest(ctx context.Context, agent, cmd, fix string) check {
 		return check{Name: "self-test", Status: checkFail,
 			Detail: fmt.Sprintf("`rm -rf /` was not denied (exit %d, %q): the agent would run it", code, strings.TrimSpace(out)), Fix: fix}
 	}
-	out, code, err = call("git status")
+	_, code, err = call("git status")
 	if err != nil {
 		return check{Name: "self-test", Status: checkFail, Detail: err.Error(), Fix: fix}
 	}

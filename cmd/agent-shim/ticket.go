@@ -573,7 +573,7 @@ func wrappedCommand(line string, getenv func(string) string) (string, bool) {
 		case args[0] == "true" && len(args) == 1 && rd == "":
 		case strings.Join(args, " ") == "shopt -u extglob" && (rd == "" || rd == "2> /dev/null"):
 		case strings.Join(args, " ") == "setopt NO_EXTENDED_GLOB" && (rd == "" || rd == "2> /dev/null"):
-		case strings.Join(args, " ") == "pwd -P" && len(s.Redirs) == 1 && s.Redirs[0].Op == syntax.ClbOut && s.Redirs[0].N == nil:
+		case strings.Join(args, " ") == "pwd -P" && len(s.Redirs) == 1 && s.Redirs[0].Op == syntax.RdrClob && s.Redirs[0].N == nil:
 			if !cwdFileRE().MatchString(filepath.Base(s.Redirs[0].Word.Lit())) {
 				return "", false
 			}
