@@ -2,6 +2,10 @@
 // grants under userSettings.globalPermissionGrants and the shim's own section
 // under the top-level key "agentShim", which the agent ignores.
 //
+// A managed rule names the grants it expanded to by digest ("digests", see
+// statefile.Digest) rather than repeating their text, which would double the
+// file; Load resolves them, so Rule.Grants holds the text either way.
+//
 // Load is on the hot path of every command the shim decides, so it decodes
 // only what it needs in a single pass. Marshal, used by agents-setup, keeps
 // every key it does not own and the order of keys at every level.
@@ -96,6 +100,8 @@ type File struct {
 	// orig is Shim as decoded, so that Marshal rewrites only the user's
 	// keys that were changed in memory.
 	orig Shim
+	// partial is set by LoadSettings: the grants and rules were not read.
+	partial bool
 }
 
 // DefaultPath returns the agent's config.json: $GEMINI_CONFIG_DIR/config.json,
@@ -130,6 +136,30 @@ func Load(path string) (*File, error) {
 	// data is read here and never written again: the strings decoded from
 	// it can share its memory instead of a copy of a few megabytes.
 	return parse(path, data, unsafe.String(unsafe.SliceData(data), len(data)))
+}
+
+// LoadSettings reads only the shim's settings of the config file at path
+// (mode, shell, runtime, requireHook, pathScope, tools, profile): the grant
+// lists and rules are checked as JSON but not decoded, which is what shell
+// mode needs before every line. The File it returns cannot be marshalled.
+func LoadSettings(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &File{Path: path, partial: true}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%s: empty file; expected a JSON object", path)
+	}
+	f := &File{Path: path, Exists: true, partial: true}
+	d := decoder{data: data, text: unsafe.String(unsafe.SliceData(data), len(data)), settingsOnly: true}
+	if err := d.document(f); err != nil {
+		return nil, decodeError(path, data, err)
+	}
+	f.text, f.layout = "", layout{}
+	return f, nil
 }
 
 // Parse parses the content of a config file; path names it in errors.

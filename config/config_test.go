@@ -565,3 +565,69 @@ func TestRulesByDigest(t *testing.T) {
 		t.Errorf("rules (-want +got):\n%s", diff)
 	}
 }
+
+// TestLoadSettings: the settings are those Load reads, syntax errors are
+// still errors, and the partial file cannot be written back.
+func TestLoadSettings(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(path, bigConfigWith(t, `"runtime": "require", "requireHook": true, "shell": "/bin/zsh", "mode": "yolo"`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	full, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := LoadSettings(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := full.Shim
+	want.Rules = nil
+	if diff := cmp.Diff(want, f.Shim); diff != "" {
+		t.Errorf("settings (-Load +LoadSettings):\n%s", diff)
+	}
+	if f.Shim.Runtime != "require" || !f.Shim.RequireHook || len(f.Grants.Allow) != 0 {
+		t.Errorf("got %+v", f.Shim)
+	}
+	if _, err := f.Marshal(); err == nil {
+		t.Error("Marshal of a LoadSettings file: want an error")
+	}
+	for _, bad := range []string{`{"agentShim": {"rules": [}}`, `{"userSettings": {"globalPermissionGrants": {"allow": ["a",]}}}`, " \n", `{"agentShim": {"requireHook": "yes"}}`} {
+		if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadSettings(path); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
+	}
+	if f, err := LoadSettings(filepath.Join(dir, "missing.json")); err != nil || f.Exists {
+		t.Errorf("missing file: %+v, %v", f, err)
+	}
+}
+
+// bigConfigWith is bigConfig with more members in agentShim.
+func bigConfigWith(tb testing.TB, members string) []byte {
+	data := string(bigConfig(tb))
+	i := strings.Index(data, `"agentShim": {`)
+	if i < 0 {
+		tb.Fatal("no agentShim")
+	}
+	i += len(`"agentShim": {`)
+	return []byte(data[:i] + members + "," + data[i:])
+}
+
+func BenchmarkLoadSettings(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "config.json")
+	data := bigConfig(b)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := LoadSettings(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

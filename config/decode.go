@@ -39,6 +39,8 @@ type decoder struct {
 	// resolved against the grant lists once the whole file is read.
 	digests []string
 	refs    []ruleRefs
+	// settingsOnly skips the grant lists and the rules (LoadSettings).
+	settingsOnly bool
 }
 
 // ruleRefs are the grant digests of the rule at index rule.
@@ -407,6 +409,44 @@ func (d *decoder) str(intern bool) (string, error) {
 
 // closingQuote returns the offset of the quote that ends the string
 // starting at start, or -1.
+// skipString checks a string as str does, without decoding it.
+func (d *decoder) skipString() error {
+	start := d.pos + 1
+	end := d.closingQuote(start)
+	if end >= 0 {
+		ok := true
+		for i := start; i < end && ok; i++ {
+			switch c := d.data[i]; {
+			case c < 0x20:
+				ok = false
+			case c == '\\':
+				i++
+				switch d.data[i] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				case 'u':
+					for k := 1; k <= 4 && ok; k++ {
+						ok = i+k < end && isHex(d.data[i+k])
+					}
+					i += 4
+				default:
+					ok = false
+				}
+			}
+		}
+		if ok {
+			d.pos = end + 1
+			return nil
+		}
+	}
+	// Let str find and report the exact problem.
+	_, err := d.str(false)
+	return err
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
 func (d *decoder) closingQuote(start int) int {
 	for i := start; ; {
 		k := strings.IndexByte(d.text[i:], '"')
@@ -575,8 +615,7 @@ func (d *decoder) skip() error {
 	case c == '[':
 		return d.array(d.skip)
 	case c == '"':
-		_, err := d.str(false)
-		return err
+		return d.skipString()
 	case c == 't':
 		return d.literal("true")
 	case c == 'f':
@@ -601,6 +640,9 @@ func (d *decoder) document(f *File) error {
 	err := d.object(d.recording(&f.layout.top, func(key string) error {
 		switch key {
 		case "userSettings":
+			if d.settingsOnly {
+				return d.skip()
+			}
 			return d.userSettings(f)
 		case "agentShim":
 			f.Shim = Shim{}
@@ -708,6 +750,9 @@ func (d *decoder) shim(f *File) error {
 			s.RequireHook, err = d.bool()
 		case "rules":
 			s.Rules = nil
+			if d.settingsOnly {
+				return d.skip()
+			}
 			d.refs = nil
 			err = d.array(func() error {
 				var r Rule

@@ -286,6 +286,9 @@ func appendQuoted(dst []byte, s string) []byte {
 // every level, is kept; new keys go last. The output is indented with two
 // spaces and ends in a newline.
 func (f *File) Marshal() ([]byte, error) {
+	if f.partial {
+		return nil, fmt.Errorf("encoding %s: read with LoadSettings, without its grants and rules", f.Path)
+	}
 	grants := f.kept(f.layout.grants).
 		set("allow", func(w *writer, d int) { w.strings(f.Grants.Allow, d) }).
 		set("ask", func(w *writer, d int) { w.strings(f.Grants.Ask, d) }).

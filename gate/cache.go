@@ -35,17 +35,20 @@ import (
 var loadConfig = config.Load
 
 // compactVersion changes whenever the format of compact changes.
-const compactVersion = 2
+const compactVersion = 3
 
 type compact struct {
-	Version   int
-	Path      string
-	Stamp     stamp
-	Mode      string
-	Profile   string
-	PathScope []string
-	Tools     config.Tools
-	Rules     []compactRule
+	Version     int
+	Path        string
+	Stamp       stamp
+	Mode        string
+	Profile     string
+	Shell       string
+	Runtime     string
+	RequireHook bool
+	PathScope   []string
+	Tools       config.Tools
+	Rules       []compactRule
 }
 
 type compactRule struct {
@@ -195,11 +198,19 @@ func mac(key []byte, text string) string {
 //	stamp	2049 1234 56789 1732950000000000000 1732950000000000000
 //	mode	ask
 //	profile	local-changes
+//	shell	/bin/bash
+//	runtime	on
+//	requirehook	false
 //	scope	/opt/data/...
 //	tool	allow	bash:make *
+//	smac	9a0e…
 //	rule	deny	never_allow	.	.agents/config/permissions/never_allow.txt	2	git push --force
 //	mac	3f1c…
-const compactHeader = "agent-shim compact policy 2"
+//
+// smac is an HMAC of everything before it: the settings (see Settings) can
+// be read and trusted from the start of the copy without reading or
+// hashing its rules, however many there are.
+const compactHeader = "agent-shim compact policy 3"
 
 func field(s string) string {
 	if s == "" || strings.ContainsAny(s, "\t\n\r\"\\") {
@@ -215,13 +226,16 @@ func unfield(s string) (string, error) {
 	return s, nil
 }
 
-func (c *compact) marshal() []byte {
+func (c *compact) marshal(key []byte) []byte {
 	var b strings.Builder
 	b.WriteString(compactHeader + "\n")
 	fmt.Fprintf(&b, "path\t%s\n", field(c.Path))
 	fmt.Fprintf(&b, "stamp\t%d %d %d %d %d\n", c.Stamp.Dev, c.Stamp.Ino, c.Stamp.Size, c.Stamp.Mtime, c.Stamp.Ctime)
 	fmt.Fprintf(&b, "mode\t%s\n", field(c.Mode))
 	fmt.Fprintf(&b, "profile\t%s\n", field(c.Profile))
+	fmt.Fprintf(&b, "shell\t%s\n", field(c.Shell))
+	fmt.Fprintf(&b, "runtime\t%s\n", field(c.Runtime))
+	fmt.Fprintf(&b, "requirehook\t%t\n", c.RequireHook)
 	for _, p := range c.PathScope {
 		fmt.Fprintf(&b, "scope\t%s\n", field(p))
 	}
@@ -231,6 +245,7 @@ func (c *compact) marshal() []byte {
 	for _, p := range c.Tools.Deny {
 		fmt.Fprintf(&b, "tool\tdeny\t%s\n", field(p))
 	}
+	fmt.Fprintf(&b, "smac\t%s\n", mac(key, b.String()))
 	for _, r := range c.Rules {
 		fmt.Fprintf(&b, "rule\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Decision,
 			field(r.Category), field(r.Overlay), field(r.File), r.Line, field(r.Text))
@@ -253,10 +268,16 @@ func readCompact(path string, key []byte) (*compact, error) {
 	if !hmac.Equal([]byte(want), []byte(mac(key, text))) {
 		return nil, errors.New("compact policy: the mac does not match")
 	}
+	return parseCompact(text)
+}
+
+// parseCompact parses the authenticated text of a compact copy.
+func parseCompact(text string) (*compact, error) {
 	header, text, ok := strings.Cut(text, "\n")
 	if !ok || header != compactHeader || !strings.HasSuffix(text, "\n") {
 		return nil, errors.New("not a compact policy")
 	}
+	var err error
 	c := &compact{Version: compactVersion, Rules: make([]compactRule, 0, strings.Count(text, "\nrule\t")+1)}
 	// Fields are substrings of text: no copy unless quoted.
 	var f [8]string
@@ -289,6 +310,14 @@ func readCompact(path string, key []byte) (*compact, error) {
 			c.Mode = f[1]
 		case f[0] == "profile" && n == 2:
 			c.Profile = f[1]
+		case f[0] == "shell" && n == 2:
+			c.Shell = f[1]
+		case f[0] == "runtime" && n == 2:
+			c.Runtime = f[1]
+		case f[0] == "requirehook" && n == 2 && (f[1] == "true" || f[1] == "false"):
+			c.RequireHook = f[1] == "true"
+		case f[0] == "smac" && n == 2:
+			// checked by Settings; the whole text is under mac
 		case f[0] == "scope" && n == 2:
 			c.PathScope = append(c.PathScope, f[1])
 		case f[0] == "tool" && n == 3 && f[1] == "allow":
@@ -312,6 +341,7 @@ func newCompact(abs string, st stamp, f *config.File, p *matcher.Policy) *compac
 	c := &compact{
 		Version: compactVersion, Path: abs, Stamp: st,
 		Mode: f.Shim.Mode, Profile: f.Shim.Profile,
+		Shell: f.Shim.Shell, Runtime: f.Shim.Runtime, RequireHook: f.Shim.RequireHook,
 		PathScope: f.Shim.PathScope.Allow, Tools: f.Shim.Tools,
 	}
 	for _, r := range p.Rules() {
@@ -325,7 +355,7 @@ func newCompact(abs string, st stamp, f *config.File, p *matcher.Policy) *compac
 
 // writeCompact writes the copy atomically; errors are ignored (see loadCached).
 func writeCompact(path string, c *compact, key []byte) {
-	text := string(c.marshal())
+	text := string(c.marshal(key))
 	data := []byte(text + "mac\t" + mac(key, text) + "\n")
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return
@@ -345,6 +375,7 @@ func writeCompact(path string, c *compact, key []byte) {
 func (c *compact) options(configPath string, scope *Scope) (Options, error) {
 	f := &config.File{Path: configPath, Exists: true}
 	f.Shim.Mode, f.Shim.Profile = c.Mode, c.Profile
+	f.Shim.Shell, f.Shim.Runtime, f.Shim.RequireHook = c.Shell, c.Runtime, c.RequireHook
 	f.Shim.PathScope.Allow, f.Shim.Tools = c.PathScope, c.Tools
 	o, err := optionsOf(f, scope)
 	if err != nil {
@@ -360,4 +391,78 @@ func (c *compact) options(configPath string, scope *Scope) (Options, error) {
 	}
 	o.Policy = p
 	return o, nil
+}
+
+// Settings returns the shim's settings of config.json (mode, profile,
+// shell, runtime, requireHook, pathScope, tools; no rules) as cheaply as it
+// can: from the start of the compact copy in cacheDir when that is current
+// and authentic (its smac), else from config.LoadSettings. Shell mode needs
+// them before every line.
+func Settings(configPath, cacheDir, keyPath string) (config.Shim, error) {
+	if cacheDir != "" && keyPath != "" {
+		if s, ok := cachedSettings(configPath, cacheDir, keyPath); ok {
+			return s, nil
+		}
+	}
+	f, err := config.LoadSettings(configPath)
+	if err != nil {
+		return config.Shim{}, err
+	}
+	return f.Shim, nil
+}
+
+// settingsRead bounds what cachedSettings reads of the copy: the settings
+// and the tool and scope patterns come before any rule.
+const settingsRead = 64 << 10
+
+func cachedSettings(configPath, cacheDir, keyPath string) (config.Shim, bool) {
+	abs, err := filepath.Abs(configPath)
+	if err != nil {
+		return config.Shim{}, false
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return config.Shim{}, false
+	}
+	st, ok := stampOf(fi)
+	if !ok {
+		return config.Shim{}, false
+	}
+	key, err := cacheKey(keyPath)
+	if err != nil {
+		return config.Shim{}, false
+	}
+	f, err := os.Open(cachePath(cacheDir, abs))
+	if err != nil {
+		return config.Shim{}, false
+	}
+	defer f.Close()
+	buf := make([]byte, settingsRead)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return config.Shim{}, false
+	}
+	text := string(buf[:n])
+	i := strings.Index(text, "\nsmac\t")
+	if i < 0 {
+		return config.Shim{}, false
+	}
+	j := strings.IndexByte(text[i+1:], '\n')
+	if j < 0 {
+		return config.Shim{}, false
+	}
+	want := text[i+len("\nsmac\t") : i+1+j]
+	text = text[:i+1]
+	if !hmac.Equal([]byte(want), []byte(mac(key, text))) {
+		return config.Shim{}, false
+	}
+	c, err := parseCompact(text)
+	if err != nil || c.Path != abs || c.Stamp != st {
+		return config.Shim{}, false
+	}
+	return config.Shim{
+		Version: config.Version, Profile: c.Profile, Mode: c.Mode, Shell: c.Shell,
+		Runtime: c.Runtime, RequireHook: c.RequireHook,
+		PathScope: config.PathScope{Allow: c.PathScope}, Tools: c.Tools,
+	}, true
 }

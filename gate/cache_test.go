@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/config"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 const cacheConfig = `{
@@ -251,7 +253,7 @@ func TestForgedCompactPolicy(t *testing.T) {
 	st, _ := stampOf(fi)
 	forged := &compact{Version: compactVersion, Path: abs, Stamp: st, Mode: "yolo", Profile: "full-access",
 		Rules: []compactRule{{Text: "command(*)", Decision: "allow"}}}
-	body := string(forged.marshal())
+	body := string(forged.marshal(make([]byte, keySize))) // smac under a guessed key
 	realMac := string(real[strings.LastIndex(string(real), "\nmac\t")+1:])
 	for _, tc := range []struct{ name, data string }{
 		{"no mac", body},
@@ -285,4 +287,73 @@ func TestForgedCompactPolicy(t *testing.T) {
 	if fi, err := os.Stat(filepath.Dir(key)); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("state directory: %v %v, want mode 0700", fi.Mode(), err)
 	}
+}
+
+// TestSettings: the settings come from the start of the compact copy when
+// it is current and authentic, else from config.json itself; a forged or
+// stale copy never changes them.
+func TestSettings(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	cache := filepath.Join(dir, "cache")
+	keyPath := filepath.Join(dir, "state", "cache.key")
+	text := `{"agentShim": {"profile": "read-only", "mode": "ask", "shell": "/bin/zsh", "runtime": "require", "requireHook": true,
+  "rules": [{"line": "git status", "category": "read_only", "grants": []}]}}`
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := config.Shim{Version: config.Version, Profile: "read-only", Mode: "ask", Shell: "/bin/zsh", Runtime: "require", RequireHook: true}
+	check := func(name string, fromCache bool) {
+		t.Helper()
+		got, err := Settings(cfg, cache, keyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Version = config.Version // the file has none; the copy says the current one
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: settings (-want +got):\n%s", name, diff)
+		}
+		if _, ok := cachedSettings(cfg, cache, keyPath); ok != fromCache {
+			t.Errorf("%s: read from the copy: %v, want %v", name, ok, fromCache)
+		}
+	}
+	check("no copy yet", false)
+	if _, err := Load(cfg, cachedOptions(dir, cache)); err != nil { // writes the copy
+		t.Fatal(err)
+	}
+	check("current copy", true)
+
+	abs, _ := filepath.Abs(cfg)
+	cp := cachePath(cache, abs)
+	real, err := os.ReadFile(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(abs)
+	st, _ := stampOf(fi)
+	forged := &compact{Version: compactVersion, Path: abs, Stamp: st, Mode: "yolo", Profile: "full-access", Runtime: "off"}
+	body := string(forged.marshal(make([]byte, keySize)))
+	realSmac := string(real[strings.Index(string(real), "\nsmac\t")+1:])
+	realSmac = realSmac[:strings.IndexByte(realSmac, '\n')+1]
+	head := body[:strings.Index(body, "smac\t")]
+	for _, tc := range []struct{ name, data string }{
+		{"smac under a guessed key", body},
+		{"the real copy's smac", head + realSmac},
+		{"no smac", head},
+	} {
+		if err := os.WriteFile(cp, []byte(tc.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		check(tc.name, false)
+	}
+	// A copy made for another version of config.json is not used.
+	if err := os.WriteFile(cp, real, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check("restored copy", true)
+	if err := os.WriteFile(cfg, []byte(strings.Replace(text, `"requireHook": true`, `"requireHook": false`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want.RequireHook = false
+	check("config.json changed", false)
 }

@@ -163,9 +163,7 @@ func newKnowledge(tbl *programs.Table) *knowledge {
 			k.help[prog] = true
 			continue
 		case programs.ConfigSafe:
-			for _, a := range f.Args {
-				safe = append(safe, a)
-			}
+			safe = append(safe, f.Args...)
 			continue
 		case programs.EnvExec:
 			k.envPrefixes = append(k.envPrefixes, f.Args...)

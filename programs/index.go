@@ -438,29 +438,27 @@ func (p *Program) ConfigKey(key string) (exec, safe bool, f *Fact) {
 // keyMatch matches a configuration key against a pattern whose * matches
 // one or more dot-free characters, or anything at the pattern's end.
 func keyMatch(pat, key string) bool {
-	for {
-		i := strings.IndexByte(pat, '*')
-		if i < 0 {
-			return pat == key
-		}
-		if !strings.HasPrefix(key, pat[:i]) {
-			return false
-		}
-		key, pat = key[i:], pat[i+1:]
-		if pat == "" {
-			return key != ""
-		}
-		// The * covers up to the next dot of key (subsection names may
-		// hold dots: take the last candidate that lets the rest match).
-		matched := false
-		for j := len(key); j >= 1; j-- {
-			if keyMatch(pat, key[j:]) {
-				matched = true
-				break
-			}
-		}
-		return matched
+	i := strings.IndexByte(pat, '*')
+	if i < 0 {
+		return pat == key
 	}
+	if !strings.HasPrefix(key, pat[:i]) {
+		return false
+	}
+	key, pat = key[i:], pat[i+1:]
+	if pat == "" {
+		return key != ""
+	}
+	// The * covers up to the next dot of key (subsection names may
+	// hold dots: take the last candidate that lets the rest match).
+	matched := false
+	for j := len(key); j >= 1; j-- {
+		if keyMatch(pat, key[j:]) {
+			matched = true
+			break
+		}
+	}
+	return matched
 }
 
 // Name reduces a program as written to the name the table knows it by:

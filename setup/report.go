@@ -29,6 +29,9 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
+	if n < len("…") {
+		return ""
+	}
 	cut := n - len("…")
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--

@@ -43,3 +43,22 @@ func TestRuleLines(t *testing.T) {
 		t.Errorf("a long rule line is not cut before its source: %q", got[0])
 	}
 }
+
+func TestClip(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "…"},
+		{"abcdef", 5, "ab…"},
+		{"aééé", 5, "a…"},
+		{"abcd", 2, ""},
+		{"abcd", -5, ""},
+	} {
+		if got := clip(tc.s, tc.n); got != tc.want || len(got) > max(tc.n, 0) {
+			t.Errorf("clip(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}

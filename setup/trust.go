@@ -155,11 +155,14 @@ func heldText(h statefile.Held) string {
 	if h.Change == "remove" {
 		sign = "-"
 	}
-	s := fmt.Sprintf("%s %s %s", h.List, sign, h.Line)
+	src := ""
 	if h.File != "" {
-		s += fmt.Sprintf(" (%s:%d)", h.File, h.Num)
+		src = fmt.Sprintf(" (%s:%d)", h.File, h.Num)
 	}
-	return s
+	// A grant no rule names can be a regex of a kilobyte or more: cut it
+	// so that the line fits (see maxLine).
+	head := fmt.Sprintf("%s %s ", h.List, sign)
+	return head + clip(h.Line, maxLine-2-len(head)-len(src)) + src
 }
 
 // maxListed bounds the widening a summary lists.

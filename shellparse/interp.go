@@ -2,7 +2,6 @@ package shellparse
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"strings"
 )
@@ -566,12 +565,4 @@ func delimited(code string, i int) (string, int, bool) {
 		return "", len(code), false
 	}
 	return code[i+1 : i+1+end], i + 2 + end, true
-}
-
-// interpName is the program's family, from its basename.
-func interpName(cmd *Command) lang {
-	if len(cmd.Args) == 0 || !cmd.Args[0].Static {
-		return langNone
-	}
-	return interpreter(path.Base(cmd.Args[0].Text))
 }

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agent-shim/agent-shim/config"
@@ -426,7 +427,7 @@ func (e *env) selfTest(ctx context.Context, agent, cmd, fix string) check {
 		return check{Name: "self-test", Status: checkFail,
 			Detail: fmt.Sprintf("`rm -rf /` was not denied (exit %d, %q): the agent would run it", code, strings.TrimSpace(out)), Fix: fix}
 	}
-	out, code, err = call("git status")
+	_, code, err = call("git status")
 	if err != nil {
 		return check{Name: "self-test", Status: checkFail, Detail: err.Error(), Fix: fix}
 	}
@@ -450,7 +451,7 @@ func denies(out string) bool {
 	return json.Unmarshal([]byte(out), &v) == nil && (v.Decision == "deny" || v.HSO.PermissionDecision == "deny")
 }
 
-var codexFlagRE = regexp.MustCompile(`^\s*(hooks|codex_hooks)\s*=\s*(true|false)\b`)
+var codexFlagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(hooks|codex_hooks)\s*=\s*(true|false)\b`) })
 
 // codexHooksOff says which [features] flag of config.toml turns hooks off
 // ("hooks" wins over its deprecated alias "codex_hooks"), or "".
@@ -459,14 +460,14 @@ func codexHooksOff(toml []byte) string {
 	val := map[string]string{}
 	for _, l := range strings.Split(string(toml), "\n") {
 		switch {
-		case featuresRE.MatchString(l):
+		case featuresRE().MatchString(l):
 			in = true
 			continue
-		case tableRE.MatchString(l):
+		case tableRE().MatchString(l):
 			in = false
 			continue
 		}
-		if m := codexFlagRE.FindStringSubmatch(l); in && m != nil {
+		if m := codexFlagRE().FindStringSubmatch(l); in && m != nil {
 			val[m[1]] = m[2]
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agent-shim/agent-shim/hooks"
 	"github.com/agent-shim/agent-shim/statefile"
@@ -862,9 +863,9 @@ func unsetShellEnv(path string, data []byte, getenv func(string) string, rec *in
 
 // Codex's feature flag, in config.toml beside hooks.json.
 var (
-	tableRE    = regexp.MustCompile(`^\s*\[`)
-	featuresRE = regexp.MustCompile(`^\s*\[\s*features\s*\]\s*(#.*)?$`)
-	hooksKeyRE = regexp.MustCompile(`^\s*(hooks|"hooks")\s*=\s*([a-z]+)\s*(#.*)?$`)
+	tableRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[`) })
+	featuresRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\s*features\s*\]\s*(#.*)?$`) })
+	hooksKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(hooks|"hooks")\s*=\s*([a-z]+)\s*(#.*)?$`) })
 )
 
 const flagLine = "hooks = true"
@@ -890,15 +891,15 @@ func (e *env) codexFlag(ctx context.Context, hooksPath string, rec *installRecor
 	in, done := false, false
 	for i, l := range lines {
 		switch {
-		case featuresRE.MatchString(l):
+		case featuresRE().MatchString(l):
 			in = true
 			continue
-		case tableRE.MatchString(l):
+		case tableRE().MatchString(l):
 			in = false
 			continue
 		}
 		if in {
-			if m := hooksKeyRE.FindStringSubmatch(l); m != nil {
+			if m := hooksKeyRE().FindStringSubmatch(l); m != nil {
 				if m[2] == "true" {
 					return nil
 				}
@@ -915,7 +916,7 @@ func (e *env) codexFlag(ctx context.Context, hooksPath string, rec *installRecor
 	if !done {
 		at := -1
 		for i, l := range lines {
-			if featuresRE.MatchString(l) {
+			if featuresRE().MatchString(l) {
 				at = i
 				break
 			}
@@ -972,10 +973,10 @@ func (e *env) uncodexFlag(ctx context.Context, rec *installRecord) error {
 	in := false
 	for i, l := range lines {
 		switch {
-		case featuresRE.MatchString(l):
+		case featuresRE().MatchString(l):
 			in = true
 			continue
-		case tableRE.MatchString(l):
+		case tableRE().MatchString(l):
 			in = false
 			continue
 		}
@@ -987,8 +988,8 @@ func (e *env) uncodexFlag(ctx context.Context, rec *installRecord) error {
 		} else {
 			lines = slices.Delete(lines, i, i+1)
 			// The table install added, now empty, goes too.
-			if rec.FeaturesAdded && i >= 1 && featuresRE.MatchString(lines[i-1]) &&
-				(i == len(lines) || lines[i] == "" || tableRE.MatchString(lines[i])) {
+			if rec.FeaturesAdded && i >= 1 && featuresRE().MatchString(lines[i-1]) &&
+				(i == len(lines) || lines[i] == "" || tableRE().MatchString(lines[i])) {
 				lines = slices.Delete(lines, i-1, i)
 				if i-2 >= 0 && lines[i-2] == "\n" {
 					lines = slices.Delete(lines, i-2, i-1)

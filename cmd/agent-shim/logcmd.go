@@ -336,17 +336,14 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 }
 
 // logExecs wraps the run-time layer's decider so that its decisions reach
-// the decision log: every refused execution, and the first allowed one of
-// each program of the tree (a build runs the compiler thousands of times;
-// logging each would rotate the hook's history away within minutes). The
-// verdict is "deny" for a refusal: the supervisor refuses what the gate
-// denies and what it asks about alike.
-//
-// Integration, in runcmd.go's supervise: Decide: e.logExecs(s, execDecider(g, approved)).
-func (e *env) logExecs(s *shim, decide func(supervisor.Exec) supervisor.Verdict) func(supervisor.Exec) supervisor.Verdict {
+// the decision log (layer runtime, tool execve): every refused execution,
+// and the first allowed one of each program of the tree (a build runs the
+// compiler thousands of times; logging each would rotate the hook's
+// history away within minutes).
+func (e *env) logExecs(s *shim, agent string, decide func(supervisor.Exec) (supervisor.Verdict, gate.Decision)) func(supervisor.Exec) supervisor.Verdict {
 	w := e.decisionLog()
 	if w == nil {
-		return decide
+		return func(x supervisor.Exec) supervisor.Verdict { v, _ := decide(x); return v }
 	}
 	session := ""
 	if s != nil && s.session != nil {
@@ -355,10 +352,8 @@ func (e *env) logExecs(s *shim, decide func(supervisor.Exec) supervisor.Verdict)
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	return func(x supervisor.Exec) supervisor.Verdict {
-		v := decide(x)
-		verdict := "deny"
+		v, d := decide(x)
 		if v.Allow {
-			verdict = "allow"
 			mu.Lock()
 			dup := seen[x.Path]
 			seen[x.Path] = true
@@ -367,13 +362,10 @@ func (e *env) logExecs(s *shim, decide func(supervisor.Exec) supervisor.Verdict)
 				return v
 			}
 		}
-		ent := decisionlog.Entry{
-			Time: now(), Agent: "shell", Session: session, Layer: decisionlog.LayerRuntime,
+		w.Log(entryOf(d, decisionlog.Entry{
+			Agent: agent, Session: session, Layer: decisionlog.LayerRuntime,
 			Cwd: x.Dir, Tool: "execve", Command: argvString(x.Argv), Argv: x.Argv,
-			Verdict: verdict, Reason: v.Reason,
-		}
-		ent.Rule, ent.Floor = ruleOf(v.Reason)
-		w.Log(ent)
+		}))
 		return v
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
+	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/supervisor"
 	"github.com/google/go-cmp/cmp"
 )
@@ -194,11 +195,12 @@ func TestLogExecs(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	e := &env{getenv: os.Getenv}
-	decide := e.logExecs(nil, func(x supervisor.Exec) supervisor.Verdict {
+	decide := e.logExecs(nil, "shell", func(x supervisor.Exec) (supervisor.Verdict, gate.Decision) {
 		if x.Path == "/usr/bin/rm" {
-			return supervisor.Verdict{Reason: "never allowed: `rm -r /`"}
+			reason := "never allowed: `rm -r /`"
+			return supervisor.Verdict{Reason: reason}, gate.Decision{Verdict: gate.Deny, Reason: reason}
 		}
-		return supervisor.Verdict{Allow: true}
+		return supervisor.Verdict{Allow: true}, gate.Decision{Verdict: gate.Allow}
 	})
 	for _, x := range []supervisor.Exec{
 		{Path: "/usr/bin/cc", Argv: []string{"cc", "-c", "a.c"}, Dir: "/src"},

@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/supervisor"
 )
@@ -124,30 +123,9 @@ func (e *env) supervise(ctx context.Context, s *shim, agent, path string, argv [
 		Path: path, Argv: argv, Env: os.Environ(),
 		Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Confine: confine, Writable: writable,
-		Decide: e.logRefusals(s, agent, execDecider(g, approved)),
+		Decide: e.logExecs(s, agent, execDecider(g, approved)),
 		Report: report,
 	})
-}
-
-// logRefusals records every execution decide refuses in the decision log
-// (layer runtime, tool execve). Allowed executions are not logged: a build
-// makes thousands.
-func (e *env) logRefusals(s *shim, agent string, decide func(supervisor.Exec) (supervisor.Verdict, gate.Decision)) func(supervisor.Exec) supervisor.Verdict {
-	w := e.decisionLog()
-	session := ""
-	if s.session != nil {
-		session = strings.TrimSuffix(filepath.Base(s.session.path), ".json")
-	}
-	return func(x supervisor.Exec) supervisor.Verdict {
-		v, d := decide(x)
-		if !v.Allow && w != nil {
-			w.Log(entryOf(d, decisionlog.Entry{
-				Agent: agent, Session: session, Layer: decisionlog.LayerRuntime,
-				Cwd: x.Dir, Tool: "execve", Command: x.String(), Argv: x.Argv,
-			}))
-		}
-		return v
-	}
 }
 
 // execDecider decides each execution by every argv it may amount to; the

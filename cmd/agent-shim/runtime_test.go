@@ -162,6 +162,24 @@ func TestRuntimeNeverAllow(t *testing.T) {
 	if !r.exists("after") {
 		t.Errorf("the script stopped; stderr:\n%s", stderr)
 	}
+	// The refusal is on the record: layer runtime, the exact argv, the rule.
+	path, err := decisionlog.Path(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _, err := decisionlog.Read(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, en := range entries {
+		if en.Layer == decisionlog.LayerRuntime && en.Verdict == "deny" && strings.HasPrefix(en.Command, "git push --force ") && strings.Contains(en.Reason, "never allowed") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no runtime deny entry for git push --force in the decision log; entries: %+v", entries)
+	}
 }
 
 // What the line runs that no rule denies runs: children, grandchildren,

@@ -194,7 +194,8 @@ func (e *env) refuse(err error) int {
 	return exitDenied
 }
 
-// lazyConfig is config.json, read once when first needed.
+// lazyConfig is config.json's settings (config.LoadSettings), read once
+// when first needed.
 type lazyConfig struct {
 	path string
 	f    *config.File
@@ -204,7 +205,7 @@ type lazyConfig struct {
 
 func (c *lazyConfig) load() (*config.File, error) {
 	if !c.read {
-		c.f, c.err = config.Load(c.path)
+		c.f, c.err = config.LoadSettings(c.path) // shell, runtime: the settings only
 		c.read = true
 	}
 	return c.f, c.err

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agent-shim/agent-shim/config"
@@ -461,7 +462,7 @@ var errUnseen = errors.New("no hook call has seen this command (agentShim.requir
 // already approves it; a deny rule still refuses it. Under
 // agentShim.requireHook a line without a ticket is refused.
 func (e *env) ticketGate(s *shim, cmd string) (line string, approved bool, err error) {
-	f, err := config.Load(s.config)
+	f, err := config.LoadSettings(s.config) // only the settings: not the grants and rules
 	if err != nil {
 		return "", false, err
 	}
@@ -499,8 +500,8 @@ func (e *env) ticketGate(s *shim, cmd string) (line string, approved bool, err e
 // gets no ticket through it): fail closed when the agent changes its
 // wrapper.
 var (
-	snapshotRE = regexp.MustCompile(`^snapshot-[A-Za-z0-9._-]+\.sh$`)
-	cwdFileRE  = regexp.MustCompile(`^claude-[0-9a-f]+-cwd$`)
+	snapshotRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^snapshot-[A-Za-z0-9._-]+\.sh$`) })
+	cwdFileRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^claude-[0-9a-f]+-cwd$`) })
 )
 
 func wrappedCommand(line string, getenv func(string) string) (string, bool) {
@@ -572,8 +573,8 @@ func wrappedCommand(line string, getenv func(string) string) (string, bool) {
 		case args[0] == "true" && len(args) == 1 && rd == "":
 		case strings.Join(args, " ") == "shopt -u extglob" && (rd == "" || rd == "2> /dev/null"):
 		case strings.Join(args, " ") == "setopt NO_EXTENDED_GLOB" && (rd == "" || rd == "2> /dev/null"):
-		case strings.Join(args, " ") == "pwd -P" && len(s.Redirs) == 1 && s.Redirs[0].Op == syntax.ClbOut && s.Redirs[0].N == nil:
-			if !cwdFileRE.MatchString(filepath.Base(s.Redirs[0].Word.Lit())) {
+		case strings.Join(args, " ") == "pwd -P" && len(s.Redirs) == 1 && s.Redirs[0].Op == syntax.RdrClob && s.Redirs[0].N == nil:
+			if !cwdFileRE().MatchString(filepath.Base(s.Redirs[0].Word.Lit())) {
 				return "", false
 			}
 		default:
@@ -586,7 +587,7 @@ func wrappedCommand(line string, getenv func(string) string) (string, bool) {
 // isSnapshot reports whether p is one of Claude Code's shell snapshots, in
 // $CLAUDE_CONFIG_DIR/shell-snapshots or ~/.claude/shell-snapshots.
 func isSnapshot(p string, getenv func(string) string) bool {
-	if !snapshotRE.MatchString(filepath.Base(p)) {
+	if !snapshotRE().MatchString(filepath.Base(p)) {
 		return false
 	}
 	dir := filepath.Dir(filepath.Clean(p))
