@@ -279,10 +279,10 @@ func New(opts Options) *Gate {
 }
 
 // RequireHook returns config.json's agentShim.requireHook as Load read
-// it, and whether Load knew it: false for a gate from New, or one loaded
-// from a compact copy that does not carry the setting. Callers that need
-// the setting must then read config.json themselves (or act as if it
-// were set, when that only costs work).
+// it (from the file or its compact copy), and whether the gate knows it:
+// false for a gate from New. Callers that need the setting must then read
+// config.json themselves (or act as if it were set, when that only costs
+// work).
 func (g *Gate) RequireHook() (on, known bool) { return g.requireHook, g.shimKnown }
 
 // Mode returns the gate's mode.
@@ -522,11 +522,6 @@ func (g *Gate) abs(p string) string {
 	// Not cleaned: `..` after a link is resolved by resolve, as the
 	// kernel does, not lexically.
 	return p
-}
-
-func (g *Gate) inScope(p string) bool {
-	a := g.abs(p)
-	return a != "" && g.scope.Contains(a)
 }
 
 // DecideFileRead decides a file tool reading path without prompting.

@@ -71,12 +71,7 @@ func loadOptions(configPath string, scope *Scope) (Options, error) {
 	if err != nil {
 		return Options{}, err
 	}
-	o, err := optionsOf(f, scope)
-	// Set here, not in optionsOf: the compact copy builds its options
-	// with optionsOf from a File without this setting (see
-	// Gate.RequireHook).
-	o.requireHook, o.shimKnown = f.Shim.RequireHook, true
-	return o, err
+	return optionsOf(f, scope)
 }
 
 // optionsOf builds the options of a config file: scope gives the roots.
@@ -89,6 +84,9 @@ func optionsOf(f *config.File, scope *Scope) (Options, error) {
 	if o.Level, err = LevelOf(f.Shim.Profile); err != nil {
 		return o, fmt.Errorf("%s: agentShim.profile: %w", f.Path, err)
 	}
+	// The compact copy (format 3) carries requireHook too, so a gate
+	// knows it however it was loaded.
+	o.requireHook, o.shimKnown = f.Shim.RequireHook, true
 	o.Scope = scope.clone()
 	for i, p := range f.Shim.PathScope.Allow {
 		if err := o.Scope.Allow(p); err != nil {

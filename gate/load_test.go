@@ -211,12 +211,16 @@ func TestLoadRequireHook(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		g, err := Load(cfg, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if on, know := g.RequireHook(); on != tc.on || know != tc.know {
-			t.Errorf("%s: RequireHook() = %v, %v, want %v, %v", tc.shim, on, know, tc.on, tc.know)
+		// From the file, then (cached) from the compact copy.
+		cache := t.TempDir()
+		for _, opts := range []Options{{}, {CacheDir: cache, CacheKey: cache + "/key"}, {CacheDir: cache, CacheKey: cache + "/key"}} {
+			g, err := Load(cfg, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if on, know := g.RequireHook(); on != tc.on || know != tc.know {
+				t.Errorf("%s (cache %q): RequireHook() = %v, %v, want %v, %v", tc.shim, opts.CacheDir, on, know, tc.on, tc.know)
+			}
 		}
 	}
 	if on, know := New(Options{}).RequireHook(); on || know {

@@ -462,20 +462,26 @@ var errUnseen = errors.New("no hook call has seen this command (agentShim.requir
 // already approves it; a deny rule still refuses it. Under
 // agentShim.requireHook a line without a ticket is refused.
 func (e *env) ticketGate(s *shim, cmd string) (line string, approved bool, err error) {
-	f, err := config.LoadSettings(s.config) // only the settings: not the grants and rules
-	if err != nil {
-		return "", false, err
+	// requireHook as the gate loaded it (config.json or its compact
+	// copy); read the settings only for a gate that does not know it.
+	requireHook, known := s.g.RequireHook()
+	if !known {
+		f, err := config.LoadSettings(s.config) // only the settings: not the grants and rules
+		if err != nil {
+			return "", false, err
+		}
+		requireHook = f.Shim.RequireHook
 	}
 	t, inner, err := e.takeTicket(cmd)
 	if err != nil {
-		if f.Shim.RequireHook {
+		if requireHook {
 			return "", false, err
 		}
 		fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
 		return cmd, false, nil
 	}
 	if t == nil {
-		if f.Shim.RequireHook {
+		if requireHook {
 			return "", false, &hinted{errUnseen, "check the hook with 'agent-shim doctor'"}
 		}
 		return cmd, false, nil
