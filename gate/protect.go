@@ -54,7 +54,8 @@ var homeTrees = []string{
 // resolved only when a write is first checked, and only when the target
 // is none of them as named (see check).
 type protector struct {
-	named protList // as named: HOME, the variables and files cleaned
+	namedOnce sync.Once
+	named     protList // as named: HOME, the variables and files cleaned
 
 	once sync.Once
 	full protList // named plus every path resolved, built by resolve
@@ -113,8 +114,13 @@ func newProtector(files ...string) *protector {
 			p.extra = append(p.extra, f)
 		}
 	}
-	p.named = p.list(p.homeDir, false)
 	return p
+}
+
+// namedList builds the list as named once, on the first check.
+func (p *protector) namedList() *protList {
+	p.namedOnce.Do(func() { p.named = p.list(p.homeDir, false) })
+	return &p.named
 }
 
 // list returns the protected paths with home as the home directory, each
@@ -175,10 +181,11 @@ func (p *protector) resolve() *protList {
 			home = resolved(p.homeDir)
 		}
 		p.full = p.list(home, true)
-		for _, t := range p.named.trees {
+		named := p.namedList()
+		for _, t := range named.trees {
 			p.full.addTree(t)
 		}
-		for _, f := range p.named.files {
+		for _, f := range named.files {
 			p.full.addFile(f)
 		}
 	})
@@ -205,7 +212,7 @@ func (p *protector) check(named, real string) string {
 	if p == nil {
 		return ""
 	}
-	for _, l := range []func() *protList{func() *protList { return &p.named }, p.resolve} {
+	for _, l := range []func() *protList{p.namedList, p.resolve} {
 		list := l()
 		for _, x := range []string{real, filepath.Clean(named)} {
 			// Compared without case: on a case-insensitive file system
