@@ -32,7 +32,7 @@ import (
 // $XDG_STATE_HOME/agent-shim/tickets/: the agent, the session, the
 // directory the command runs in, the exact command, an expiry (ticketTTL)
 // and an HMAC-SHA256 over all of it, keyed by the per-user random key
-// $XDG_STATE_HOME/agent-shim/key (see ticketKey). There are two kinds:
+// $XDG_STATE_HOME/agent-shim/cache.key (see ticketKey). There are two kinds:
 //
 //   - "ask": the hook left the call to the agent's own permission prompt
 //     (it answered ask, or nothing at all), and the agent ran it, so the
@@ -89,70 +89,17 @@ func stateDir(getenv func(string) string) (string, error) {
 	return filepath.Dir(p), nil
 }
 
-// ticketKey returns the per-user key that authenticates tickets:
-// $XDG_STATE_HOME/agent-shim/key, 32 random bytes, created on first use
-// (mode 0600, O_EXCL, so two first uses agree on one key).
-//
-// The gate's authenticated policy cache wants such a key too; the two
-// should converge on this one function.
+// ticketKey returns the per-user key that authenticates tickets: the
+// shim's one key, $XDG_STATE_HOME/agent-shim/cache.key (gate.Key: 32
+// random bytes, 0600, made on first use), which also authenticates the
+// compact policy copy. A file tool's read of it needs a person (the gate
+// treats it as a secret), so the agent cannot learn it to forge tickets.
+// The MACs of the two uses cannot be confused: each starts with its own
+// header.
 func ticketKey(dir string) ([]byte, error) {
-	path := filepath.Join(dir, "key")
-	for range 2 {
-		key, err := readKey(path)
-		if err == nil {
-			return key, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("reading the ticket key: %w", err)
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("making the ticket key: %w", err)
-		}
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, fmt.Errorf("making the ticket key: %w", err)
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			continue // another process made it first: read theirs
-		}
-		if err != nil {
-			return nil, fmt.Errorf("making the ticket key: %w", err)
-		}
-		_, err = f.Write(key)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
-			return nil, fmt.Errorf("making the ticket key: %w", err)
-		}
-		return key, nil
-	}
-	return nil, fmt.Errorf("reading the ticket key %s: it keeps changing", path)
-}
-
-// readKey reads a key file, which must be a regular file of 32 bytes only
-// its owner can read (as gate's policy-cache key must be).
-func readKey(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	key, err := gate.Key(filepath.Join(dir, "cache.key"))
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 || fi.Size() != 32 {
-		return nil, fmt.Errorf("ticket key %s: not a 32-byte file only its owner can read (remove it to make a new one)", path)
-	}
-	key := make([]byte, 32)
-	if _, err := io.ReadFull(f, key); err != nil {
-		return nil, fmt.Errorf("reading the ticket key %s: %w", path, err)
+		return nil, fmt.Errorf("reading the ticket key: %w", err)
 	}
 	return key, nil
 }

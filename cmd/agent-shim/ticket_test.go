@@ -60,7 +60,7 @@ func TestTicketOnce(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("ticket mode: %v, %v", fi.Mode(), err)
 	}
-	if fi, err := os.Stat(filepath.Join(root, "state", "agent-shim", "key")); err != nil || fi.Mode().Perm() != 0o600 || fi.Size() != 32 {
+	if fi, err := os.Stat(filepath.Join(root, "state", "agent-shim", "cache.key")); err != nil || fi.Mode().Perm() != 0o600 || fi.Size() != 32 {
 		t.Fatalf("key: %v, %v", fi, err)
 	}
 
@@ -417,7 +417,7 @@ func TestTicketKeyRefused(t *testing.T) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, "key"), tc.data, tc.mode); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "cache.key"), tc.data, tc.mode); err != nil {
 			t.Fatal(err)
 		}
 		if err := e.recordTicket(agents["claude-code"], hookCall("s", filepath.Join(root, "proj"), "x"), gate.Decision{Verdict: gate.Ask}); err == nil {
