@@ -253,3 +253,54 @@ func BenchmarkHandGrants(b *testing.B) {
 		}
 	}
 }
+
+// TestLeadWord: for every line of the default manifests (and the test
+// policies) that leadWord reads, the compiled rule's first subcommand word
+// is that word, so mayLead skips only rules that cannot match.
+func TestLeadWord(t *testing.T) {
+	var lines []string
+	for _, cat := range manifest.Categories {
+		data, err := manifest.DefaultManifest(cat)
+		if err != nil {
+			continue // not every category has a default
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
+			}
+		}
+	}
+	for _, r := range referencePolicy2().Rules() {
+		lines = append(lines, r.Text)
+	}
+	lines = append(lines, "git -C x push", "git-upload-pack x", "go help", "fx -t x build", "git push 'x'")
+	read := 0
+	for _, l := range lines {
+		lead, ok := leadWord(l)
+		r := &Rule{Text: l, Decision: Deny}
+		if err := r.Check(); err != nil || !ok {
+			continue
+		}
+		read++
+		if r.c.kind != lineRule || len(r.c.sub) == 0 || r.c.sub[0] != lead {
+			t.Errorf("%q: leadWord %q, compiled %+v", l, lead, r.c)
+		}
+	}
+	if read < 20 {
+		t.Fatalf("only %d lines read by leadWord", read)
+	}
+	t.Logf("%d of %d lines", read, len(lines))
+}
+
+// TestMayLeadAgrees: deciding with mayLead's skip gives the decisions of
+// compiling and matching every rule of the program, on the corpus lines.
+func TestMayLeadAgrees(t *testing.T) {
+	for _, row := range append(readCorpus(t, "testdata/adversarial.tsv"), readCorpus(t, "testdata/adversarial-2.tsv")...) {
+		fast, plain := referencePolicy2(), referencePolicy2()
+		plain.noIndex = true
+		a, b := fast.Decide(row.command), plain.Decide(row.command)
+		if a.Decision != b.Decision || a.Reason != b.Reason {
+			t.Errorf("%q: %v (%s), every rule compiled %v (%s)", row.command, a.Decision, a.Reason, b.Decision, b.Reason)
+		}
+	}
+}

@@ -19,7 +19,8 @@ type Policy struct {
 	byKey  map[string][]*Rule // regex grants by their key (see index.go)
 	global []*Rule            // rules that may match any program (regex, command(*))
 	rules  []*Rule            // every rule, in the order added
-	// noIndex puts every regex grant in global (tests compare).
+	// noIndex puts every regex grant in global and compiles every rule
+	// of the program (no mayLead): the plain scan tests compare with.
 	noIndex bool
 	tbl     *programs.Table
 	home    string
@@ -315,6 +316,9 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	var allows []*Rule
 	scan := func(rules []*Rule) *Rule {
 		for _, r := range rules {
+			if !p.noIndex && !c.mayLead(r, tbl) {
+				continue // not compiled: it cannot match (see leadWord)
+			}
 			if err := r.compile(tbl); err != nil {
 				if !errors.Is(err, errNotCommand) && r.Decision != Allow {
 					floors = append(floors, limit{why: fmt.Sprintf("rule %q cannot be read: %v", r.Text, err)})

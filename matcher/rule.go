@@ -113,6 +113,52 @@ func program(text string) string {
 	return base
 }
 
+// leadWord returns the subcommand word a plain manifest line starts with
+// (push of `git push --force`), read without compiling the rule; ok is
+// false when it cannot be told that simply: a grant, quotes, patterns,
+// paths, a dash, or `help` (which help tools match more widely). For a
+// line it returns, the compiled rule's first subcommand word is that word
+// (TestLeadWord checks every default manifest line).
+func leadWord(text string) (lead string, ok bool) {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if !(c == ' ' || c == '-' || c == '_' || c == '.' || c == ':' || c == '@' || c == ',' || c == '+' || c == '=' ||
+			c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return "", false
+		}
+	}
+	prog, rest, _ := strings.Cut(strings.TrimLeft(text, " "), " ")
+	lead, _, _ = strings.Cut(strings.TrimLeft(rest, " "), " ")
+	if prog == "" || strings.HasPrefix(strings.ToLower(prog), "git-") || !wordLike(lead) || lead == "help" {
+		return "", false
+	}
+	return lead, true
+}
+
+// mayLead reports whether rule r could match c as far as its first
+// subcommand word tells, without compiling r: false only when r is a
+// plain line whose lead word (see leadWord) differs from c's first word
+// that is not a flag, or c has none; match would then return none.
+func (c *call) mayLead(r *Rule, tbl *programs.Table) bool {
+	lead, ok := leadWord(r.Text)
+	if !ok {
+		return true
+	}
+	if _, global, _ := tbl.Program(c.prog).Global(lead); global {
+		return true // read as an option before the subcommand
+	}
+	for _, t := range c.toks {
+		switch t.kind {
+		case flagTok:
+			continue
+		case posTok:
+			return t.text == lead
+		}
+		return true // a word not known statically
+	}
+	return false
+}
+
 func (r *Rule) compile(tbl *programs.Table) error {
 	r.once.Do(func() {
 		c, err := compileRule(tbl, r.Text)
