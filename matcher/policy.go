@@ -139,6 +139,18 @@ func FromGrants(allow, ask, deny []string, managed []Managed) *Policy {
 		}
 	}
 	p := New()
+	// Hand regex grants can be thousands: size their index once.
+	regexes := 0
+	for _, l := range [][]string{allow, ask, deny} {
+		for _, g := range l {
+			if strings.HasPrefix(g, "command(regex:") {
+				regexes++
+			}
+		}
+	}
+	if regexes > 0 {
+		p.byKey = make(map[string][]*Rule, regexes)
+	}
 	type key struct {
 		d    Decision
 		line string
