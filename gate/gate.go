@@ -61,6 +61,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
@@ -186,8 +187,15 @@ type Options struct {
 	Audit io.Writer
 	// Now is the clock of the approval log; default time.Now.
 	Now func() time.Time
-	// Session names the session in the approval log.
+	// Session names the session in the approval log and the decision log.
 	Session string
+	// Decisions, when set, receives one entry (layer "gate") for every
+	// decision of the Check methods, with the person's answer; Agent
+	// names the host program in it. The Decide methods log nothing: a
+	// host that calls them logs what it does with the decision. Use
+	// decisionlog.NewWriter for the shared log.
+	Decisions decisionlog.Logger
+	Agent     string
 	// CacheDir, used by Load only, keeps a compact copy of the policy of
 	// config.json there, so that an unchanged file is not parsed again
 	// on every call; "" always reads config.json.
@@ -223,8 +231,11 @@ type Gate struct {
 	audit    io.Writer
 	now      func() time.Time
 	session  string
-	never    map[*matcher.Rule]bool // the rules of NeverAllow in policy
-	protect  *protector
+	agent    string
+	// decisions receives the Check methods' decisions; nil logs none.
+	decisions decisionlog.Logger
+	never     map[*matcher.Rule]bool // the rules of NeverAllow in policy
+	protect   *protector
 	// requireHook, shimKnown: see Options and RequireHook.
 	requireHook, shimKnown bool
 	secrets                []string // files not even read without a person (the cache key), clean
@@ -242,20 +253,22 @@ type Gate struct {
 // New returns a gate built from opts.
 func New(opts Options) *Gate {
 	g := &Gate{
-		mode:     opts.Mode,
-		level:    opts.Level,
-		policy:   opts.Policy,
-		tools:    opts.Tools,
-		scope:    opts.Scope,
-		dir:      opts.Dir,
-		prompter: opts.Prompter,
-		persist:  opts.Persist,
-		audit:    opts.Audit,
-		now:      opts.Now,
-		session:  opts.Session,
-		exact:    map[string]bool{},
-		toolOK:   map[string]bool{},
-		progOK:   map[string]bool{},
+		mode:      opts.Mode,
+		level:     opts.Level,
+		policy:    opts.Policy,
+		tools:     opts.Tools,
+		scope:     opts.Scope,
+		dir:       opts.Dir,
+		prompter:  opts.Prompter,
+		persist:   opts.Persist,
+		audit:     opts.Audit,
+		now:       opts.Now,
+		session:   opts.Session,
+		agent:     opts.Agent,
+		decisions: opts.Decisions,
+		exact:     map[string]bool{},
+		toolOK:    map[string]bool{},
+		progOK:    map[string]bool{},
 	}
 	g.policy, g.never = withNever(opts.Policy, opts.ownPolicy)
 	g.protect = newProtector(opts.protected...)
@@ -341,49 +354,63 @@ type Decision struct {
 
 // CheckBash decides a shell command line, asking a person when needed.
 func (g *Gate) CheckBash(ctx context.Context, command string) error {
-	return g.settle(ctx, g.DecideBash(command))
+	return g.check(ctx, "Bash", command, g.DecideBash(command))
 }
 
 // CheckFileRead decides a file tool reading path.
 func (g *Gate) CheckFileRead(ctx context.Context, tool, path string) error {
-	return g.settle(ctx, g.DecideFileRead(tool, path))
+	return g.check(ctx, tool, path, g.DecideFileRead(tool, path))
 }
 
 // CheckFileWrite decides a file tool writing path.
 func (g *Gate) CheckFileWrite(ctx context.Context, tool, path string) error {
-	return g.settle(ctx, g.DecideFileWrite(tool, path))
+	return g.check(ctx, tool, path, g.DecideFileWrite(tool, path))
 }
 
 // CheckGeneric decides any tool call by the tool's category: a shell
 // tool's key is its command, a file tool's key its path; for other tools
 // the key is what the host wants tool patterns matched against.
 func (g *Gate) CheckGeneric(ctx context.Context, tool, key string) error {
-	return g.settle(ctx, g.DecideGeneric(tool, key))
+	return g.check(ctx, tool, key, g.DecideGeneric(tool, key))
 }
 
-// settle turns a decision into the Check result, prompting when needed.
-func (g *Gate) settle(ctx context.Context, d Decision) error {
+// check settles d and puts it on the decision log, with the answer when a
+// person was asked.
+func (g *Gate) check(ctx context.Context, tool, key string, d Decision) error {
+	answer, err := g.settle(ctx, d)
+	if g.decisions != nil {
+		g.decisions.Log(decisionlog.Entry{
+			Time: g.now().UTC(), Agent: g.agent, Session: g.session, Layer: decisionlog.LayerGate,
+			Cwd: g.dir, Tool: tool, Command: key, Verdict: d.Verdict.String(), Reason: d.Reason, Answer: answer,
+		})
+	}
+	return err
+}
+
+// settle turns a decision into the Check result, prompting when needed;
+// answer is how the person answered, "" when nobody was asked.
+func (g *Gate) settle(ctx context.Context, d Decision) (answer string, err error) {
 	switch d.Verdict {
 	case Allow:
-		return nil
+		return "", nil
 	case Ask, Default:
 	default:
-		return fmt.Errorf("%w: %s", ErrDenied, d.Reason)
+		return "", fmt.Errorf("%w: %s", ErrDenied, d.Reason)
 	}
 	if g.prompter == nil {
-		return fmt.Errorf("%w: %s, and nobody can be asked", ErrNeedsApproval, d.Reason)
+		return "unanswered", fmt.Errorf("%w: %s, and nobody can be asked", ErrNeedsApproval, d.Reason)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("asking for approval: %w", err)
+		return "unanswered", fmt.Errorf("asking for approval: %w", err)
 	}
 	a, err := g.prompter.AskApproval(ctx, *d.Request)
 	if err != nil {
-		return fmt.Errorf("asking for approval: %w", err)
+		return "unanswered", fmt.Errorf("asking for approval: %w", err)
 	}
 	if a == AnswerNo {
-		return fmt.Errorf("%w: the person said no (%s)", ErrDenied, d.Reason)
+		return a.String(), fmt.Errorf("%w: the person said no (%s)", ErrDenied, d.Reason)
 	}
-	return g.Apply(*d.Request, a)
+	return a.String(), g.Apply(*d.Request, a)
 }
 
 // Apply records a person's answer to a request: it remembers session and

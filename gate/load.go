@@ -22,7 +22,8 @@ import (
 //   - Scope gives the roots (and any patterns) of the scope; the file's
 //     pathScope.allow is added to a copy of it, relative patterns taken
 //     from its first root. Nil is a scope without roots.
-//   - Dir, Prompter, Persist, Audit, Now and Session are used as given.
+//   - Dir, Prompter, Persist, Audit, Now, Session, Decisions and Agent are
+//     used as given.
 //   - CacheDir with CacheKey keeps an authenticated compact copy of the
 //     file's policy (see cache.go); one without the other is an error.
 func Load(configPath string, opts Options) (*Gate, error) {
@@ -52,6 +53,7 @@ func Load(configPath string, opts Options) (*Gate, error) {
 	o.ownPolicy = true // built above, for this gate only
 	o.Tools.merge(opts.Tools)
 	o.Prompter, o.Persist, o.Audit, o.Now, o.Session = opts.Prompter, opts.Persist, opts.Audit, opts.Now, opts.Session
+	o.Decisions, o.Agent = opts.Decisions, opts.Agent
 	if opts.Dir != "" {
 		o.Dir = opts.Dir
 	}
