@@ -26,6 +26,11 @@ type call struct {
 	words   []shellparse.Word
 	rest    []shellparse.Word // the words after the program and its global options
 	joined  string            // the words joined for regex rules, once computed
+
+	// The first argument that is not a flag, for mayLead, once found:
+	// firstAny when there is none, firstStatic when it is known.
+	firstKnown, firstAny, firstStatic bool
+	firstWord                         string
 	// gitAliases are the aliases git -c alias.X=V defines on the line.
 	gitAliases map[string]string
 }

@@ -76,6 +76,7 @@ func (p *Policy) add(r *Rule, find bool, key string) {
 	r.seq = len(p.rules)
 	p.rules = append(p.rules, r)
 	if prog := program(r.Text); prog != "" {
+		r.lead, _ = leadWord(r.Text)
 		p.byProg[prog] = append(p.byProg[prog], r)
 		return
 	}
@@ -326,9 +327,10 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 
 	var ask, allow, maybeDeny, maybe *Rule
 	var allows []*Rule
+	prog := tbl.Program(c.prog)
 	scan := func(rules []*Rule) *Rule {
 		for _, r := range rules {
-			if !p.noIndex && !c.mayLead(r, tbl) {
+			if !p.noIndex && !c.mayLead(r, prog) {
 				continue // not compiled: it cannot match (see leadWord)
 			}
 			if err := r.compile(tbl); err != nil {

@@ -46,7 +46,8 @@ type Rule struct {
 	// from a managed entry (Text is then the manifest line).
 	Grant string
 
-	seq  int // position in the policy's rules, for the order of scans
+	seq  int    // position in the policy's rules, for the order of scans
+	lead string // leadWord of Text, set when added; "" when it has none
 	once sync.Once
 	c    *compiled // set by compile; a pointer keeps uncompiled rules small
 	err  error
@@ -138,25 +139,35 @@ func leadWord(text string) (lead string, ok bool) {
 // mayLead reports whether rule r could match c as far as its first
 // subcommand word tells, without compiling r: false only when r is a
 // plain line whose lead word (see leadWord) differs from c's first word
-// that is not a flag, or c has none; match would then return none.
-func (c *call) mayLead(r *Rule, tbl *programs.Table) bool {
-	lead, ok := leadWord(r.Text)
-	if !ok {
+// that is not a flag, or c has none; match would then return none. prog
+// is c's program in the table.
+func (c *call) mayLead(r *Rule, prog *programs.Program) bool {
+	if r.lead == "" {
 		return true
 	}
-	if _, global, _ := tbl.Program(c.prog).Global(lead); global {
-		return true // read as an option before the subcommand
-	}
-	for _, t := range c.toks {
-		switch t.kind {
-		case flagTok:
-			continue
-		case posTok:
-			return t.text == lead
+	if !c.firstKnown {
+		c.firstKnown = true
+		c.firstAny = true // no word that is not a flag: nothing leads
+		for _, t := range c.toks {
+			if t.kind == flagTok {
+				continue
+			}
+			c.firstAny = false
+			c.firstWord, c.firstStatic = t.text, t.kind == posTok
+			break
 		}
-		return true // a word not known statically
+		if c.firstAny {
+			c.firstWord, c.firstStatic = "", true
+		}
 	}
-	return false
+	switch {
+	case !c.firstStatic:
+		return true // a word not known statically
+	case !c.firstAny && c.firstWord == r.lead:
+		return true
+	}
+	_, global, _ := prog.Global(r.lead)
+	return global // read as an option before the subcommand
 }
 
 func (r *Rule) compile(tbl *programs.Table) error {
