@@ -456,25 +456,21 @@ var codexFlagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 // codexHooksOff says which [features] flag of config.toml turns hooks off
 // ("hooks" wins over its deprecated alias "codex_hooks"), or "".
 func codexHooksOff(toml []byte) string {
-	in := false
-	val := map[string]string{}
-	for _, l := range strings.Split(string(toml), "\n") {
-		switch {
-		case featuresRE().MatchString(l):
-			in = true
-			continue
-		case tableRE().MatchString(l):
-			in = false
-			continue
+	lines := strings.Split(string(toml), "\n")
+	val := func(key string) string {
+		i := featureLine(lines, func(l string) bool {
+			m := codexFlagRE().FindStringSubmatch(l)
+			return m != nil && m[1] == key
+		})
+		if i < 0 {
+			return ""
 		}
-		if m := codexFlagRE().FindStringSubmatch(l); in && m != nil {
-			val[m[1]] = m[2]
-		}
+		return codexFlagRE().FindStringSubmatch(lines[i])[2]
 	}
-	switch {
-	case val["hooks"] == "false":
+	switch hooks := val("hooks"); {
+	case hooks == "false":
 		return "[features] hooks = false"
-	case val["hooks"] == "" && val["codex_hooks"] == "false":
+	case hooks == "" && val("codex_hooks") == "false":
 		return "[features] codex_hooks = false"
 	}
 	return ""

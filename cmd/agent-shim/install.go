@@ -868,6 +868,23 @@ var (
 	hooksKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(hooks|"hooks")\s*=\s*([a-z]+)\s*(#.*)?$`) })
 )
 
+// featureLine returns the index of the first line of config.toml's
+// [features] table for which match holds, or -1.
+func featureLine(lines []string, match func(string) bool) int {
+	in := false
+	for i, l := range lines {
+		switch {
+		case featuresRE().MatchString(l):
+			in = true
+		case tableRE().MatchString(l):
+			in = false
+		case in && match(l):
+			return i
+		}
+	}
+	return -1
+}
+
 const flagLine = "hooks = true"
 
 // codexFlag sets [features] hooks = true in the config.toml beside
@@ -888,32 +905,16 @@ func (e *env) codexFlag(ctx context.Context, hooksPath string, rec *installRecor
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
-	in, done := false, false
-	for i, l := range lines {
-		switch {
-		case featuresRE().MatchString(l):
-			in = true
-			continue
-		case tableRE().MatchString(l):
-			in = false
-			continue
+	if i := featureLine(lines, hooksKeyRE().MatchString); i >= 0 {
+		if hooksKeyRE().FindStringSubmatch(lines[i])[2] == "true" {
+			return nil
 		}
-		if in {
-			if m := hooksKeyRE().FindStringSubmatch(l); m != nil {
-				if m[2] == "true" {
-					return nil
-				}
-				prev := strings.TrimRight(l, "\n")
-				if rec.FlagLine == "" {
-					rec.PrevFlagLine = &prev
-				}
-				lines[i] = flagLine + "\n"
-				done = true
-				break
-			}
+		prev := strings.TrimRight(lines[i], "\n")
+		if rec.FlagLine == "" {
+			rec.PrevFlagLine = &prev
 		}
-	}
-	if !done {
+		lines[i] = flagLine + "\n"
+	} else {
 		at := -1
 		for i, l := range lines {
 			if featuresRE().MatchString(l) {
@@ -970,19 +971,7 @@ func (e *env) uncodexFlag(ctx context.Context, rec *installRecord) error {
 		return nil
 	}
 	lines := strings.SplitAfter(string(old), "\n")
-	in := false
-	for i, l := range lines {
-		switch {
-		case featuresRE().MatchString(l):
-			in = true
-			continue
-		case tableRE().MatchString(l):
-			in = false
-			continue
-		}
-		if !in || strings.TrimSpace(l) != flagLine {
-			continue
-		}
+	if i := featureLine(lines, func(l string) bool { return strings.TrimSpace(l) == flagLine }); i >= 0 {
 		if rec.PrevFlagLine != nil {
 			lines[i] = *rec.PrevFlagLine + "\n"
 		} else {
