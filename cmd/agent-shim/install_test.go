@@ -91,3 +91,26 @@ func TestHookCommand(t *testing.T) {
 		}
 	}
 }
+
+// codexHooksOff reads only the [features] table; "hooks" wins over its
+// deprecated alias "codex_hooks".
+func TestCodexHooksOff(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"", ""},
+		{"[features]\nhooks = true\n", ""},
+		{"[features]\nhooks = false\n", "[features] hooks = false"},
+		{"[features]\ncodex_hooks = false\n", "[features] codex_hooks = false"},
+		{"[features]\nhooks = true\ncodex_hooks = false\n", ""},
+		{"[features]\ncodex_hooks = true\nhooks = false # off\n", "[features] hooks = false"},
+		{"[other]\nhooks = false\n[features]\nx = 1\n", ""},
+		{"[features]\nx = 1\n[other]\nhooks = false\n", ""},
+		{"hooks = false\n", ""},
+	}
+	for _, tc := range tests {
+		if got := codexHooksOff([]byte(tc.in)); got != tc.want {
+			t.Errorf("codexHooksOff(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
