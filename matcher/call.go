@@ -169,22 +169,7 @@ func newCall(tbl *programs.Table, words []shellparse.Word, dir string) *call {
 	}
 	c.key = c.prog
 	if p != nil {
-		c.block = p.Root
-		sub := ""
-		for j := 0; j < len(rest) && j < 3; j++ {
-			if !rest[j].Static || strings.HasPrefix(rest[j].Text, "-") {
-				break
-			}
-			s := rest[j].Text
-			if sub != "" {
-				s = sub + " " + s
-			}
-			b := p.Sub(s)
-			if b == nil {
-				break
-			}
-			c.block, sub = b, s
-		}
+		c.block = p.Deepest(len(rest), func(j int) (string, bool) { return rest[j].Text, rest[j].Static })
 		c.key = c.block.Key
 	}
 	if c.prog == "git" && len(rest) > 0 && rest[0].Static && c.key == "git" {

@@ -180,13 +180,20 @@ func (t *Table) Resolve(prog string, args []Arg) (name string, b *Block, rest []
 		i = len(args)
 	}
 	rest = args[i:]
-	b = p.Root
-	sub := ""
-	for j := 0; j < len(rest) && j < 3; j++ {
-		if !rest[j].Static || strings.HasPrefix(rest[j].Text, "-") {
+	return name, p.Deepest(len(rest), func(j int) (string, bool) { return rest[j].Text, rest[j].Static }), rest
+}
+
+// Deepest returns the block of the longest run of subcommand words (at
+// most three) that starts n words: word(j) is the j-th word and whether it
+// is known statically. A flag or a word not known ends the run; with no
+// subcommand block it is the program's root block.
+func (p *Program) Deepest(n int, word func(j int) (text string, static bool)) *Block {
+	b, sub := p.Root, ""
+	for j := 0; j < n && j < 3; j++ {
+		s, static := word(j)
+		if !static || strings.HasPrefix(s, "-") {
 			break
 		}
-		s := rest[j].Text
 		if sub != "" {
 			s = sub + " " + s
 		}
@@ -196,5 +203,5 @@ func (t *Table) Resolve(prog string, args []Arg) (name string, b *Block, rest []
 		}
 		b, sub = nb, s
 	}
-	return name, b, rest
+	return b
 }
