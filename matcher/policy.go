@@ -24,6 +24,8 @@ type Policy struct {
 	noIndex bool
 	tbl     *programs.Table
 	home    string
+	next    int   // the position of the next rule added
+	lazy    *lazy // set when the rules are read from a store (see Open)
 }
 
 // SetPrograms sets the table of program facts decisions use; the default
@@ -73,7 +75,8 @@ func (p *Policy) AddKeyed(d Decision, text string, src Source, key string) *Rule
 // add adds r; a regex grant is indexed by key, found with RegexKey when
 // find is set.
 func (p *Policy) add(r *Rule, find bool, key string) {
-	r.seq = len(p.rules)
+	r.seq = p.next
+	p.next++
 	p.rules = append(p.rules, r)
 	if prog := program(r.Text); prog != "" {
 		r.lead, _ = leadWord(r.Text)
@@ -83,6 +86,7 @@ func (p *Policy) add(r *Rule, find bool, key string) {
 	if find {
 		key = RegexKey(r.Text)
 	}
+	r.key = key
 	if key != "" && !p.noIndex {
 		if p.byKey == nil {
 			p.byKey = map[string][]*Rule{}
@@ -93,12 +97,19 @@ func (p *Policy) add(r *Rule, find bool, key string) {
 	p.global = append(p.global, r)
 }
 
-// Rules returns every rule in the order added.
-func (p *Policy) Rules() []*Rule { return p.rules }
+// Rules returns every rule in the order added; a policy read from a
+// store (see Open) is read whole first, and a store that cannot be read
+// yields the rules read so far.
+func (p *Policy) Rules() []*Rule {
+	p.loadAll()
+	return p.rules
+}
 
 // Clone returns a policy with the same rules, to which more can be added
-// without changing p. The rules themselves are shared, compiled once.
+// without changing p. The rules themselves are shared, compiled once; a
+// policy read from a store is read whole first.
 func (p *Policy) Clone() *Policy {
+	p.loadAll()
 	out := &Policy{
 		tbl:     p.tbl,
 		home:    p.home,
@@ -106,6 +117,7 @@ func (p *Policy) Clone() *Policy {
 		global:  slices.Clip(p.global),
 		rules:   slices.Clip(p.rules),
 		noIndex: p.noIndex,
+		next:    p.next,
 	}
 	for k, v := range p.byProg {
 		out.byProg[k] = slices.Clip(v)
@@ -182,6 +194,9 @@ func FromGrants(allow, ask, deny []string, managed []Managed) *Policy {
 // naming its source. Grants for other tools (read_file(…)) are skipped.
 func (p *Policy) Check() error {
 	var errs []error
+	if err := p.loadAll(); err != nil {
+		errs = append(errs, err)
+	}
 	for _, r := range p.rules {
 		if err := r.compile(p.programs()); err != nil && !errors.Is(err, errNotCommand) {
 			if src := r.Source.String(); src != "" {
@@ -365,10 +380,14 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 		}
 		return nil
 	}
-	if r := scan(p.byProg[c.prog]); r != nil {
+	progRules, globalRules, err := p.rulesFor(c, cmd)
+	if err != nil {
+		floors = append(floors, limit{why: fmt.Sprintf("the policy cannot be read: %v", err)})
+	}
+	if r := scan(progRules); r != nil {
 		return deny(v, r)
 	}
-	if r := scan(p.globalFor(c, cmd)); r != nil {
+	if r := scan(globalRules); r != nil {
 		return deny(v, r)
 	}
 	// An allow rule that names a flag accepts what the table says the
@@ -380,8 +399,10 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 			allow, floors, blocks = r, f, b
 		}
 	}
-	if r := p.globDeny(cmd, depth); r != nil {
+	if r, err := p.globDeny(cmd, depth); r != nil {
 		return deny(v, r)
+	} else if err != nil {
+		floors = append(floors, limit{why: fmt.Sprintf("the policy cannot be read: %v", err)})
 	}
 	switch {
 	case maybeDeny != nil:
@@ -417,12 +438,8 @@ func (p *Policy) globalFor(c *call, cmd *shellparse.Command) []*Rule {
 	if len(p.byKey) == 0 {
 		return p.global
 	}
-	var assigns []string
-	for _, a := range cmd.Assigns {
-		assigns = append(assigns, a.Name+"="+quote(a.Value.Text))
-	}
 	var found []*Rule
-	for _, k := range commandKeys(c, assigns) {
+	for _, k := range commandKeys(c, assignTexts(cmd)) {
 		found = append(found, p.byKey[k]...)
 	}
 	if len(found) == 0 {
@@ -434,25 +451,38 @@ func (p *Policy) globalFor(c *call, cmd *shellparse.Command) []*Rule {
 	return out
 }
 
+// assignTexts returns cmd's assignments as regex grants see them.
+func assignTexts(cmd *shellparse.Command) []string {
+	var assigns []string
+	for _, a := range cmd.Assigns {
+		assigns = append(assigns, a.Name+"="+quote(a.Value.Text))
+	}
+	return assigns
+}
+
 // globDeny decides a command whose program is a pattern (/usr/bin/r[m])
 // as each program with rules that the pattern matches: a deny for any of
 // them is a deny.
-func (p *Policy) globDeny(cmd *shellparse.Command, depth int) *Rule {
+func (p *Policy) globDeny(cmd *shellparse.Command, depth int) (*Rule, error) {
 	if len(cmd.Args) == 0 || !cmd.Args[0].Glob || depth > 0 {
-		return nil
+		return nil, nil
 	}
 	pat := strings.ToLower(path.Base(cmd.Args[0].Text))
-	for name := range p.byProg {
+	names, err := p.programNames()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
 		if ok, _ := path.Match(pat, name); !ok || name == pat {
 			continue
 		}
 		cp := *cmd
 		cp.Args = append([]shellparse.Word{{Text: name, Static: true}}, cmd.Args[1:]...)
 		if v := p.decideCommand(&cp, depth+1); v.Decision == Deny {
-			return v.Rule
+			return v.Rule, nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // waive drops the limits an allow rule accepts by naming their flag.

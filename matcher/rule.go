@@ -48,6 +48,7 @@ type Rule struct {
 
 	seq  int    // position in the policy's rules, for the order of scans
 	lead string // leadWord of Text, set when added; "" when it has none
+	key  string // RegexKey of a regex grant, set when added
 	once sync.Once
 	c    *compiled // set by compile; a pointer keeps uncompiled rules small
 	err  error
@@ -145,6 +146,19 @@ func (c *call) mayLead(r *Rule, prog *programs.Program) bool {
 	if r.lead == "" {
 		return true
 	}
+	c.first()
+	switch {
+	case !c.firstStatic:
+		return true // a word not known statically
+	case !c.firstAny && c.firstWord == r.lead:
+		return true
+	}
+	_, global, _ := prog.Global(r.lead)
+	return global // read as an option before the subcommand
+}
+
+// first finds c's first argument that is not a flag, once.
+func (c *call) first() {
 	if !c.firstKnown {
 		c.firstKnown = true
 		c.firstAny = true // no word that is not a flag: nothing leads
@@ -160,14 +174,6 @@ func (c *call) mayLead(r *Rule, prog *programs.Program) bool {
 			c.firstWord, c.firstStatic = "", true
 		}
 	}
-	switch {
-	case !c.firstStatic:
-		return true // a word not known statically
-	case !c.firstAny && c.firstWord == r.lead:
-		return true
-	}
-	_, global, _ := prog.Global(r.lead)
-	return global // read as an option before the subcommand
 }
 
 func (r *Rule) compile(tbl *programs.Table) error {
