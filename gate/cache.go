@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -11,8 +12,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/matcher"
@@ -35,7 +39,7 @@ import (
 var loadConfig = config.Load
 
 // compactVersion changes whenever the format of compact changes.
-const compactVersion = 3
+const compactVersion = 4
 
 type compact struct {
 	Version     int
@@ -48,12 +52,9 @@ type compact struct {
 	RequireHook bool
 	PathScope   []string
 	Tools       config.Tools
-	Rules       []compactRule
-}
-
-type compactRule struct {
-	Text, Decision, Category, Overlay, File string
-	Line                                    int
+	Count       int // rules in the policy
+	Buckets     int
+	Sections    []matcher.Section // what marshal writes
 }
 
 // stamp identifies one version of a file.
@@ -89,8 +90,8 @@ func loadCached(configPath, cacheDir, keyPath string, scope *Scope) (Options, er
 	key, kerr := cacheKey(keyPath)
 	cp := cachePath(cacheDir, abs)
 	if kerr == nil {
-		if c, err := readCompact(cp, key); err == nil && c.Path == abs && c.Stamp == st {
-			if o, err := c.options(configPath, scope); err == nil {
+		if s, c, err := openCompact(cp, key); err == nil && c.Path == abs && c.Stamp == st {
+			if o, err := c.options(configPath, scope, s); err == nil {
 				return o, nil
 			}
 		}
@@ -187,13 +188,12 @@ func mac(key []byte, text string) string {
 }
 
 // The copy is a small line format, not JSON, because it is read before
-// every command: a header, then one record per line, fields separated by
-// tabs, each quoted (strconv) when it holds a tab, newline, quote or
-// backslash, or is empty; the last line is an HMAC-SHA256, under the
-// cache key, of everything before it (the path and stamp of config.json
-// included), so that a copy written by anyone without the key is not read:
+// every command, and it is read in pieces: a header with the settings,
+// a table of regions, then the regions. Fields are separated by tabs,
+// each quoted (strconv) when it holds a tab, newline, quote or backslash,
+// or is empty.
 //
-//	agent-shim compact policy 2
+//	agent-shim compact policy 4
 //	path	/home/u/.gemini/config/config.json
 //	stamp	2049 1234 56789 1732950000000000000 1732950000000000000
 //	mode	ask
@@ -203,14 +203,31 @@ func mac(key []byte, text string) string {
 //	requirehook	false
 //	scope	/opt/data/...
 //	tool	allow	bash:make *
+//	rules	385
+//	buckets	256
 //	smac	9a0e…
-//	rule	deny	never_allow	.	.agents/config/permissions/never_allow.txt	2	git push --force
+//	0000000000000a3c 000001f2     (buckets+1 lines: offset and length of each region)
+//	…
+//	section	git	status diff log
+//	rule	git	12	allow	""	read_only	.	.agents/config/permissions/read_only.txt	4	git --version
 //	mac	3f1c…
+//	…
 //
-// smac is an HMAC of everything before it: the settings (see Settings) can
-// be read and trusted from the start of the copy without reading or
-// hashing its rules, however many there are.
-const compactHeader = "agent-shim compact policy 3"
+// smac is an HMAC-SHA256, under the cache key, of everything before it,
+// the path and stamp of config.json included, so that a copy written by
+// anyone without the key is not read, and its settings (see Settings) can
+// be trusted without reading any rule. The policy's sections (see
+// matcher.Store) are filed in buckets by a hash of their name; region i
+// < buckets holds the sections of bucket i, region buckets the programs
+// that have sections. Each region ends with its own mac, of smac, the
+// region's number and its text: a region cannot be moved, dropped,
+// emptied or taken from another copy. A decision reads the header, then
+// the buckets of the names it looks up (the copy is mapped, not read),
+// so its cost does not grow with the policy.
+const compactHeader = "agent-shim compact policy 4"
+
+// tableLine is the length of a line of the region table.
+const tableLine = len("0000000000000000 00000000\n")
 
 func field(s string) string {
 	if s == "" || strings.ContainsAny(s, "\t\n\r\"\\") {
@@ -226,115 +243,411 @@ func unfield(s string) (string, error) {
 	return s, nil
 }
 
-func (c *compact) marshal(key []byte) []byte {
-	var b strings.Builder
+// bucketOf is the bucket of a section name (FNV-1a).
+func bucketOf(name string, buckets int) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint32(name[i])) * 16777619
+	}
+	return int(h % uint32(buckets))
+}
+
+// regionMac authenticates region i of the copy whose header has smac.
+func regionMac(key []byte, smac string, i int, text []byte) string {
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "%s\n%d\n", smac, i)
+	m.Write(text)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// marshalHeader writes the header up to its smac line and returns smac.
+func (c *compact) marshalHeader(b *strings.Builder, key []byte) string {
 	b.WriteString(compactHeader + "\n")
-	fmt.Fprintf(&b, "path\t%s\n", field(c.Path))
-	fmt.Fprintf(&b, "stamp\t%d %d %d %d %d\n", c.Stamp.Dev, c.Stamp.Ino, c.Stamp.Size, c.Stamp.Mtime, c.Stamp.Ctime)
-	fmt.Fprintf(&b, "mode\t%s\n", field(c.Mode))
-	fmt.Fprintf(&b, "profile\t%s\n", field(c.Profile))
-	fmt.Fprintf(&b, "shell\t%s\n", field(c.Shell))
-	fmt.Fprintf(&b, "runtime\t%s\n", field(c.Runtime))
-	fmt.Fprintf(&b, "requirehook\t%t\n", c.RequireHook)
+	fmt.Fprintf(b, "path\t%s\n", field(c.Path))
+	fmt.Fprintf(b, "stamp\t%d %d %d %d %d\n", c.Stamp.Dev, c.Stamp.Ino, c.Stamp.Size, c.Stamp.Mtime, c.Stamp.Ctime)
+	fmt.Fprintf(b, "mode\t%s\n", field(c.Mode))
+	fmt.Fprintf(b, "profile\t%s\n", field(c.Profile))
+	fmt.Fprintf(b, "shell\t%s\n", field(c.Shell))
+	fmt.Fprintf(b, "runtime\t%s\n", field(c.Runtime))
+	fmt.Fprintf(b, "requirehook\t%t\n", c.RequireHook)
 	for _, p := range c.PathScope {
-		fmt.Fprintf(&b, "scope\t%s\n", field(p))
+		fmt.Fprintf(b, "scope\t%s\n", field(p))
 	}
 	for _, p := range c.Tools.Allow {
-		fmt.Fprintf(&b, "tool\tallow\t%s\n", field(p))
+		fmt.Fprintf(b, "tool\tallow\t%s\n", field(p))
 	}
 	for _, p := range c.Tools.Deny {
-		fmt.Fprintf(&b, "tool\tdeny\t%s\n", field(p))
+		fmt.Fprintf(b, "tool\tdeny\t%s\n", field(p))
 	}
-	fmt.Fprintf(&b, "smac\t%s\n", mac(key, b.String()))
-	for _, r := range c.Rules {
-		fmt.Fprintf(&b, "rule\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Decision,
-			field(r.Category), field(r.Overlay), field(r.File), r.Line, field(r.Text))
+	fmt.Fprintf(b, "rules\t%d\n", c.Count)
+	fmt.Fprintf(b, "buckets\t%d\n", c.Buckets)
+	smac := mac(key, b.String())
+	fmt.Fprintf(b, "smac\t%s\n", smac)
+	return smac
+}
+
+// marshal returns the whole copy.
+func (c *compact) marshal(key []byte) []byte {
+	// Four buckets a section keep most sections alone in theirs.
+	c.Buckets = 8
+	for c.Buckets < 4*len(c.Sections) {
+		c.Buckets *= 2
+	}
+	regions := make([][]byte, c.Buckets+1)
+	var progs []byte
+	for _, s := range c.Sections {
+		i := bucketOf(s.Name, c.Buckets)
+		regions[i] = fmt.Appendf(regions[i], "section\t%s\t%s\n", field(s.Name), field(strings.Join(s.Leads, " ")))
+		for _, r := range s.Rules {
+			regions[i] = fmt.Appendf(regions[i], "rule\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", field(s.Name), r.Seq,
+				r.Decision, field(r.Key), field(r.Source.Category), field(r.Source.Overlay), field(r.Source.File),
+				r.Source.Line, field(r.Text))
+		}
+		if s.Program {
+			progs = fmt.Appendf(progs, "program\t%s\n", field(s.Name))
+		}
+	}
+	regions[c.Buckets] = progs
+	var b strings.Builder
+	smac := c.marshalHeader(&b, key)
+	off := b.Len() + tableLine*len(regions)
+	for i, r := range regions {
+		regions[i] = fmt.Appendf(r, "mac\t%s\n", regionMac(key, smac, i, r))
+		fmt.Fprintf(&b, "%016x %08x\n", off, len(regions[i]))
+		off += len(regions[i])
+	}
+	for _, r := range regions {
+		b.Write(r)
 	}
 	return []byte(b.String())
 }
 
-func readCompact(path string, key []byte) (*compact, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	text := string(data)
-	i := strings.LastIndex(text, "\nmac\t")
-	if i < 0 || !strings.HasSuffix(text, "\n") {
-		return nil, errors.New("compact policy without a mac")
-	}
-	want := text[i+len("\nmac\t") : len(text)-1]
-	text = text[:i+1]
-	if !hmac.Equal([]byte(want), []byte(mac(key, text))) {
-		return nil, errors.New("compact policy: the mac does not match")
-	}
-	return parseCompact(text)
-}
-
-// parseCompact parses the authenticated text of a compact copy.
-func parseCompact(text string) (*compact, error) {
+// parseHeader parses the authenticated header of a copy, up to smac.
+func parseHeader(text string) (*compact, error) {
 	header, text, ok := strings.Cut(text, "\n")
 	if !ok || header != compactHeader || !strings.HasSuffix(text, "\n") {
 		return nil, errors.New("not a compact policy")
 	}
-	var err error
-	c := &compact{Version: compactVersion, Rules: make([]compactRule, 0, strings.Count(text, "\nrule\t")+1)}
-	// Fields are substrings of text: no copy unless quoted.
-	var f [8]string
+	c := &compact{Version: compactVersion}
 	for len(text) > 0 {
 		var line string
 		line, text, _ = strings.Cut(text, "\n")
-		n, rest := 0, line
-		for ; n < len(f); n++ {
-			var more bool
-			f[n], rest, more = strings.Cut(rest, "\t")
-			if f[n], err = unfield(f[n]); err != nil {
-				return nil, err
-			}
-			if !more {
-				n++
-				break
-			}
-		}
-		if rest != "" && n == len(f) {
-			return nil, fmt.Errorf("bad compact policy line %q", line)
+		f, err := fields(line, 3)
+		if err != nil {
+			return nil, err
 		}
 		switch {
-		case f[0] == "path" && n == 2:
+		case f[0] == "path" && len(f) == 2:
 			c.Path = f[1]
-		case f[0] == "stamp" && n == 2:
+		case f[0] == "stamp" && len(f) == 2:
 			if _, err := fmt.Sscan(f[1], &c.Stamp.Dev, &c.Stamp.Ino, &c.Stamp.Size, &c.Stamp.Mtime, &c.Stamp.Ctime); err != nil {
 				return nil, err
 			}
-		case f[0] == "mode" && n == 2:
+		case f[0] == "mode" && len(f) == 2:
 			c.Mode = f[1]
-		case f[0] == "profile" && n == 2:
+		case f[0] == "profile" && len(f) == 2:
 			c.Profile = f[1]
-		case f[0] == "shell" && n == 2:
+		case f[0] == "shell" && len(f) == 2:
 			c.Shell = f[1]
-		case f[0] == "runtime" && n == 2:
+		case f[0] == "runtime" && len(f) == 2:
 			c.Runtime = f[1]
-		case f[0] == "requirehook" && n == 2 && (f[1] == "true" || f[1] == "false"):
+		case f[0] == "requirehook" && len(f) == 2 && (f[1] == "true" || f[1] == "false"):
 			c.RequireHook = f[1] == "true"
-		case f[0] == "smac" && n == 2:
-			// checked by Settings; the whole text is under mac
-		case f[0] == "scope" && n == 2:
+		case f[0] == "scope" && len(f) == 2:
 			c.PathScope = append(c.PathScope, f[1])
-		case f[0] == "tool" && n == 3 && f[1] == "allow":
+		case f[0] == "tool" && len(f) == 3 && f[1] == "allow":
 			c.Tools.Allow = append(c.Tools.Allow, f[2])
-		case f[0] == "tool" && n == 3 && f[1] == "deny":
+		case f[0] == "tool" && len(f) == 3 && f[1] == "deny":
 			c.Tools.Deny = append(c.Tools.Deny, f[2])
-		case f[0] == "rule" && n == 7:
-			num, err := strconv.Atoi(f[5])
-			if err != nil {
-				return nil, err
+		case f[0] == "rules" && len(f) == 2:
+			if c.Count, err = strconv.Atoi(f[1]); err != nil || c.Count < 0 {
+				return nil, fmt.Errorf("bad compact policy line %q", line)
 			}
-			c.Rules = append(c.Rules, compactRule{Decision: f[1], Category: f[2], Overlay: f[3], File: f[4], Line: num, Text: f[6]})
+		case f[0] == "buckets" && len(f) == 2:
+			if c.Buckets, err = strconv.Atoi(f[1]); err != nil || c.Buckets < 1 || c.Buckets > 1<<24 {
+				return nil, fmt.Errorf("bad compact policy line %q", line)
+			}
 		default:
 			return nil, fmt.Errorf("bad compact policy line %q", line)
 		}
 	}
+	if c.Buckets == 0 {
+		return nil, errors.New("compact policy without buckets")
+	}
 	return c, nil
+}
+
+// fields splits a line at tabs into at most max unquoted fields.
+func fields(line string, max int) ([]string, error) {
+	out := make([]string, 0, max)
+	for {
+		f, rest, more := strings.Cut(line, "\t")
+		u, err := unfield(f)
+		if err != nil {
+			return nil, fmt.Errorf("bad compact policy line %q", line)
+		}
+		out = append(out, u)
+		if !more {
+			return out, nil
+		}
+		if len(out) == max {
+			return nil, fmt.Errorf("bad compact policy line %q", line)
+		}
+		line = rest
+	}
+}
+
+// splitHeader returns the text of data's header before its smac line,
+// the smac, and where the region table starts, checking the smac.
+func splitHeader(data []byte, key []byte) (text, smac string, table int, err error) {
+	i := bytes.Index(data, []byte("\nsmac\t"))
+	if i < 0 {
+		return "", "", 0, errors.New("compact policy without an smac")
+	}
+	j := bytes.IndexByte(data[i+1:], '\n')
+	if j < 0 {
+		return "", "", 0, errors.New("compact policy without an smac")
+	}
+	smac = string(data[i+len("\nsmac\t") : i+1+j])
+	text = string(data[:i+1])
+	if !hmac.Equal([]byte(smac), []byte(mac(key, text))) {
+		return "", "", 0, errors.New("compact policy: the smac does not match")
+	}
+	return text, smac, i + 1 + j + 1, nil
+}
+
+// compactStore reads a copy's sections for matcher.Open: each region is
+// copied out of the mapping, then authenticated, then parsed, once.
+type compactStore struct {
+	path    string
+	key     []byte
+	data    []byte // the mapped copy
+	smac    string
+	table   int
+	buckets int
+
+	mu      sync.Mutex
+	regions map[int]string // authenticated region texts
+	progs   []string
+	bad     bool
+}
+
+// region returns region i's text, authenticated.
+func (s *compactStore) region(i int) ([]byte, error) {
+	at := s.table + i*tableLine
+	if at+tableLine > len(s.data) {
+		return nil, errors.New("compact policy: short region table")
+	}
+	var entry, text []byte
+	if err := mapped(func() { entry = bytes.Clone(s.data[at : at+tableLine]) }); err != nil {
+		return nil, err
+	}
+	off, err1 := strconv.ParseInt(string(entry[:16]), 16, 64)
+	n, err2 := strconv.ParseInt(string(entry[17:25]), 16, 64)
+	if err1 != nil || err2 != nil || entry[16] != ' ' || entry[25] != '\n' {
+		return nil, errors.New("compact policy: bad region table")
+	}
+	if off < int64(s.table) || n < 0 || off > int64(len(s.data)) || n > int64(len(s.data))-off {
+		return nil, errors.New("compact policy: region out of range")
+	}
+	if err := mapped(func() { text = bytes.Clone(s.data[off : off+n]) }); err != nil {
+		return nil, err
+	}
+	k := bytes.LastIndex(text, []byte("mac\t"))
+	if k < 0 || (k > 0 && text[k-1] != '\n') || !bytes.HasSuffix(text, []byte("\n")) {
+		return nil, errors.New("compact policy: region without a mac")
+	}
+	want := text[k+len("mac\t") : len(text)-1]
+	if !hmac.Equal(want, []byte(regionMac(s.key, s.smac, i, text[:k]))) {
+		return nil, fmt.Errorf("compact policy: region %d: the mac does not match", i)
+	}
+	return text[:k], nil
+}
+
+// mapped runs f, which reads the mapped copy, turning the fault of a copy
+// truncated under the mapping into an error.
+func mapped(f func()) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("compact policy: reading the copy: %v", r)
+		}
+	}()
+	f()
+	return nil
+}
+
+// fail marks the copy bad and removes it, so that the next load makes a
+// new one from config.json.
+func (s *compactStore) fail(err error) error {
+	if !s.bad {
+		s.bad = true
+		os.Remove(s.path)
+	}
+	return err
+}
+
+// text returns region i's authenticated text, read once.
+func (s *compactStore) text(i int) (string, error) {
+	if t, ok := s.regions[i]; ok {
+		return t, nil
+	}
+	text, err := s.region(i)
+	if err != nil {
+		return "", s.fail(err)
+	}
+	// One string for the region: the fields parsed are its substrings.
+	s.regions[i] = string(text)
+	return s.regions[i], nil
+}
+
+// sections parses the sections of region text; with only set, only
+// the lines of the section of that name.
+func (s *compactStore) sections(text, only string, filter bool) (map[string]matcher.Section, error) {
+	secs := map[string]matcher.Section{}
+	var sectionPrefix, rulePrefix string
+	if filter {
+		sectionPrefix, rulePrefix = "section\t"+field(only)+"\t", "rule\t"+field(only)+"\t"
+	}
+	var f [10]string
+	for len(text) > 0 {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
+		if filter && !strings.HasPrefix(line, rulePrefix) && !strings.HasPrefix(line, sectionPrefix) {
+			continue
+		}
+		n, err := splitFields(line, f[:])
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		switch {
+		case f[0] == "section" && n == 3:
+			sec := matcher.Section{Name: f[1]}
+			if f[2] != "" {
+				sec.Leads = strings.Split(f[2], " ")
+			}
+			secs[f[1]] = sec
+		case f[0] == "rule" && n == 10:
+			sec, ok := secs[f[1]]
+			seq, err1 := strconv.Atoi(f[2])
+			d, err2 := matcher.ParseDecision(f[3])
+			num, err3 := strconv.Atoi(f[8])
+			if !ok || err1 != nil || err2 != nil || err3 != nil || d == matcher.Default {
+				return nil, s.fail(fmt.Errorf("bad compact policy line %q", line))
+			}
+			sec.Rules = append(sec.Rules, matcher.Stored{Decision: d, Text: f[9], Key: f[4], Seq: seq,
+				Source: matcher.Source{Category: f[5], Overlay: f[6], File: f[7], Line: num}})
+			secs[f[1]] = sec
+		default:
+			return nil, s.fail(fmt.Errorf("bad compact policy line %q", line))
+		}
+	}
+	return secs, nil
+}
+
+// splitFields splits a line at tabs into f, unquoting each, and returns
+// how many there were; more than len(f) is an error.
+func splitFields(line string, f []string) (int, error) {
+	for n := 0; n < len(f); n++ {
+		var more bool
+		var err error
+		f[n], line, more = strings.Cut(line, "\t")
+		if f[n], err = unfield(f[n]); err != nil {
+			return 0, fmt.Errorf("bad compact policy line: %w", err)
+		}
+		if !more {
+			return n + 1, nil
+		}
+	}
+	return 0, errors.New("bad compact policy line: too many fields")
+}
+
+func (s *compactStore) Section(name string) (matcher.Section, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	text, err := s.text(bucketOf(name, s.buckets))
+	if err != nil {
+		return matcher.Section{}, err
+	}
+	secs, err := s.sections(text, name, true)
+	if err != nil {
+		return matcher.Section{}, err
+	}
+	if sec, ok := secs[name]; ok {
+		return sec, nil
+	}
+	return matcher.Section{Name: name}, nil
+}
+
+func (s *compactStore) Programs() ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.progs != nil {
+		return s.progs, nil
+	}
+	text, err := s.region(s.buckets)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	progs := []string{}
+	for len(text) > 0 {
+		var line []byte
+		line, text, _ = bytes.Cut(text, []byte("\n"))
+		f, err := fields(string(line), 2)
+		if err != nil || len(f) != 2 || f[0] != "program" {
+			return nil, s.fail(fmt.Errorf("bad compact policy line %q", line))
+		}
+		progs = append(progs, f[1])
+	}
+	s.progs = progs
+	return progs, nil
+}
+
+func (s *compactStore) All() ([]matcher.Section, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []matcher.Section
+	for i := range s.buckets {
+		text, err := s.text(i)
+		if err != nil {
+			return nil, err
+		}
+		secs, err := s.sections(text, "", false)
+		if err != nil {
+			return nil, err
+		}
+		for _, sec := range secs {
+			out = append(out, sec)
+		}
+	}
+	return out, nil
+}
+
+// openCompact maps the copy at path and checks its header: the copy and
+// its header, or an error when it is not current and authentic.
+func openCompact(path string, key []byte) (*compactStore, *compact, error) {
+	data, unmap, err := mapFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var text, smac string
+	var table int
+	if ferr := mapped(func() { text, smac, table, err = splitHeader(data, key) }); ferr != nil {
+		err = ferr
+	}
+	if err == nil {
+		var c *compact
+		if c, err = parseHeader(text); err == nil {
+			s := &compactStore{path: path, key: key, data: data, smac: smac, table: table, buckets: c.Buckets,
+				regions: map[int]string{}}
+			// Every string taken from the copy is a copy (see region):
+			// once s is unreachable, so is the mapping.
+			runtime.AddCleanup(s, unmap, data)
+			return s, c, nil
+		}
+	}
+	unmap(data)
+	return nil, nil, err
 }
 
 func newCompact(abs string, st stamp, f *config.File, p *matcher.Policy) *compact {
@@ -344,19 +657,15 @@ func newCompact(abs string, st stamp, f *config.File, p *matcher.Policy) *compac
 		Shell: f.Shim.Shell, Runtime: f.Shim.Runtime, RequireHook: f.Shim.RequireHook,
 		PathScope: f.Shim.PathScope.Allow, Tools: f.Shim.Tools,
 	}
-	for _, r := range p.Rules() {
-		c.Rules = append(c.Rules, compactRule{
-			Text: r.Text, Decision: r.Decision.String(),
-			Category: r.Source.Category, Overlay: r.Source.Overlay, File: r.Source.File, Line: r.Source.Line,
-		})
-	}
+	c.Sections, c.Count = p.Sections()
+	// A managed rule is kept as its manifest line: the grant it stands
+	// for (Rule.Grant) is not needed to decide.
 	return c
 }
 
 // writeCompact writes the copy atomically; errors are ignored (see loadCached).
 func writeCompact(path string, c *compact, key []byte) {
-	text := string(c.marshal(key))
-	data := []byte(text + "mac\t" + mac(key, text) + "\n")
+	data := c.marshal(key)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return
 	}
@@ -371,8 +680,9 @@ func writeCompact(path string, c *compact, key []byte) {
 	}
 }
 
-// options rebuilds what optionsOf builds from the full file.
-func (c *compact) options(configPath string, scope *Scope) (Options, error) {
+// options rebuilds what optionsOf builds from the full file, the policy
+// read from the copy section by section.
+func (c *compact) options(configPath string, scope *Scope, s *compactStore) (Options, error) {
 	f := &config.File{Path: configPath, Exists: true}
 	f.Shim.Mode, f.Shim.Profile = c.Mode, c.Profile
 	f.Shim.Shell, f.Shim.Runtime, f.Shim.RequireHook = c.Shell, c.Runtime, c.RequireHook
@@ -381,15 +691,9 @@ func (c *compact) options(configPath string, scope *Scope) (Options, error) {
 	if err != nil {
 		return Options{}, err
 	}
-	p := matcher.New()
-	for _, r := range c.Rules {
-		d, err := matcher.ParseDecision(r.Decision)
-		if err != nil || d == matcher.Default {
-			return Options{}, fmt.Errorf("compact policy: rule %q: bad decision %q", r.Text, r.Decision)
-		}
-		p.Add(d, r.Text, matcher.Source{Category: r.Category, Overlay: r.Overlay, File: r.File, Line: r.Line})
+	if o.Policy, err = matcher.Open(s, c.Count); err != nil {
+		return Options{}, err
 	}
-	o.Policy = p
 	return o, nil
 }
 
@@ -442,21 +746,11 @@ func cachedSettings(configPath, cacheDir, keyPath string) (config.Shim, bool) {
 	if err != nil && err != io.ErrUnexpectedEOF {
 		return config.Shim{}, false
 	}
-	text := string(buf[:n])
-	i := strings.Index(text, "\nsmac\t")
-	if i < 0 {
+	text, _, _, err := splitHeader(buf[:n], key)
+	if err != nil {
 		return config.Shim{}, false
 	}
-	j := strings.IndexByte(text[i+1:], '\n')
-	if j < 0 {
-		return config.Shim{}, false
-	}
-	want := text[i+len("\nsmac\t") : i+1+j]
-	text = text[:i+1]
-	if !hmac.Equal([]byte(want), []byte(mac(key, text))) {
-		return config.Shim{}, false
-	}
-	c, err := parseCompact(text)
+	c, err := parseHeader(text)
 	if err != nil || c.Path != abs || c.Stamp != st {
 		return config.Shim{}, false
 	}

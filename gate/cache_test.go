@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -251,8 +252,8 @@ func TestForgedCompactPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := stampOf(fi)
-	forged := &compact{Version: compactVersion, Path: abs, Stamp: st, Mode: "yolo", Profile: "full-access",
-		Rules: []compactRule{{Text: "command(*)", Decision: "allow"}}}
+	forged := &compact{Version: compactVersion, Path: abs, Stamp: st, Mode: "yolo", Profile: "full-access", Count: 1,
+		Sections: []matcher.Section{{Name: "", Rules: []matcher.Stored{{Text: "command(*)", Decision: matcher.Allow}}}}}
 	body := string(forged.marshal(make([]byte, keySize))) // smac under a guessed key
 	realMac := string(real[strings.LastIndex(string(real), "\nmac\t")+1:])
 	for _, tc := range []struct{ name, data string }{
@@ -261,6 +262,7 @@ func TestForgedCompactPolicy(t *testing.T) {
 		{"a mac under a guessed key", body + "mac\t" + mac(make([]byte, keySize), body) + "\n"},
 		{"a mac under an empty key", body + "mac\t" + mac(nil, body) + "\n"},
 		{"the version 1 format", strings.Replace(body, compactHeader, "agent-shim compact policy 1", 1)},
+		{"the version 3 format", strings.Replace(body, compactHeader, "agent-shim compact policy 3", 1)},
 	} {
 		if err := os.WriteFile(cp, []byte(tc.data), 0o600); err != nil {
 			t.Fatal(err)
@@ -356,4 +358,109 @@ func TestSettings(t *testing.T) {
 	}
 	want.RequireHook = false
 	check("config.json changed", false)
+}
+
+// TestCompactRegions: a copy whose header is authentic but whose regions
+// were changed, moved, emptied, cut short or taken from another copy
+// never changes a verdict to a weaker one; the commands that need such a
+// region are asked about, and the copy is made again from config.json.
+// regionConfig has a deny rule the built-in never-allow rules do not repeat.
+const regionConfig = `{
+  "userSettings": {"globalPermissionGrants": {
+    "allow": ["command(regex:^git status$)", "command(regex:^ls$)", "command(regex:^make\\b.*$)"],
+    "ask": ["command(regex:^git push\\b.*$)"],
+    "deny": ["command(regex:^make deploy$)"]
+  }},
+  "agentShim": {
+    "version": 1, "profile": "local-changes", "mode": "ask",
+    "rules": [
+      {"line": "make deploy", "category": "never_allow",
+       "source": {"overlay": ".", "file": ".agents/config/permissions/never_allow.txt", "line": 2},
+       "grants": ["command(regex:^make deploy$)"]},
+      {"line": "git status", "category": "read_only",
+       "source": {"overlay": ".", "file": ".agents/config/permissions/read_only.txt", "line": 1},
+       "grants": ["command(regex:^git status$)"]}
+    ]
+  }
+}
+`
+
+func TestCompactRegions(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	cache := filepath.Join(dir, "cache")
+	if err := os.WriteFile(cfg, []byte(regionConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := cachedOptions(dir, cache)
+	load := func() *Gate {
+		g, err := Load(cfg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	load()
+	direct, err := Load(cfg, Options{Scope: NewScope(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(cfg)
+	cp := cachePath(cache, abs)
+	real, err := os.ReadFile(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(real)
+	var denyRule *strings.Replacer
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "rule\t") && strings.Contains(l, "\tdeny\t") {
+			// The same length, so the region table still fits.
+			denyRule = strings.NewReplacer(l, strings.TrimSuffix(l, "\tmake deploy")+"\tmake deplox")
+			break
+		}
+	}
+	if denyRule == nil {
+		t.Fatalf("the copy has no deny rule:\n%s", text)
+	}
+	// The table's first and second entries, swapped.
+	table := strings.Index(text, "\nsmac\t")
+	table += strings.IndexByte(text[table+1:], '\n') + 2
+	e0, e1 := text[table:table+tableLine], text[table+tableLine:table+2*tableLine]
+	fi, _ := os.Stat(abs)
+	st, _ := stampOf(fi)
+	key, err := cacheKey(filepath.Join(dir, "state", "cache.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another authentic copy of the same file, with the deny rule gone:
+	// its regions are authentic, but under another smac.
+	other := &compact{Version: compactVersion, Path: abs, Stamp: st, Mode: "ask", Profile: "full-access", Count: 1,
+		Sections: []matcher.Section{{Name: "", Rules: []matcher.Stored{{Text: "command(*)", Decision: matcher.Allow}}}}}
+	otherText := string(other.marshal(key))
+	for _, tc := range []struct{ name, data string }{
+		{"a deny rule changed", denyRule.Replace(text)},
+		{"two regions swapped", text[:table] + e1 + e0 + text[table+2*tableLine:]},
+		{"a region emptied", text[:table] + e0[:17] + "00000000\n" + text[table+tableLine:]},
+		{"cut short", text[:len(text)-100]},
+		{"regions of another copy", text[:table] + otherText[strings.Index(otherText, "\nsmac\t")+1:][strings.IndexByte(otherText[strings.Index(otherText, "\nsmac\t")+1:], '\n')+1:]},
+	} {
+		if err := os.WriteFile(cp, []byte(tc.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		g := load()
+		for _, line := range []string{"make deploy", "make", "git status", "git push origin main", "ls"} {
+			d, want := g.DecideBash(line), direct.DecideBash(line)
+			if d.Verdict != want.Verdict && (d.Verdict != Ask || !strings.Contains(d.Reason, "cannot be read")) {
+				t.Errorf("%s: %s is %v (%s), want %v or ask because the copy cannot be read", tc.name, line, d.Verdict, d.Reason, want.Verdict)
+			}
+		}
+		// The next load reads config.json again and answers as before.
+		if v := load().DecideBash("make deploy").Verdict; v != Deny {
+			t.Errorf("%s: after the bad copy, make deploy is %v, want deny", tc.name, v)
+		}
+		if v := load().DecideBash("git status").Verdict; v != Allow {
+			t.Errorf("%s: after the bad copy, git status is %v, want allow", tc.name, v)
+		}
+	}
 }

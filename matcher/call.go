@@ -27,10 +27,10 @@ type call struct {
 	rest    []shellparse.Word // the words after the program and its global options
 	joined  string            // the words joined for regex rules, once computed
 
-	// The first argument that is not a flag, for mayLead, once found:
-	// firstAny when there is none, firstStatic when it is known.
-	firstKnown, firstAny, firstStatic bool
-	firstWord                         string
+	// The first two arguments that are not flags, for mayLead, once
+	// found (firstKnown).
+	firstKnown bool
+	leads      []tok
 	// gitAliases are the aliases git -c alias.X=V defines on the line.
 	gitAliases map[string]string
 }

@@ -257,7 +257,7 @@ func BenchmarkHandGrants(b *testing.B) {
 // TestLeadWord: for every line of the default manifests (and the test
 // policies) that leadWord reads, the compiled rule's first subcommand word
 // is that word, so mayLead skips only rules that cannot match.
-func TestLeadWord(t *testing.T) {
+func TestLeadWords(t *testing.T) {
 	var lines []string
 	for _, cat := range manifest.Categories {
 		data, err := manifest.DefaultManifest(cat)
@@ -276,18 +276,18 @@ func TestLeadWord(t *testing.T) {
 	lines = append(lines, "git -C x push", "git-upload-pack x", "go help", "fx -t x build", "git push 'x'")
 	read := 0
 	for _, l := range lines {
-		lead, ok := leadWord(l)
+		lead, lead2, ok := leadWords(l)
 		r := &Rule{Text: l, Decision: Deny}
 		if err := r.Check(); err != nil || !ok {
 			continue
 		}
 		read++
-		if r.c.kind != lineRule || len(r.c.sub) == 0 || r.c.sub[0] != lead {
-			t.Errorf("%q: leadWord %q, compiled %+v", l, lead, r.c)
+		if r.c.kind != lineRule || len(r.c.sub) == 0 || r.c.sub[0] != lead || lead2 != "" && (len(r.c.sub) < 2 || r.c.sub[1] != lead2) || lead2 == "" && len(r.c.sub) > 1 {
+			t.Errorf("%q: leadWords %q %q, compiled %+v", l, lead, lead2, r.c)
 		}
 	}
 	if read < 20 {
-		t.Fatalf("only %d lines read by leadWord", read)
+		t.Fatalf("only %d lines read by leadWords", read)
 	}
 	t.Logf("%d of %d lines", read, len(lines))
 }

@@ -79,7 +79,7 @@ func (p *Policy) add(r *Rule, find bool, key string) {
 	p.next++
 	p.rules = append(p.rules, r)
 	if prog := program(r.Text); prog != "" {
-		r.lead, _ = leadWord(r.Text)
+		r.lead, r.lead2, _ = leadWords(r.Text)
 		p.byProg[prog] = append(p.byProg[prog], r)
 		return
 	}

@@ -47,11 +47,13 @@ type Rule struct {
 	Grant string
 
 	seq  int    // position in the policy's rules, for the order of scans
-	lead string // leadWord of Text, set when added; "" when it has none
-	key  string // RegexKey of a regex grant, set when added
-	once sync.Once
-	c    *compiled // set by compile; a pointer keeps uncompiled rules small
-	err  error
+	lead string // leadWords of Text, set when added; "" when it has none
+	// lead2 is the second subcommand word leadWords found, or "".
+	lead2 string
+	key   string // RegexKey of a regex grant, set when added
+	once  sync.Once
+	c     *compiled // set by compile; a pointer keeps uncompiled rules small
+	err   error
 }
 
 type ruleKind int
@@ -115,63 +117,67 @@ func program(text string) string {
 	return base
 }
 
-// leadWord returns the subcommand word a plain manifest line starts with
-// (push of `git push --force`), read without compiling the rule; ok is
-// false when it cannot be told that simply: a grant, quotes, patterns,
-// paths, a dash, or `help` (which help tools match more widely). For a
-// line it returns, the compiled rule's first subcommand word is that word
-// (TestLeadWord checks every default manifest line).
-func leadWord(text string) (lead string, ok bool) {
+// leadWords returns the subcommand words a plain manifest line starts
+// with (push of `git push --force`, target and list of `ffx target
+// list`), at most two, read without compiling the rule; ok is false when
+// they cannot be told that simply: a grant, quotes, patterns, paths, a
+// dash, or `help` first (which help tools match more widely). For a line
+// it reads, the compiled rule's first subcommand words are these
+// (TestLeadWords checks every default manifest line); lead2 is "" when
+// the second word is not one.
+func leadWords(text string) (lead, lead2 string, ok bool) {
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if !(c == ' ' || c == '-' || c == '_' || c == '.' || c == ':' || c == '@' || c == ',' || c == '+' || c == '=' ||
 			c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return "", false
+			return "", "", false
 		}
 	}
 	prog, rest, _ := strings.Cut(strings.TrimLeft(text, " "), " ")
-	lead, _, _ = strings.Cut(strings.TrimLeft(rest, " "), " ")
+	lead, rest, _ = strings.Cut(strings.TrimLeft(rest, " "), " ")
 	if prog == "" || strings.HasPrefix(strings.ToLower(prog), "git-") || !wordLike(lead) || lead == "help" {
-		return "", false
+		return "", "", false
 	}
-	return lead, true
+	if lead2, _, _ = strings.Cut(strings.TrimLeft(rest, " "), " "); !wordLike(lead2) {
+		lead2 = ""
+	}
+	return lead, lead2, true
 }
 
 // mayLead reports whether rule r could match c as far as its first
-// subcommand word tells, without compiling r: false only when r is a
-// plain line whose lead word (see leadWord) differs from c's first word
-// that is not a flag, or c has none; match would then return none. prog
-// is c's program in the table.
+// subcommand words tell, without compiling r: false only when r is a
+// plain line whose lead words (see leadWords) differ from c's first
+// words that are not flags, or c has too few; match would then return
+// none. prog is c's program in the table.
 func (c *call) mayLead(r *Rule, prog *programs.Program) bool {
 	if r.lead == "" {
 		return true
 	}
+	if _, global, _ := prog.Global(r.lead); global {
+		return true // read as an option before the subcommand
+	}
 	c.first()
-	switch {
-	case !c.firstStatic:
-		return true // a word not known statically
-	case !c.firstAny && c.firstWord == r.lead:
+	if len(c.leads) == 0 || c.leads[0].kind == posTok && c.leads[0].text != r.lead {
+		return false
+	}
+	if r.lead2 == "" {
 		return true
 	}
-	_, global, _ := prog.Global(r.lead)
-	return global // read as an option before the subcommand
+	return len(c.leads) > 1 && (c.leads[1].kind != posTok || c.leads[1].text == r.lead2)
 }
 
-// first finds c's first argument that is not a flag, once.
+// first finds c's first two arguments that are not flags, once.
 func (c *call) first() {
-	if !c.firstKnown {
-		c.firstKnown = true
-		c.firstAny = true // no word that is not a flag: nothing leads
-		for _, t := range c.toks {
-			if t.kind == flagTok {
-				continue
-			}
-			c.firstAny = false
-			c.firstWord, c.firstStatic = t.text, t.kind == posTok
-			break
+	if c.firstKnown {
+		return
+	}
+	c.firstKnown = true
+	for _, t := range c.toks {
+		if t.kind == flagTok {
+			continue
 		}
-		if c.firstAny {
-			c.firstWord, c.firstStatic = "", true
+		if c.leads = append(c.leads, t); len(c.leads) == 2 {
+			break
 		}
 	}
 }

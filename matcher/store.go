@@ -24,9 +24,10 @@ import (
 //
 // A rule's section is named by where a decision looks for it:
 //   - a rule about one program: the program, or "program lead" when the
-//     rule has a lead word (push of `git push --force`); the program's
-//     section then lists the lead in its Leads, even when the section
-//     holds no rule of its own;
+//     rule has a lead word (push of `git push --force`), or "program lead
+//     lead2" when it has two (see leadWords); the section one word
+//     shorter then lists the last word in its Leads, even when it holds
+//     no rule of its own;
 //   - a regex grant with a key (see RegexKey): the key; a key and a
 //     program of the same spelling share the section;
 //   - any other rule: "", read when the policy is opened.
@@ -42,9 +43,10 @@ type Stored struct {
 
 // Section is the rules filed under one name, in the policy's order.
 type Section struct {
-	Name  string
-	Leads []string // for a program: the leads of its "program lead" sections
-	Rules []Stored
+	Name    string
+	Program bool     // Name is a program's (see Store.Programs)
+	Leads   []string // for a program: the leads of its "program lead" sections
+	Rules   []Stored
 }
 
 // Store yields a policy's sections on demand.
@@ -75,11 +77,20 @@ func (p *Policy) Sections() ([]Section, int) {
 		name := sectionOf(r)
 		s := get(name)
 		s.Rules = append(s.Rules, Stored{Decision: r.Decision, Text: r.Text, Source: r.Source, Key: r.key, Seq: r.seq})
-		if prog, lead, ok := strings.Cut(name, " "); ok {
-			ps := get(prog)
-			if !slices.Contains(ps.Leads, lead) {
-				ps.Leads = append(ps.Leads, lead)
+		if program(r.Text) == "" {
+			continue
+		}
+		for {
+			i := strings.LastIndexByte(name, ' ')
+			if i < 0 {
+				get(name).Program = true
+				break
 			}
+			parent := get(name[:i])
+			if lead := name[i+1:]; !slices.Contains(parent.Leads, lead) {
+				parent.Leads = append(parent.Leads, lead)
+			}
+			name = name[:i]
 		}
 	}
 	out := make([]Section, 0, len(byName))
@@ -91,13 +102,16 @@ func (p *Policy) Sections() ([]Section, int) {
 
 // sectionOf names the section of a rule that was added.
 func sectionOf(r *Rule) string {
-	if prog := program(r.Text); prog != "" {
-		if r.lead != "" {
-			return prog + " " + r.lead
-		}
-		return prog
+	prog := program(r.Text)
+	switch {
+	case prog == "":
+		return r.key
+	case r.lead2 != "":
+		return prog + " " + r.lead + " " + r.lead2
+	case r.lead != "":
+		return prog + " " + r.lead
 	}
-	return r.key
+	return prog
 }
 
 // lazy is the state of a policy read from a store.
@@ -155,7 +169,7 @@ func (p *Policy) addSection(s Section) {
 		r := &Rule{Text: st.Text, Decision: st.Decision, Source: st.Source, seq: st.Seq}
 		p.rules = append(p.rules, r)
 		if prog := program(r.Text); prog != "" {
-			r.lead, _ = leadWord(r.Text)
+			r.lead, r.lead2, _ = leadWords(r.Text)
 			progs[prog] = append(progs[prog], r)
 			continue
 		}
@@ -199,19 +213,7 @@ func (p *Policy) rulesFor(c *call, cmd *shellparse.Command) (prog, global []*Rul
 	p.lazy.mu.Lock()
 	defer p.lazy.mu.Unlock()
 	if c.prog != "" {
-		err = p.need(c.prog)
-		if leads := p.lazy.leads[c.prog]; err == nil && len(leads) > 0 {
-			c.first()
-			pr := p.programs().Program(c.prog)
-			for _, l := range leads {
-				_, g, _ := pr.Global(l)
-				if !c.firstStatic || !c.firstAny && c.firstWord == l || g {
-					if err = p.need(c.prog + " " + l); err != nil {
-						break
-					}
-				}
-			}
-		}
+		err = p.needLeads(c, c.prog)
 	}
 	for _, k := range commandKeys(c, assignTexts(cmd)) {
 		if err != nil {
@@ -220,6 +222,47 @@ func (p *Policy) rulesFor(c *call, cmd *shellparse.Command) (prog, global []*Rul
 		err = p.need(k)
 	}
 	return p.byProg[c.prog], p.globalFor(c, cmd), err
+}
+
+// needLeads reads the section name of c's program and, below it, the
+// sections of the lead words c may start with: what mayLead may let
+// through. p.lazy.mu is held.
+func (p *Policy) needLeads(c *call, name string) error {
+	if err := p.need(name); err != nil {
+		return err
+	}
+	leads := p.lazy.leads[name]
+	if len(leads) == 0 {
+		return nil
+	}
+	c.first()
+	depth := strings.Count(name, " ") // 0: leads are first words; 1: second
+	var global bool
+	if depth == 1 {
+		_, global, _ = p.programs().Program(c.prog).Global(name[strings.IndexByte(name, ' ')+1:])
+	}
+	for _, l := range leads {
+		may := global
+		if depth == 0 {
+			_, may, _ = p.programs().Program(c.prog).Global(l)
+		}
+		if !may && len(c.leads) > depth {
+			t := c.leads[depth]
+			may = t.kind != posTok || t.text == l
+		}
+		if !may {
+			continue
+		}
+		sub := name + " " + l
+		if depth == 0 {
+			if err := p.needLeads(c, sub); err != nil {
+				return err
+			}
+		} else if err := p.need(sub); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // programNames returns the programs that have rules.

@@ -89,7 +89,8 @@ func TestOpenDecidesAsWhole(t *testing.T) {
 		"kubectl delete pod x", "broken x", "alsobroken x", "git status --short",
 		"git $sub origin main", "git push origin main", "git -C x push origin main",
 		"/usr/bin/r[m] -rf /", "/usr/bin/gi? push origin main", "gh pr create", "npm run lint",
-		"npm $x lint", "x=git; $x push origin main", "git", "git --version", "env kubectl delete pod x")
+		"npm $x lint", "x=git; $x push origin main", "git", "git --version", "env kubectl delete pod x",
+		"npm run $x", "gh pr", "gh pr list", "npm -s run lint", "npm run -s lint", "git push -f origin main", "gh pr create --fill")
 	for _, line := range lines {
 		lazy, err := Open(store, n)
 		if err != nil {
