@@ -2,7 +2,6 @@ package shellparse
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -32,9 +31,7 @@ const (
 	langR
 )
 
-var versioned = regexp.MustCompile(`^(python|pypy|perl|php|lua|ruby)[0-9.]*$`)
-
-// interpreter returns the family of a program name.
+// interpreter returns the family of a program name: python3.12 is python.
 func interpreter(name string) lang {
 	switch name {
 	case "node", "nodejs":
@@ -44,19 +41,18 @@ func interpreter(name string) lang {
 	case "Rscript", "R":
 		return langR
 	}
-	if m := versioned.FindStringSubmatch(name); m != nil {
-		switch m[1] {
-		case "python", "pypy":
-			return langPython
-		case "perl":
-			return langPerl
-		case "php":
-			return langPHP
-		case "lua":
-			return langLua
-		case "ruby":
-			return langRuby
-		}
+	base := strings.TrimRight(name, "0123456789.")
+	switch base {
+	case "python", "pypy":
+		return langPython
+	case "perl":
+		return langPerl
+	case "php":
+		return langPHP
+	case "lua":
+		return langLua
+	case "ruby":
+		return langRuby
 	}
 	return langNone
 }
@@ -65,23 +61,23 @@ func interpreter(name string) lang {
 // the value in the next word or attached), options taking a value, and
 // whether the first operand ends the options.
 type inlineSpec struct {
-	code   string          // short options whose value is code (-c, -e)
-	valued string          // short options taking a value
-	long   map[string]bool // long options: true when the value is code
-	longV  map[string]bool // long options taking a value that is not code
-	multi  bool            // several code options add up (perl -e -e)
+	code   string   // short options whose value is code (-c, -e)
+	valued string   // short options taking a value
+	long   optNames // long options whose value is code
+	longV  optNames // long options taking a value that is not code
+	multi  bool     // several code options add up (perl -e -e)
 }
 
 var inlineSpecs = map[lang]*inlineSpec{
 	langPython: {code: "c", valued: "WXm"},
-	langNode: {code: "ep", valued: "rC", long: names("--eval", "--print"),
-		longV: names("--require", "--import", "--loader", "--experimental-loader", "--conditions",
-			"--input-type", "--title", "--env-file", "--inspect-port", "--stack-size")},
+	langNode: {code: "ep", valued: "rC", long: optNames{"--eval", "--print"},
+		longV: optNames{"--require", "--import", "--loader", "--experimental-loader", "--conditions",
+			"--input-type", "--title", "--env-file", "--inspect-port", "--stack-size"}},
 	langPerl: {code: "eE", valued: "IMmx", multi: true},
 	langRuby: {code: "e", valued: "rICEFx", multi: true},
 	langPHP:  {code: "rBRE", valued: "dcfFz", multi: true},
 	langLua:  {code: "e", valued: "l", multi: true},
-	langR:    {code: "e", valued: "", multi: true, long: map[string]bool{}},
+	langR:    {code: "e", valued: "", multi: true},
 }
 
 // interp follows the shell commands inside an interpreter's code.
@@ -109,14 +105,14 @@ func (w *walker) interp(l lang, cmd *Command, c ctx) {
 		case strings.HasPrefix(t, "--"):
 			name, val, hasVal := strings.Cut(t, "=")
 			switch {
-			case spec.long[name]:
+			case spec.long.has(name):
 				if hasVal {
 					code = append(code, Word{Text: val, Static: true})
 				} else if i+1 < len(args) {
 					i++
 					code = append(code, args[i])
 				}
-			case spec.longV[name] && !hasVal:
+			case spec.longV.has(name) && !hasVal:
 				i++
 			}
 		case strings.HasPrefix(t, "-") && len(t) > 1:

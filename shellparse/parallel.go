@@ -7,7 +7,7 @@ import (
 
 // parallelSpec is GNU parallel's (and sem's) options.
 var parallelSpec = &optSpec{flags: "0ikmqrtuvXxlgeZ", valued: "aCdEIjLnNPsS",
-	long: set("arg-file=", "colsep=", "delimiter=", "eof=", "replace=", "jobs=", "max-lines=",
+	long: longOpts{"arg-file=", "colsep=", "delimiter=", "eof=", "replace=", "jobs=", "max-lines=",
 		"max-args=", "max-replace-args=", "max-procs=", "max-chars=", "sshlogin=", "sshloginfile=",
 		"slf=", "joblog=", "results=", "res=", "tmpdir=", "workdir=", "wd=", "halt=",
 		"halt-on-error=", "timeout=", "retries=", "delay=", "load=", "memfree=", "memsuspend=",
@@ -22,8 +22,8 @@ var parallelSpec = &optSpec{flags: "0ikmqrtuvXxlgeZ", valued: "aCdEIjLnNPsS",
 		"round-robin", "roundrobin", "tty", "noswap", "use-cpus-instead-of-cores", "csv",
 		"tee", "group-by=", "keep-order", "regexp", "number-of-cpus", "number-of-cores",
 		"version", "help", "interactive", "linebuffer", "ctag", "ctagstring=", "color",
-		"colour-failed", "color-failed", "retry-failed", "resume", "resume-failed", "ungroup"),
-	writeOpts: names("--joblog", "--results", "--res")}
+		"colour-failed", "color-failed", "retry-failed", "resume", "resume-failed", "ungroup"},
+	writeOpts: optNames{"--joblog", "--results", "--res"}}
 
 // parallel follows GNU parallel and sem. With a command template the
 // template runs through a shell once per argument, the argument quoted
@@ -44,7 +44,7 @@ func (w *walker) parallel(name string, cmd *Command, c ctx) {
 		return
 	}
 	for _, o := range sp.opts {
-		if parallelSpec.writeOpts[o.name] && o.value != nil {
+		if parallelSpec.writeOpts.has(o.name) && o.value != nil {
 			cmd.Redirs = append(append([]Redirect(nil), cmd.Redirs...),
 				Redirect{Op: o.name, Target: *o.value, Kind: writeKind(*o.value)})
 		}

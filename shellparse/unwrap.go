@@ -3,6 +3,7 @@ package shellparse
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -13,28 +14,28 @@ import (
 // the split unknowable: the runner is then reported with Unknown set rather
 // than guessed at.
 type optSpec struct {
-	flags     string          // short options without a value
-	valued    string          // short options taking a value, attached or next word
-	optional  string          // short options whose value can only be attached (xargs -i[R])
-	query     string          // short options meaning no command runs (command -v)
-	long      map[string]bool // long option name → takes a value (attached with = or next word)
-	optLong   map[string]bool // long options whose value can only be attached with =
-	numeric   bool            // -N is an option (nice -10)
-	operands  int             // words between the options and the command (timeout DURATION)
-	assigns   bool            // NAME=VALUE words before the command (env, sudo)
-	plusFlags bool            // +x options (shells)
-	dashAlone bool            // a lone - is an option (env -)
-	goFlags   bool            // Go's flag package: -name, --name, -name=value (jiri)
-	anyLong   bool            // every --name[=value] is an option without a separate value (firejail)
+	flags     string   // short options without a value
+	valued    string   // short options taking a value, attached or next word
+	optional  string   // short options whose value can only be attached (xargs -i[R])
+	query     string   // short options meaning no command runs (command -v)
+	long      longOpts // long options, name= for one taking a value (attached with = or next word)
+	optLong   longOpts // long options whose value can only be attached with =
+	numeric   bool     // -N is an option (nice -10)
+	operands  int      // words between the options and the command (timeout DURATION)
+	assigns   bool     // NAME=VALUE words before the command (env, sudo)
+	plusFlags bool     // +x options (shells)
+	dashAlone bool     // a lone - is an option (env -)
+	goFlags   bool     // Go's flag package: -name, --name, -name=value (jiri)
+	anyLong   bool     // every --name[=value] is an option without a separate value (firejail)
 
 	// What the runner does, beyond finding the command.
-	keep       bool            // report the runner itself too: its own rules apply (ssh, chroot)
-	join       bool            // the command words are joined and run by sh -c (watch, ssh)
-	scriptOpts map[string]bool // options whose value is a command line (flock -c, script -c)
-	progOpts   map[string]bool // options whose value is a program it runs: the command is unknown
-	writeOpts  map[string]bool // options whose value is a file it writes (strace -o)
-	chdirOpts  map[string]bool // options setting the directory the command runs in (env -C)
-	noCmd      string          // without a command it runs this instead (an interactive shell)
+	keep       bool     // report the runner itself too: its own rules apply (ssh, chroot)
+	join       bool     // the command words are joined and run by sh -c (watch, ssh)
+	scriptOpts optNames // options whose value is a command line (flock -c, script -c)
+	progOpts   optNames // options whose value is a program it runs: the command is unknown
+	writeOpts  optNames // options whose value is a file it writes (strace -o)
+	chdirOpts  optNames // options setting the directory the command runs in (env -C)
+	noCmd      string   // without a command it runs this instead (an interactive shell)
 }
 
 type opt struct {
@@ -73,7 +74,7 @@ func (s *optSpec) scan(args []Word) (out split, why string) {
 		}
 		if s.goFlags && len(t) > 1 && t[0] == '-' {
 			name, val, hasVal := strings.Cut(strings.TrimLeft(t, "-"), "=")
-			takes, known := s.long[name]
+			takes, known := s.long.lookup(name)
 			if !known {
 				return out, fmt.Sprintf("unknown option %s", t)
 			}
@@ -94,9 +95,9 @@ func (s *optSpec) scan(args []Word) (out split, why string) {
 		}
 		if strings.HasPrefix(t, "--") {
 			name, val, hasVal := strings.Cut(t[2:], "=")
-			takes, known := s.long[name]
+			takes, known := s.long.lookup(name)
 			if !known {
-				if _, ok := s.optLong[name]; !ok && !s.anyLong {
+				if _, ok := s.optLong.lookup(name); !ok && !s.anyLong {
 					return out, fmt.Sprintf("unknown option %s", t)
 				}
 				takes = false
@@ -227,14 +228,28 @@ func isNumber(s string) bool {
 	return true
 }
 
-func set(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		v := strings.HasSuffix(n, "=")
-		m[strings.TrimSuffix(n, "=")] = v
+// longOpts lists long option names, name= for one that takes a value.
+// Lists, not maps: the runners' tables are then laid out by the compiler
+// instead of built each time the shim starts, before every command.
+type longOpts []string
+
+// lookup reports whether name is listed, and whether it takes a value.
+func (l longOpts) lookup(name string) (takes, known bool) {
+	for _, o := range l {
+		switch {
+		case o == name:
+			return false, true
+		case len(o) == len(name)+1 && o[len(name)] == '=' && o[:len(name)] == name:
+			return true, true
+		}
 	}
-	return m
+	return false, false
 }
+
+// optNames is a set of option names, a list for the reason of longOpts.
+type optNames []string
+
+func (n optNames) has(name string) bool { return slices.Contains(n, name) }
 
 // shells run a script given with -c, a script file, or standard input.
 var shells = map[string]bool{
@@ -245,15 +260,15 @@ var shells = map[string]bool{
 var shellSpec = &optSpec{
 	// -c is handled by the caller from the parsed flags.
 	flags: "abcCeEfhHiklmnpPrstTuvxB", valued: "oO", plusFlags: true,
-	long: set("norc", "noprofile", "login", "posix", "restricted", "verbose", "version", "help",
+	long: longOpts{"norc", "noprofile", "login", "posix", "restricted", "verbose", "version", "help",
 		"debugger", "dump-strings", "dump-po-strings", "noediting", "pretty-print", "rcfile=",
-		"init-file=", "no-rcs", "no-globalrcs", "interactive", "emulate="),
+		"init-file=", "no-rcs", "no-globalrcs", "interactive", "emulate="},
 }
 
 var suSpec = &optSpec{
 	flags: "lmpfP", valued: "csgGwu",
-	long: set("login", "preserve-environment", "command=", "session-command=", "shell=",
-		"group=", "supp-group=", "pty", "whitelist-environment=", "fast", "user="),
+	long: longOpts{"login", "preserve-environment", "command=", "session-command=", "shell=",
+		"group=", "supp-group=", "pty", "whitelist-environment=", "fast", "user="},
 }
 
 // exec reports cmd, after unwrapping runners and following nested scripts.
@@ -421,14 +436,14 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 	var progs []string
 	for _, o := range sp.opts {
 		switch {
-		case spec.writeOpts[o.name]:
+		case spec.writeOpts.has(o.name):
 			cmd.Redirs = append(append([]Redirect(nil), cmd.Redirs...),
 				Redirect{Op: o.name, Target: *o.value, Kind: writeKind(*o.value)})
-		case spec.chdirOpts[o.name] && o.value != nil:
+		case spec.chdirOpts.has(o.name) && o.value != nil:
 			dir = w.resolveDir(*o.value)
-		case spec.scriptOpts[o.name] && o.value != nil:
+		case spec.scriptOpts.has(o.name) && o.value != nil:
 			scripts = append(scripts, *o.value)
-		case spec.progOpts[o.name]:
+		case spec.progOpts.has(o.name):
 			progs = append(progs, o.name)
 		}
 	}
