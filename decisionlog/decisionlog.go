@@ -36,13 +36,14 @@
 package decisionlog
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Layers: where a decision was made.
@@ -176,11 +177,100 @@ func Marshal(e Entry) ([]byte, error) {
 	}
 	e.Reason = cut(Redact(e.Reason), maxReason)
 	e.Floor = cut(Redact(e.Floor), maxReason)
-	line, err := json.Marshal(e)
-	if err != nil {
-		return nil, fmt.Errorf("logging decision: %w", err)
+	return append(appendEntry(make([]byte, 0, 256+len(e.Command)+len(e.Reason)), &e), '\n'), nil
+}
+
+// appendEntry appends e as encoding/json would marshal it (TestMarshalJSON
+// holds it to that), without reflection: the hook logs one entry per
+// process, and encoding/json's first use of a type costs more than the
+// rest of the entry.
+func appendEntry(b []byte, e *Entry) []byte {
+	b = append(b, `{"time":"`...)
+	b = e.Time.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	b = appendField(b, "agent", e.Agent, true)
+	b = appendField(b, "session", e.Session, true)
+	b = appendField(b, "layer", e.Layer, false)
+	b = appendField(b, "cwd", e.Cwd, true)
+	b = appendField(b, "tool", e.Tool, true)
+	b = appendField(b, "command", e.Command, false)
+	if len(e.Argv) > 0 {
+		b = append(b, `,"argv":[`...)
+		for i, a := range e.Argv {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, a)
+		}
+		b = append(b, ']')
 	}
-	return append(line, '\n'), nil
+	b = appendField(b, "verdict", e.Verdict, false)
+	b = appendField(b, "reason", e.Reason, true)
+	if r := e.Rule; r != nil {
+		b = append(b, `,"rule":{"text":`...)
+		b = appendString(b, r.Text)
+		b = appendField(b, "list", r.List, true)
+		b = appendField(b, "category", r.Category, true)
+		b = appendField(b, "overlay", r.Overlay, true)
+		b = appendField(b, "file", r.File, true)
+		if r.Line != 0 {
+			b = strconv.AppendInt(append(b, `,"line":`...), int64(r.Line), 10)
+		}
+		b = append(b, '}')
+	}
+	b = appendField(b, "floor", e.Floor, true)
+	b = appendField(b, "answer", e.Answer, true)
+	return append(b, '}')
+}
+
+// appendField appends ,"name":"value", or nothing for an empty value
+// when omitEmpty.
+func appendField(b []byte, name, value string, omitEmpty bool) []byte {
+	if omitEmpty && value == "" {
+		return b
+	}
+	b = append(append(append(b, ',', '"'), name...), '"', ':')
+	return appendString(b, value)
+}
+
+// appendString appends s as a JSON string, escaped as encoding/json does:
+// control characters, quote, backslash, <, >, &, U+2028 and U+2029, and
+// invalid UTF-8 as U+FFFD.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(b, '"')
 }
 
 // cut shortens s to at most n bytes (plus a marker), on a rune boundary.
