@@ -78,42 +78,79 @@ var Builtin = sync.OnceValue(func() *Table {
 type lazy struct {
 	mu     sync.Mutex
 	name   string
-	lines  []string
-	blocks map[string][2]int // block key → [start, end) lines
+	text   string
+	blocks map[string]span // block key → its lines
 	known  map[string]bool   // programs with any block
 	progs  map[string]*Program
 	full   *Table
 }
 
+// span is a block's text: its bytes [start, end) and first line's number.
+type span struct{ start, end, line int }
+
+// newLazy finds the blocks of data without splitting it into lines or
+// parsing any: a hook process pays for this before its first decision.
 func newLazy(name string, data []byte) *lazy {
-	lz := &lazy{name: name, lines: strings.Split(string(data), "\n"), blocks: map[string][2]int{},
-		known: map[string]bool{}, progs: map[string]*Program{}}
-	key, start := "", 0
-	for i, l := range lz.lines {
-		if l == "" || l[0] != '[' {
-			continue
+	text := string(data)
+	n := strings.Count(text, "\n[") + 1
+	lz := &lazy{name: name, text: text, blocks: make(map[string]span, n),
+		known: make(map[string]bool, n), progs: map[string]*Program{}}
+	key, cur := "", span{}
+	line := 1
+	for at := 0; at < len(text); {
+		end := strings.IndexByte(text[at:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += at
 		}
-		if key != "" {
-			lz.blocks[key] = [2]int{start, i}
+		if text[at] == '[' {
+			if key != "" {
+				cur.end = at
+				lz.blocks[key] = cur
+			}
+			key, cur = blockKey(text[at:end]), span{start: at, line: line}
+			prog, _, _ := strings.Cut(key, " ")
+			lz.known[prog] = true
 		}
-		key, start = blockKey(l), i
-		prog, _, _ := strings.Cut(key, " ")
-		lz.known[prog] = true
+		at, line = end+1, line+1
 	}
 	if key != "" {
-		lz.blocks[key] = [2]int{start, len(lz.lines)}
+		cur.end = len(text)
+		lz.blocks[key] = cur
 	}
 	return lz
 }
 
 // blockKey normalizes a block header as Parse does: "[Git  push]" is "git push".
 func blockKey(line string) string {
+	if k, ok := strings.CutSuffix(line, "]"); ok && simpleKey(k[1:]) {
+		return k[1:] // already normal: no copy
+	}
 	words := strings.Fields(strings.TrimSuffix(strings.TrimSpace(line)[1:], "]"))
 	if len(words) == 0 {
 		return ""
 	}
 	words[0] = strings.ToLower(words[0])
 	return strings.Join(words, " ")
+}
+
+// simpleKey reports whether a header's inside is already a block key:
+// lower-case words of letters, digits, - and _, one blank apart.
+func simpleKey(k string) bool {
+	if k == "" || k[0] == ' ' || k[len(k)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
+		case c == ' ' && k[i-1] != ' ':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // program returns a program with its own block parsed, once.
@@ -154,7 +191,8 @@ func (lz *lazy) load(p *Program, key string) bool {
 	}
 	t := &Table{progs: map[string]*Program{p.Name: p}}
 	var errs []string
-	t.parseLines(lz.name, lz.lines[sp[0]:sp[1]], sp[0]+1, true, map[string]bool{}, &errs)
+	lines := strings.Split(strings.TrimSuffix(lz.text[sp.start:sp.end], "\n"), "\n")
+	t.parseLines(lz.name, lines, sp.line, true, map[string]bool{}, &errs)
 	if len(errs) > 0 {
 		panic("programs: embedded table: " + strings.Join(errs, "\n"))
 	}
@@ -167,7 +205,7 @@ func (lz *lazy) table() *Table {
 	lz.mu.Lock()
 	defer lz.mu.Unlock()
 	if lz.full == nil {
-		t, err := parse(lz.name, []byte(strings.Join(lz.lines, "\n")), true)
+		t, err := parse(lz.name, []byte(lz.text), true)
 		if err != nil {
 			panic("programs: embedded table: " + err.Error())
 		}
