@@ -286,7 +286,7 @@ func (w *walker) exec(cmd *Command, c ctx) {
 	}
 	name := path.Base(cmd.Args[0].Text)
 	args := cmd.Args[1:]
-	if spec, ok := runners[name]; ok {
+	if spec, ok := runners.lookup(name); ok {
 		w.runner(name, spec, cmd, c)
 		return
 	}
