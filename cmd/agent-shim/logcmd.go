@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,10 +132,53 @@ func entryOf(d gate.Decision, e decisionlog.Entry) decisionlog.Entry {
 	return e
 }
 
-// ruleReason finds the rule a gate reason names: the matcher's
+// ruleSpan finds the rule a gate reason names: the matcher's
 // "…: `rule` (file:line)" and the never-allow list's "never allowed:
-// `rule`".
-var ruleReason = regexp.MustCompile("`([^`]+)`(?: \\(([^()]*)\\))?(?:[:;]|$)")
+// `rule`": the last `text` followed by an optional " (source)" and a
+// colon, a semicolon or the end. It returns where that match starts and
+// the text's and source's bounds (s0 < 0 without a source). A scan, not
+// a regular expression: the hook logs one reason per process.
+func ruleSpan(reason string) (start, t0, t1, s0, s1 int, ok bool) {
+	ends := func(j int) (int, bool) {
+		switch {
+		case j == len(reason):
+			return j, true
+		case reason[j] == ':' || reason[j] == ';':
+			return j + 1, true
+		}
+		return 0, false
+	}
+	for i := 0; ; {
+		a := strings.IndexByte(reason[i:], '`')
+		if a < 0 {
+			return start, t0, t1, s0, s1, ok
+		}
+		a += i
+		b := strings.IndexByte(reason[a+1:], '`')
+		if b < 0 {
+			return start, t0, t1, s0, s1, ok
+		}
+		b += a + 1
+		i = a + 1
+		if b == a+1 {
+			continue
+		}
+		j := b + 1
+		if strings.HasPrefix(reason[j:], " (") {
+			if k := strings.IndexAny(reason[j+2:], "()"); k >= 0 && reason[j+2+k] == ')' {
+				if end, yes := ends(j + 2 + k + 1); yes {
+					start, t0, t1, s0, s1, ok = a, a+1, b, j+2, j+2+k, true
+					i = end
+					continue
+				}
+			}
+		}
+		if end, yes := ends(j); yes {
+			start, t0, t1, s0, s1, ok = a, a+1, b, -1, -1, true
+			i = end
+		}
+	}
+}
 
 // ruleOf returns the rule a decision's reason names, with its provenance,
 // or else the floor or fact that decided. The gate's Decision carries only
@@ -156,14 +198,13 @@ func ruleOf(reason string) (*decisionlog.Rule, string) {
 	case strings.Contains(reason, "never allowed"):
 		list = "deny"
 	}
-	m := ruleReason.FindAllStringSubmatchIndex(reason, -1)
-	if list == "" || len(m) == 0 {
+	start, t0, t1, s0, s1, ok := ruleSpan(reason)
+	if list == "" || !ok {
 		return nil, reason
 	}
-	last := m[len(m)-1]
-	r := &decisionlog.Rule{Text: reason[last[2]:last[3]], List: list}
-	if last[4] >= 0 {
-		src := reason[last[4]:last[5]]
+	r := &decisionlog.Rule{Text: reason[t0:t1], List: list}
+	if s0 >= 0 {
+		src := reason[s0:s1]
 		if i := strings.LastIndexByte(src, ':'); i > 0 {
 			if n, err := strconv.Atoi(src[i+1:]); err == nil {
 				r.File, r.Line = src[:i], n
@@ -181,7 +222,7 @@ func ruleOf(reason string) (*decisionlog.Rule, string) {
 	}
 	floor := ""
 	if _, after, ok := strings.Cut(reason, "but "); ok && list == "allow" {
-		floor = strings.TrimSuffix(after, reason[last[0]:])
+		floor = strings.TrimSuffix(after, reason[start:])
 		floor = strings.TrimSuffix(floor, ": ")
 	}
 	return r, floor

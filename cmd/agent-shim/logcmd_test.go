@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -228,4 +229,35 @@ func TestLogExecs(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("logged (-want +got):\n%s", diff)
 	}
+}
+
+// TestRuleSpan holds the scan to the regular expression it replaces, on
+// every string of up to 7 characters over the characters that matter.
+func TestRuleSpan(t *testing.T) {
+	re := regexp.MustCompile("`([^`]+)`(?: \\(([^()]*)\\))?(?:[:;]|$)")
+	const alphabet = "`() :;a"
+	var gen func(prefix string, n int)
+	checked := 0
+	gen = func(s string, n int) {
+		checked++
+		m := re.FindAllStringSubmatchIndex(s, -1)
+		start, t0, t1, s0, s1, ok := ruleSpan(s)
+		switch {
+		case ok != (len(m) > 0):
+			t.Fatalf("%q: scan found %v, the expression %v", s, ok, len(m) > 0)
+		case ok:
+			last := m[len(m)-1]
+			if got, want := []int{start, t0, t1, s0, s1}, []int{last[0], last[2], last[3], last[4], last[5]}; !slices.Equal(got, want) {
+				t.Fatalf("%q: scan %v, the expression %v", s, got, want)
+			}
+		}
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			gen(s+string(c), n-1)
+		}
+	}
+	gen("", 6)
+	t.Logf("%d strings", checked)
 }
