@@ -51,6 +51,12 @@ func buildBinary(t testing.TB, dir, name string) string {
 // (agents-setup --init) plus 206 read-only rules.
 func fuchsiaConfig(t testing.TB, dir string, env []string) string {
 	t.Helper()
+	return scaledFuchsiaConfig(t, dir, env, 1)
+}
+
+// scaledFuchsiaConfig is fuchsiaConfig with scale times its rules.
+func scaledFuchsiaConfig(t testing.TB, dir string, env []string, scale int) string {
+	t.Helper()
 	setup := buildBinary(t, dir, "agents-setup")
 	ck := filepath.Join(dir, "ck")
 	if err := os.MkdirAll(filepath.Join(ck, ".git"), 0o755); err != nil {
@@ -70,8 +76,9 @@ func fuchsiaConfig(t testing.TB, dir string, env []string) string {
 	subs := []string{"build", "test", "status", "list", "show", "info", "log", "check", "fmt", "lint", "query", "describe", "inspect", "doctor", "target", "component", "package", "repo", "update"}
 	seen := map[string]bool{}
 	var extra []string
-	for len(extra) < 206 {
-		l := fmt.Sprintf("%s %s %s%d", progs[rnd.Intn(len(progs))], subs[rnd.Intn(len(subs))], subs[rnd.Intn(len(subs))], rnd.Intn(100))
+	want := 206 + 385*(scale-1)
+	for len(extra) < want {
+		l := fmt.Sprintf("%s %s %s%d", progs[rnd.Intn(len(progs))], subs[rnd.Intn(len(subs))], subs[rnd.Intn(len(subs))], rnd.Intn(100*scale))
 		if !seen[l] {
 			seen[l] = true
 			extra = append(extra, l)
@@ -89,8 +96,8 @@ func fuchsiaConfig(t testing.TB, dir string, env []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(c.Grants.Allow) + len(c.Grants.Ask) + len(c.Grants.Deny); n < 380 || len(c.Shim.Rules) < 380 {
-		t.Fatalf("config has %d grants and %d rules, want about 385", n, len(c.Shim.Rules))
+	if n := len(c.Grants.Allow) + len(c.Grants.Ask) + len(c.Grants.Deny); n < 380*scale || len(c.Shim.Rules) < 380*scale {
+		t.Fatalf("config has %d grants and %d rules, want about %d", n, len(c.Shim.Rules), 385*scale)
 	}
 	return cfg
 }
