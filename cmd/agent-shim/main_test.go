@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -18,7 +19,7 @@ import (
 var update = flag.Bool("u", false, "update testscript golden files")
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(pinnedHome{m}, map[string]func(){
 		"agent-shim": func() {
 			// No test prompts on the terminal running it: $TEST_TTY, when
 			// set, is a file of answers (the questions are appended to
@@ -32,6 +33,40 @@ func TestMain(m *testing.M) {
 			os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
+}
+
+// pinnedHome runs the tests with HOME and the XDG directories in a
+// temporary directory, so that no test, even one that forgets to pin
+// them, reads or writes the real ones. (Run is not called when the test
+// binary runs as agent-shim for a script: scripts set their own.)
+type pinnedHome struct{ m *testing.M }
+
+func (p pinnedHome) Run() int {
+	dir, err := os.MkdirTemp("", "agent-shim-test-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	// The go command the tests run finds its caches and settings from
+	// HOME and XDG: keep them where they were.
+	if home, err := os.UserHomeDir(); err == nil && os.Getenv("GOPATH") == "" {
+		os.Setenv("GOPATH", filepath.Join(home, "go"))
+	}
+	if cache, err := os.UserCacheDir(); err == nil && os.Getenv("GOCACHE") == "" {
+		os.Setenv("GOCACHE", filepath.Join(cache, "go-build"))
+	}
+	if config, err := os.UserConfigDir(); err == nil && os.Getenv("GOENV") == "" {
+		os.Setenv("GOENV", filepath.Join(config, "go", "env"))
+	}
+	for _, kv := range [][2]string{{"HOME", "home"}, {"XDG_CONFIG_HOME", "config"}, {"XDG_STATE_HOME", "state"},
+		{"XDG_CACHE_HOME", "cache"}, {"XDG_DATA_HOME", "data"}} {
+		os.Setenv(kv[0], filepath.Join(dir, kv[1]))
+	}
+	os.Unsetenv("GEMINI_CONFIG_DIR")
+	os.Unsetenv("GEMINI_HOME")
+	os.Unsetenv("CODEX_HOME")
+	return p.m.Run()
 }
 
 func TestScripts(t *testing.T) {
