@@ -12,8 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,7 +37,7 @@ import (
 var loadConfig = config.Load
 
 // compactVersion changes whenever the format of compact changes.
-const compactVersion = 4
+const compactVersion = 5
 
 type compact struct {
 	Version     int
@@ -193,7 +191,7 @@ func mac(key []byte, text string) string {
 // each quoted (strconv) when it holds a tab, newline, quote or backslash,
 // or is empty.
 //
-//	agent-shim compact policy 4
+//	agent-shim compact policy 5
 //	path	/home/u/.gemini/config/config.json
 //	stamp	2049 1234 56789 1732950000000000000 1732950000000000000
 //	mode	ask
@@ -224,7 +222,7 @@ func mac(key []byte, text string) string {
 // emptied or taken from another copy. A decision reads the header, then
 // the buckets of the names it looks up (the copy is mapped, not read),
 // so its cost does not grow with the policy.
-const compactHeader = "agent-shim compact policy 4"
+const compactHeader = "agent-shim compact policy 5"
 
 // tableLine is the length of a line of the region table.
 const tableLine = len("0000000000000000 00000000\n")
@@ -252,12 +250,15 @@ func bucketOf(name string, buckets int) int {
 	return int(h % uint32(buckets))
 }
 
-// regionMac authenticates region i of the copy whose header has smac.
+// regionMac authenticates region i of the copy whose header has smac:
+// HMAC-SHA256 cut to 128 bits, as there are as many regions as sections.
 func regionMac(key []byte, smac string, i int, text []byte) string {
 	m := hmac.New(sha256.New, key)
-	fmt.Fprintf(m, "%s\n%d\n", smac, i)
+	m.Write([]byte(smac))
+	m.Write(strconv.AppendInt([]byte{'\n'}, int64(i), 10))
+	m.Write([]byte{'\n'})
 	m.Write(text)
-	return hex.EncodeToString(m.Sum(nil))
+	return hex.EncodeToString(m.Sum(nil)[:16])
 }
 
 // marshalHeader writes the header up to its smac line and returns smac.
@@ -288,9 +289,10 @@ func (c *compact) marshalHeader(b *strings.Builder, key []byte) string {
 
 // marshal returns the whole copy.
 func (c *compact) marshal(key []byte) []byte {
-	// Four buckets a section keep most sections alone in theirs.
+	// At least a bucket a section: a decision parses only the lines
+	// of the sections it asks for, whatever else shares their bucket.
 	c.Buckets = 8
-	for c.Buckets < 4*len(c.Sections) {
+	for c.Buckets < len(c.Sections) {
 		c.Buckets *= 2
 	}
 	regions := make([][]byte, c.Buckets+1)
@@ -340,7 +342,7 @@ func parseHeader(text string) (*compact, error) {
 		case f[0] == "path" && len(f) == 2:
 			c.Path = f[1]
 		case f[0] == "stamp" && len(f) == 2:
-			if _, err := fmt.Sscan(f[1], &c.Stamp.Dev, &c.Stamp.Ino, &c.Stamp.Size, &c.Stamp.Mtime, &c.Stamp.Ctime); err != nil {
+			if c.Stamp, err = parseStamp(f[1]); err != nil {
 				return nil, err
 			}
 		case f[0] == "mode" && len(f) == 2:
@@ -375,6 +377,26 @@ func parseHeader(text string) (*compact, error) {
 		return nil, errors.New("compact policy without buckets")
 	}
 	return c, nil
+}
+
+// parseStamp reads what marshalHeader writes of a stamp: five decimal
+// numbers, one blank apart.
+func parseStamp(s string) (stamp, error) {
+	var st stamp
+	var n [5]int64
+	for i := range n {
+		word, rest, more := strings.Cut(s, " ")
+		if more == (i == len(n)-1) {
+			return st, fmt.Errorf("bad compact policy stamp %q", s)
+		}
+		v, err := strconv.ParseInt(word, 10, 64)
+		if err != nil {
+			return st, fmt.Errorf("bad compact policy stamp %q", s)
+		}
+		n[i], s = v, rest
+	}
+	st.Dev, st.Ino, st.Size, st.Mtime, st.Ctime = n[0], n[1], n[2], n[3], n[4]
+	return st, nil
 }
 
 // fields splits a line at tabs into at most max unquoted fields.
@@ -421,7 +443,9 @@ func splitHeader(data []byte, key []byte) (text, smac string, table int, err err
 type compactStore struct {
 	path    string
 	key     []byte
-	data    []byte // the mapped copy
+	f       *os.File
+	size    int64
+	head    []byte // the start of the copy, read when it was opened
 	smac    string
 	table   int
 	buckets int
@@ -432,14 +456,16 @@ type compactStore struct {
 	bad     bool
 }
 
-// region returns region i's text, authenticated.
+// region returns region i's text, authenticated. It is read into memory
+// of its own before its mac is checked: what is checked is what is used,
+// whatever happens to the file meanwhile.
 func (s *compactStore) region(i int) ([]byte, error) {
-	at := s.table + i*tableLine
-	if at+tableLine > len(s.data) {
+	at := int64(s.table) + int64(i)*int64(tableLine)
+	if at+int64(tableLine) > s.size {
 		return nil, errors.New("compact policy: short region table")
 	}
-	var entry, text []byte
-	if err := mapped(func() { entry = bytes.Clone(s.data[at : at+tableLine]) }); err != nil {
+	entry, err := s.read(at, tableLine)
+	if err != nil {
 		return nil, err
 	}
 	off, err1 := strconv.ParseInt(string(entry[:16]), 16, 64)
@@ -447,10 +473,11 @@ func (s *compactStore) region(i int) ([]byte, error) {
 	if err1 != nil || err2 != nil || entry[16] != ' ' || entry[25] != '\n' {
 		return nil, errors.New("compact policy: bad region table")
 	}
-	if off < int64(s.table) || n < 0 || off > int64(len(s.data)) || n > int64(len(s.data))-off {
+	if off < int64(s.table) || n < 0 || off > s.size || n > s.size-off {
 		return nil, errors.New("compact policy: region out of range")
 	}
-	if err := mapped(func() { text = bytes.Clone(s.data[off : off+n]) }); err != nil {
+	text, err := s.read(off, int(n))
+	if err != nil {
 		return nil, err
 	}
 	k := bytes.LastIndex(text, []byte("mac\t"))
@@ -464,17 +491,17 @@ func (s *compactStore) region(i int) ([]byte, error) {
 	return text[:k], nil
 }
 
-// mapped runs f, which reads the mapped copy, turning the fault of a copy
-// truncated under the mapping into an error.
-func mapped(f func()) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("compact policy: reading the copy: %v", r)
-		}
-	}()
-	f()
-	return nil
+// read returns n bytes of the copy at off, a copy of its own: from what
+// was read when the copy was opened when it holds them, else read now.
+func (s *compactStore) read(off int64, n int) ([]byte, error) {
+	if off+int64(n) <= int64(len(s.head)) {
+		return bytes.Clone(s.head[off : off+int64(n)]), nil
+	}
+	buf := make([]byte, n)
+	if _, err := s.f.ReadAt(buf, off); err != nil {
+		return nil, fmt.Errorf("compact policy: %w", err)
+	}
+	return buf, nil
 }
 
 // fail marks the copy bad and removes it, so that the next load makes a
@@ -623,31 +650,57 @@ func (s *compactStore) All() ([]matcher.Section, error) {
 	return out, nil
 }
 
-// openCompact maps the copy at path and checks its header: the copy and
-// its header, or an error when it is not current and authentic.
+// headRead is what openCompact reads of a copy at once: the header and,
+// for a policy of ordinary size, the region table and the first regions.
+var headRead int64 = 32 << 10
+
+// openCompact opens the copy at path and checks its header: the copy
+// and its header, or an error when it is not authentic. The file stays
+// open while the store is in use (os.File closes it when unreachable);
+// regions are read as decisions need them (see compactStore).
 func openCompact(path string, key []byte) (*compactStore, *compact, error) {
-	data, unmap, err := mapFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	var text, smac string
-	var table int
-	if ferr := mapped(func() { text, smac, table, err = splitHeader(data, key) }); ferr != nil {
-		err = ferr
+	s, c, err := readHeader(f, path, key)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
 	}
-	if err == nil {
-		var c *compact
-		if c, err = parseHeader(text); err == nil {
-			s := &compactStore{path: path, key: key, data: data, smac: smac, table: table, buckets: c.Buckets,
-				regions: map[int]string{}}
-			// Every string taken from the copy is a copy (see region):
-			// once s is unreachable, so is the mapping.
-			runtime.AddCleanup(s, unmap, data)
-			return s, c, nil
+	return s, c, nil
+}
+
+func readHeader(f *os.File, path string, key []byte) (*compactStore, *compact, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() <= 0 {
+		return nil, nil, errors.New("compact policy: not a regular file")
+	}
+	head := make([]byte, min(fi.Size(), headRead))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return nil, nil, err
+	}
+	if !bytes.Contains(head, []byte("\nsmac\t")) && int64(len(head)) < fi.Size() {
+		// A long header: read up to settingsRead, as Settings does.
+		head = make([]byte, min(fi.Size(), settingsRead))
+		if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
+			return nil, nil, err
 		}
 	}
-	unmap(data)
-	return nil, nil, err
+	text, smac, table, err := splitHeader(head, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := parseHeader(text)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &compactStore{path: path, key: key, f: f, size: fi.Size(), head: head, smac: smac, table: table,
+		buckets: c.Buckets, regions: map[int]string{}}
+	return s, c, nil
 }
 
 func newCompact(abs string, st stamp, f *config.File, p *matcher.Policy) *compact {

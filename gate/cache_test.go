@@ -263,6 +263,7 @@ func TestForgedCompactPolicy(t *testing.T) {
 		{"a mac under an empty key", body + "mac\t" + mac(nil, body) + "\n"},
 		{"the version 1 format", strings.Replace(body, compactHeader, "agent-shim compact policy 1", 1)},
 		{"the version 3 format", strings.Replace(body, compactHeader, "agent-shim compact policy 3", 1)},
+		{"the version 4 format", strings.Replace(body, compactHeader, "agent-shim compact policy 4", 1)},
 	} {
 		if err := os.WriteFile(cp, []byte(tc.data), 0o600); err != nil {
 			t.Fatal(err)
@@ -386,6 +387,16 @@ const regionConfig = `{
 `
 
 func TestCompactRegions(t *testing.T) {
+	t.Run("read", testCompactRegions)
+	t.Run("in pieces", func(t *testing.T) {
+		old := headRead
+		headRead = 64 // every region read when a decision needs it
+		defer func() { headRead = old }()
+		testCompactRegions(t)
+	})
+}
+
+func testCompactRegions(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.json")
 	cache := filepath.Join(dir, "cache")

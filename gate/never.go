@@ -108,8 +108,8 @@ func withNever(p *matcher.Policy, own bool) (*matcher.Policy, map[*matcher.Rule]
 		out = p.Clone()
 	}
 	never := make(map[*matcher.Rule]bool, len(neverLines))
-	for _, l := range neverLines {
-		never[out.Add(matcher.Deny, l, matcher.Source{Category: "never_allow", Overlay: "builtin"})] = true
+	for _, r := range out.AddLines(matcher.Deny, neverLines, matcher.Source{Category: "never_allow", Overlay: "builtin"}) {
+		never[r] = true
 	}
 	return out, never
 }

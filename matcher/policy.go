@@ -62,6 +62,20 @@ func (p *Policy) Add(d Decision, text string, src Source) *Rule {
 	return r
 }
 
+// AddLines adds rules as Add does, one for each text, all with decision
+// d and source src, and returns them in order: one allocation for all.
+func (p *Policy) AddLines(d Decision, texts []string, src Source) []*Rule {
+	rules := make([]Rule, len(texts))
+	out := make([]*Rule, len(texts))
+	for i, text := range texts {
+		r := &rules[i]
+		r.Text, r.Decision, r.Source = strings.TrimSpace(text), d, src
+		p.add(r, true, "")
+		out[i] = r
+	}
+	return out
+}
+
 // AddKeyed adds a rule as Add does, with the key of a regex grant computed
 // before (RegexKey of its text; "" for any other rule), so that a policy
 // read from a cache does not parse every regex again. A wrong key makes
