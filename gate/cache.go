@@ -127,7 +127,7 @@ const keySize = 32
 // not a regular file of keySize bytes that only its owner can read and
 // write is not used: the cache is then skipped, never trusted.
 func cacheKey(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return newCacheKey(path)
 	}
@@ -659,7 +659,7 @@ var headRead int64 = 32 << 10
 // open while the store is in use (os.File closes it when unreachable);
 // regions are read as decisions need them (see compactStore).
 func openCompact(path string, key []byte) (*compactStore, *compact, error) {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -789,7 +789,7 @@ func cachedSettings(configPath, cacheDir, keyPath string) (config.Shim, bool) {
 	if err != nil {
 		return config.Shim{}, false
 	}
-	f, err := os.Open(cachePath(cacheDir, abs))
+	f, err := openRead(cachePath(cacheDir, abs))
 	if err != nil {
 		return config.Shim{}, false
 	}
