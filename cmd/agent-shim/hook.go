@@ -210,8 +210,27 @@ func writeLine(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// claudeAnswer writes what writeLine writes of a claudeOutput
+// (TestClaudeAnswer), the object spelled out: encoding/json reads only
+// the reason, a string, which costs a hook process less than reflecting
+// on the structs.
 func claudeAnswer(w io.Writer, decision, reason string) error {
-	return writeLine(w, claudeOutput{claudeDecision{"PreToolUse", decision, "agent-shim: " + reason}})
+	var b bytes.Buffer
+	b.WriteString(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":`)
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(decision); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	b.WriteString(`,"permissionDecisionReason":`)
+	if err := enc.Encode("agent-shim: " + reason); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1)
+	b.WriteString("}}\n")
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // answerClaude: allow, deny and ask as Claude's permissionDecision;
