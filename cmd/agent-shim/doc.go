@@ -178,7 +178,8 @@
 //	$XDG_CACHE_HOME/agent-shim/ (default ~/.cache/agent-shim/)
 //	    a compact copy of config.json's policy, trusted only while the
 //	    file's identity (device, inode, size, times) is unchanged and its
-//	    HMAC under cache.key holds
+//	    HMACs under cache.key hold (one for the settings, one for each
+//	    region of rules, read only when a command needs it)
 //	$XDG_STATE_HOME/agent-shim/cache.key
 //	    the random per-user key (0600) that authenticates the compact copy
 //	    and the session files; a protected path
