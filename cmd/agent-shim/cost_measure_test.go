@@ -29,7 +29,7 @@ var hookCost = flag.Int("hookcost", 200, "paired runs of TestHookCost")
 // size. It builds agent-shim, agents-setup and the minimal hook; run it
 // with
 //
-//	go test -tags measure -run TestHookCost -hookcost 400 ./cmd/agent-shim
+//	go test -tags measure -run TestHookCost -v ./cmd/agent-shim -hookcost 400
 func TestHookCost(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {

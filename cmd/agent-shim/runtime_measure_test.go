@@ -22,7 +22,7 @@ var runtimeCost = flag.Int("runtimecost", 30, "paired runs of TestRuntimeCost")
 // against the same loop in plain bash, whole processes, in paired runs,
 // and fails when the median ratio is over 2. Run it with
 //
-//	go test -tags measure -run TestRuntimeCost -runtimecost 60 ./cmd/agent-shim
+//	go test -tags measure -run TestRuntimeCost -v ./cmd/agent-shim -runtimecost 60
 func TestRuntimeCost(t *testing.T) {
 	if ok, why := supervisor.Available(); !ok {
 		t.Skipf("the kernel lacks the run-time layer: %s", why)
