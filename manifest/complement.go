@@ -164,3 +164,42 @@ func inClass(s string) string {
 	}
 	return b.String()
 }
+
+// alternation returns a regex matching exactly the names in words, with
+// common prefixes spelled once (LANG(?:UAGE)?); a word ending in "*"
+// matches any name starting with the rest (LC_\w*). It is "" when words is
+// empty.
+func alternation(words []string) string {
+	root := &trie{}
+	for _, w := range words {
+		stem, all := strings.CutSuffix(w, "*")
+		if stem != "" || all {
+			root.add(stem, all)
+		}
+	}
+	return root.positive()
+}
+
+func (t *trie) positive() string {
+	if t.all {
+		return `\w*`
+	}
+	keys := make([]byte, 0, len(t.kids))
+	for k := range t.kids {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	var alts []string
+	for _, k := range keys {
+		alts = append(alts, classBytes(string(k))+t.kids[k].positive())
+	}
+	switch {
+	case len(alts) == 0:
+		return ""
+	case len(alts) == 1 && !t.word:
+		return alts[0]
+	case t.word:
+		return "(?:" + strings.Join(alts, "|") + ")?"
+	}
+	return "(?:" + strings.Join(alts, "|") + ")"
+}

@@ -59,18 +59,20 @@ func TestFactor(t *testing.T) {
 	}
 }
 
-func TestEnvStems(t *testing.T) {
-	words, stems := envStems([]string{"PATH", "EDITOR"}, []string{"LD_", "LESSOPEN", "LESSCLOSE"})
-	re := regexp.MustCompile("^" + complement("", true, words, stems, false) + "$")
-	for _, s := range []string{"PATHX", "PAT", "EDX", "LD", "LEX", "FOO"} {
+func TestAlternation(t *testing.T) {
+	words := []string{"LANG", "LANGUAGE", "LC_*", "TZ", "TERM", "CI", "CLICOLOR", "CLICOLOR_FORCE"}
+	re := regexp.MustCompile("^" + alternation(words) + "$")
+	for _, s := range []string{"LANG", "LANGUAGE", "LC_", "LC_ALL", "TZ", "TERM", "CI", "CLICOLOR", "CLICOLOR_FORCE"} {
 		if !re.MatchString(s) {
-			t.Errorf("does not match %q", s)
+			t.Errorf("alternation(%q) does not match %q", words, s)
 		}
 	}
-	// Stricter than the list: LESSKEY and EDITORS go with LESSOPEN and EDITOR.
-	for _, s := range []string{"PATH", "EDITOR", "EDITORS", "EDI", "LD_PRELOAD", "LESSOPEN", "LESSKEY", "LES"} {
+	for _, s := range []string{"", "LAN", "LANGU", "LANGX", "LC", "TERMX", "T", "C", "CLICOLOR_", "PATH", "lang"} {
 		if re.MatchString(s) {
-			t.Errorf("matches %q", s)
+			t.Errorf("alternation(%q) matches %q", words, s)
 		}
+	}
+	if got := alternation(nil); got != "" {
+		t.Errorf("alternation(nil) = %q, want \"\"", got)
 	}
 }

@@ -93,40 +93,19 @@ const (
 	trailer    = `[ \t]*$`
 )
 
-// dangerousEnv are variables that change which program runs or what code
-// it loads. An env prefix setting one of them is not matched, so such a
-// command falls to the agent's default instead of an allow grant. The list
-// is kept short because it is spelled out in every grant; it is best effort,
-// and the shim's own engine is the enforcement. The program table's env-exec
-// variables (LESSOPEN) are added as prefixes, which spell shorter.
-var (
-	dangerousEnv = []string{
-		"EDITOR", "ENV", "GOFLAGS", "HOME", "PAGER", "PATH",
-	}
-	dangerousEnvPrefixes = []string{"BASH", "DYLD_", "GIT_", "LD_", "PYTHON", "XDG_"}
-)
-
-// envStems shortens the dangerous env names for allow grants, where the
-// complement of them is spelled out in every grant: a name or prefix longer
-// than four characters becomes its first three as a prefix (LESSOPEN ->
-// LES*). That refuses more names (LESSKEY=), never fewer, and keeps the
-// complement short; short names (PATH, HOME) stay exact so that PATHX= is
-// still an ordinary assignment.
-func envStems(words, prefixes []string) (exact, stems []string) {
-	for _, w := range words {
-		if len(w) > 4 {
-			stems = appendNew(stems, w[:3])
-		} else {
-			exact = appendNew(exact, w)
-		}
-	}
-	for _, p := range prefixes {
-		if len(p) > 4 {
-			p = p[:3]
-		}
-		stems = appendNew(stems, p)
-	}
-	return exact, stems
+// harmlessEnv are the variables an allow grant accepts in front of a
+// command (LANG=C git log): a short positive list, spelled out in every
+// grant, of names that change only locale, formatting or the target of a
+// build. Each is one the shim's own engine treats as safe (package matcher's
+// safeEnv and LC_*), so a grant never allows an assignment the shim would
+// refuse; any other name (PATH, LD_PRELOAD, GIT_*, GOFLAGS, HOME, BASH_ENV,
+// ...) keeps the command from matching and it falls to the agent's default.
+// A trailing "*" stands for any further name characters (LC_ALL). A name the
+// program table says runs its value (env-exec) is dropped.
+var harmlessEnv = []string{
+	"LANG", "LANGUAGE", "LC_*", "TZ", "TERM", "NO_COLOR", "FORCE_COLOR",
+	"CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "LINES", "CI",
+	"GOOS", "GOARCH", "CGO_ENABLED",
 }
 
 // knowledge is what grants read from the program table, the same table the
@@ -145,12 +124,13 @@ type knowledge struct {
 	// (config-safe): it changes only how git formats output or records
 	// work, never what it runs.
 	gitConfigKey string
-	envPrefixes  []string
+	// envName is the regex for an env name an allow grant accepts.
+	envName string
 }
 
 func newKnowledge(tbl *programs.Table) *knowledge {
-	k := &knowledge{options: map[string]optionRule{}, help: map[string]bool{}, envPrefixes: slices.Clone(dangerousEnvPrefixes)}
-	var safe []string
+	k := &knowledge{options: map[string]optionRule{}, help: map[string]bool{}}
+	var safe, envExec []string
 	for _, f := range tbl.Facts() {
 		prog := f.Program()
 		p := tbl.Program(prog)
@@ -166,7 +146,7 @@ func newKnowledge(tbl *programs.Table) *knowledge {
 			safe = append(safe, f.Args...)
 			continue
 		case programs.EnvExec:
-			k.envPrefixes = append(k.envPrefixes, f.Args...)
+			envExec = append(envExec, f.Args...)
 			continue
 		case programs.Exec, programs.Runs, programs.Ask, programs.Write, programs.Writes, programs.Inline:
 		default:
@@ -207,6 +187,13 @@ func newKnowledge(tbl *programs.Table) *knowledge {
 	}
 	k.options["find"] = f
 	k.gitConfigKey = `(?:[\w-]+|(?i:` + factor(safe) + `))`
+	env := slices.DeleteFunc(slices.Clone(harmlessEnv), func(n string) bool {
+		stem, all := strings.CutSuffix(n, "*")
+		return slices.ContainsFunc(envExec, func(x string) bool {
+			return x == n || all && strings.HasPrefix(x, stem)
+		})
+	})
+	k.envName = alternation(env)
 	return k
 }
 
@@ -373,9 +360,10 @@ func newStyle(k *knowledge, deny bool) style {
 		runner := path + `(?:sudo|doas|command|builtin|exec|nohup|time|nice|env|stdbuf|setsid|ionice|timeout)(?:` + st.sep + `(?:-\S+|[0-9][0-9.]*[smhd]?))*` + st.sep
 		st.start = `^\s*(?:` + env + `|` + runner + `)*` + path + `(?:\\|'|")?`
 	} else {
-		words, stems := envStems(dangerousEnv, k.envPrefixes)
-		envName := complement("", true, words, stems, false)
-		env := `(?:` + envName + `=` + piece + `*` + sep + `)*`
+		env := ""
+		if k.envName != "" {
+			env = `(?:` + k.envName + `=` + piece + `*` + sep + `)*`
+		}
 		key = k.gitConfigKey
 		path = pathPrefix
 		st.start = `^[ \t]*` + env + path
