@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -45,12 +46,19 @@ func (t *trie) add(s string, all bool) {
 type namer struct {
 	extra       string
 	letterFirst bool
-	rest        string // regex for the rest of a name
+	one         string // regex for one name character after the first
 }
 
 // complement returns a regex matching the names that are not in words and
 // have no prefix in prefixes. With fold, matching ignores ASCII case: words
 // and prefixes must then be lower case.
+//
+// A name the regex matches either leaves the trie at some character (one no
+// forbidden word continues with there) and then goes on with any name
+// characters, or ends exactly at a node that is neither a forbidden word
+// nor the root (a proper prefix of a forbidden word: -e is not -exec). The
+// regex spells the two apart, (?:D rest|E), so the "any name characters"
+// tail is written once instead of once per branch of the trie.
 func complement(extra string, letterFirst bool, words, prefixes []string, fold bool) string {
 	root := &trie{}
 	for _, p := range prefixes {
@@ -59,16 +67,20 @@ func complement(extra string, letterFirst bool, words, prefixes []string, fold b
 	for _, w := range words {
 		root.add(w, false)
 	}
-	n := namer{extra: extra, letterFirst: letterFirst, rest: `\w*`}
+	n := namer{extra: extra, letterFirst: letterFirst, one: `\w`}
 	if strings.Contains(extra, "*") {
 		panic("complement: * in extra")
 	}
 	if extra != "" {
-		n.rest = `[\w` + inClass(extra) + `]*`
+		n.one = `[\w` + inClass(extra) + `]`
 	}
-	re, ok := n.gen(root, true)
+	d, e, hasE, ok := n.gen(root, true)
 	if !ok {
 		panic("complement: empty language")
+	}
+	re := d + n.one + "*"
+	if hasE {
+		re = "(?:" + re + "|" + e + ")"
 	}
 	if fold {
 		return "(?i:" + re + ")"
@@ -76,15 +88,19 @@ func complement(extra string, letterFirst bool, words, prefixes []string, fold b
 	return re
 }
 
-func (n namer) gen(t *trie, top bool) (string, bool) {
+// gen returns, for the rest of a name below t: d, the regex for the part up
+// to and with the first character where the name leaves the trie (what
+// follows is any name characters); and e, the regex for the names that end
+// inside the trie, when there are any (hasE). ok is false when no name
+// goes through t.
+func (n namer) gen(t *trie, top bool) (d, e string, hasE, ok bool) {
 	if t.all {
-		return "", false
+		return "", "", false, false
 	}
 	if len(t.kids) == 0 && !top {
 		// A forbidden word's end: it may only go on.
-		return strings.Replace(n.rest, "*", "+", 1), true
+		return n.one, "", false, true
 	}
-	var alts []string
 	// Word characters no child continues with.
 	var not strings.Builder
 	not.WriteString(`\W`)
@@ -101,28 +117,51 @@ func (n namer) gen(t *trie, top bool) (string, bool) {
 			not.WriteByte(k)
 		}
 	}
-	other := `[^` + not.String() + `]`
+	ds := []string{`[^` + not.String() + `]`}
 	var extra strings.Builder
 	for i := 0; i < len(n.extra) && !top; i++ {
 		if t.kids[n.extra[i]] == nil {
 			extra.WriteByte(n.extra[i])
 		}
 	}
-	if extra.Len() > 0 {
-		other = `(?:` + other + `|[` + inClass(extra.String()) + `])`
+	switch extra.Len() {
+	case 0:
+	case 1:
+		ds = append(ds, regexp.QuoteMeta(extra.String()))
+	default:
+		ds = append(ds, `[`+inClass(extra.String())+`]`)
 	}
-	alts = append(alts, other+n.rest)
+	var es []string
 	for _, k := range keys {
-		if re, ok := n.gen(t.kids[k], false); ok {
-			alts = append(alts, classBytes(string(k))+re)
+		kd, ke, kHasE, ok := n.gen(t.kids[k], false)
+		if !ok {
+			continue
+		}
+		c := regexp.QuoteMeta(string(k))
+		ds = append(ds, c+kd)
+		if kHasE {
+			es = append(es, c+ke)
 		}
 	}
-	empty := !top && !t.word
-	re := "(?:" + strings.Join(alts, "|") + ")"
-	if empty {
-		re += "?"
+	d = group(ds)
+	end := !top && !t.word // a name may end here
+	switch {
+	case len(es) == 0:
+		return d, "", end, true
+	case end && len(es) == 1 && len(es[0]) == 1:
+		return d, es[0] + "?", true, true
+	case end:
+		return d, "(?:" + strings.Join(es, "|") + ")?", true, true
 	}
-	return re, true
+	return d, group(es), true, true
+}
+
+// group returns the alternation of alts, as one atom.
+func group(alts []string) string {
+	if len(alts) == 1 {
+		return alts[0]
+	}
+	return "(?:" + strings.Join(alts, "|") + ")"
 }
 
 func isWord(c byte) bool {

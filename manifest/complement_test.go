@@ -1,7 +1,10 @@
 package manifest
 
 import (
+	"math/rand/v2"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -74,5 +77,53 @@ func TestAlternation(t *testing.T) {
 	}
 	if got := alternation(nil); got != "" {
 		t.Errorf("alternation(nil) = %q, want \"\"", got)
+	}
+}
+
+// TestComplementExhaustive compares complement with its definition on
+// every name of up to five characters over a small alphabet, for random
+// sets of words and prefixes.
+func TestComplementExhaustive(t *testing.T) {
+	const alphabet = "ab1_-."
+	var names []string
+	var grow func(s string)
+	grow = func(s string) {
+		names = append(names, s)
+		if len(s) < 5 {
+			for i := range len(alphabet) {
+				grow(s + alphabet[i:i+1])
+			}
+		}
+	}
+	grow("")
+	rnd := rand.New(rand.NewPCG(1, 2))
+	pick := func(n int, extra string) []string {
+		chars := "ab1" + extra
+		var out []string
+		for range rnd.IntN(n + 1) {
+			w := alphabet[rnd.IntN(2):][:1]
+			for range rnd.IntN(4) {
+				w += chars[rnd.IntN(len(chars)):][:1]
+			}
+			out = append(out, w)
+		}
+		return out
+	}
+	for range 300 {
+		extra := []string{"", "-", ".-"}[rnd.IntN(3)]
+		letterFirst := rnd.IntN(2) == 0
+		words, prefixes := pick(4, extra), pick(2, extra)
+		re := regexp.MustCompile("^" + complement(extra, letterFirst, words, prefixes, false) + "$")
+		for _, s := range names {
+			want := s != "" && isWord(s[0]) && !(letterFirst && s[0] >= '0' && s[0] <= '9') &&
+				!slices.Contains(words, s) &&
+				!slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
+			for i := 1; i < len(s); i++ {
+				want = want && (isWord(s[i]) || strings.IndexByte(extra, s[i]) >= 0)
+			}
+			if re.MatchString(s) != want {
+				t.Fatalf("complement(%q, %v, %q, %q) on %q: match=%v, want %v\n%s", extra, letterFirst, words, prefixes, s, !want, want, re)
+			}
+		}
 	}
 }
