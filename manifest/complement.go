@@ -118,6 +118,9 @@ func (n namer) gen(t *trie, top bool) (d, e string, hasE, ok bool) {
 		}
 	}
 	ds := []string{`[^` + not.String() + `]`}
+	if not.String() == `\W` {
+		ds[0] = `\w`
+	}
 	var extra strings.Builder
 	for i := 0; i < len(n.extra) && !top; i++ {
 		if t.kids[n.extra[i]] == nil {

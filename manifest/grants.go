@@ -54,15 +54,20 @@ func nonOptionExcept(first string) string {
 
 // printable returns a character class of the printable ASCII characters
 // (space to "~") except those in except, as ranges.
+//
+// Grants repeat these classes many times and config.json doubles every
+// backslash, so they are spelled with as few escapes as RE2 allows: "[" needs
+// none (only "[:" starts a POSIX class, and ":" sorts before "["), and a
+// range starting with "]" goes first in the class, where "]" is literal.
 func printable(except string) string {
 	esc := func(c byte) string {
-		if strings.IndexByte(`\]-[^`, c) >= 0 {
+		if strings.IndexByte(`\]-^`, c) >= 0 {
 			return `\` + string(c)
 		}
 		return string(c)
 	}
+	var first string
 	var b strings.Builder
-	b.WriteByte('[')
 	for c := byte(' '); c <= '~'; c++ {
 		if strings.IndexByte(except, c) >= 0 {
 			continue
@@ -71,25 +76,30 @@ func printable(except string) string {
 		for end < '~' && strings.IndexByte(except, end+1) < 0 {
 			end++
 		}
+		var r string
 		switch end - c {
 		case 0:
-			b.WriteString(esc(c))
+			r = esc(c)
 		case 1:
-			b.WriteString(esc(c) + esc(end))
+			r = esc(c) + esc(end)
 		default:
-			b.WriteString(esc(c) + "-" + esc(end))
+			r = esc(c) + "-" + esc(end)
+		}
+		if c == ']' {
+			first = r[1:]
+		} else {
+			b.WriteString(r)
 		}
 		c = end
 	}
-	b.WriteByte(']')
-	return b.String()
+	return "[" + first + b.String() + "]"
 }
 
 const (
 	sep = `[ \t]+`
 	// pathPrefix is a directory prefix of a program, as in /usr/bin/git or
 	// ./.jiri_root/bin/jiri.
-	pathPrefix = `(?:[A-Za-z0-9._+@%,:~/-]*/)?`
+	pathPrefix = `(?:[\w.+@%,:~/-]*/)?`
 	trailer    = `[ \t]*$`
 )
 
@@ -375,15 +385,15 @@ func newStyle(k *knowledge, deny bool) style {
 		return n
 	}
 	val := func(flags string) string { return `(?:` + flags + `)(?:=|` + st.sep + `)` + st.word }
-	gitFlags := `(?:` + st.sep + `(?:` + val(`-C|--git-dir|--work-tree|--namespace`) +
+	gitFlags := `(?:` + st.sep + `(?:` + val(`-C|--(?:git-dir|work-tree|namespace)`) +
 		`|-c` + st.sep + key + `(?:=` + st.piece + `*)?` +
 		`|--(?:no-(?:pager|replace-objects|optional-locks|advice|lazy-fetch)|paginate|bare|(?:literal|glob|noglob|icase)-pathspecs)|-[pP]` +
 		extraGitFlags + `))*`
-	fxFlags := `(?:` + st.sep + `(?:` + val(`-t|--target|--dir|--enable|--disable|--invoker`) + `|-xx|-x|-i|--))*`
-	ffxFlags := `(?:` + st.sep + `(?:` + val(`-t|--target|--machine|-c|--config|--env-root|-e|--env|--isolate-dir|--stamp|--timeout|-l|--log-level|-o|--log-output`) +
-		`|--schema|-v|--verbose|--no-environment|--strict|-d|--direct))*`
-	jiriFlags := `(?:` + st.sep + `(?:` + val(`-j|--j|-color|--color|-progress-window|--progress-window|-root|--root|-time-log-threshold|--time-log-threshold|-timefile|--timefile`) +
-		`|(?:-show-progress|--show-progress)(?:=` + st.word + `)?|-quiet|-q|--quiet|-time|--time|-vv|-v|--vv|--v))*`
+	fxFlags := `(?:` + st.sep + `(?:` + val(`-t|--(?:target|dir|enable|disable|invoker)`) + `|-[xi-]|-xx))*`
+	ffxFlags := `(?:` + st.sep + `(?:` + val(`-[tcelo]|--(?:target|machine|config|env(?:-root)?|isolate-dir|stamp|timeout|log-(?:level|output))`) +
+		`|-[vd]|--(?:schema|verbose|no-environment|strict|direct)))*`
+	jiriFlags := `(?:` + st.sep + `(?:` + val(`--?(?:j|color|progress-window|root|time-log-threshold|timefile)`) +
+		`|--?show-progress(?:=` + st.word + `)?|-q|--?(?:quiet|time|vv?)))*`
 	st.git = st.start + name(`git`) + gitFlags
 	st.fx = st.start + name(`fx`) + fxFlags
 	st.ffx = st.start + `(?:fx` + fxFlags + st.sep + path + `)?` + name(`ffx`) + ffxFlags
@@ -450,6 +460,9 @@ func (r optionRule) word() string {
 	// forbidden letter.
 	shortOK := `[^\W` + r.short + `]`
 	shortRest := `(?:[^\W` + r.short + `]|[.,:/+=@%^~-])`
+	if r.short == "" {
+		shortOK, shortRest = `\w`, `[\w.,:/+=@%^~-]`
+	}
 	long := `(?:` + piece + `*)?` // no forbidden long options: any
 	if len(r.long) > 0 {
 		var words, stems []string
@@ -594,7 +607,8 @@ func (st *style) expand(words []string) []string {
 	}
 	sep, word, piece := st.sep, st.word, st.piece
 	if st.k.help[base] && len(args) == 1 && (args[0] == "help" || args[0] == "--help") {
-		return []string{newGrant(prefix).add(`(?:`, sep, `help(?:`, sep, word, `)*|(?:`, sep, word, `)*`, sep, `--help(?:`, sep, word, `)*)`, st.rest("")).done()}
+		// The words after help or --help are the rest's.
+		return []string{newGrant(prefix).add(`(?:`, sep, `help|(?:`, sep, word, `)*`, sep, `--help)`, st.rest("")).done()}
 	}
 	if base == "git" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub := args[0]
