@@ -7,13 +7,9 @@ import (
 )
 
 // RE2 has no negative lookahead, so "any name except these" is spelled out:
-// complement builds a regex for the names that are neither one of the given
-// words nor start with one of the given prefixes. It walks a trie of the
-// forbidden words; at each node a name may stop (unless the node is a
-// forbidden word), continue with a character no forbidden word continues
-// with (then anything), or follow a child. Names are made of word characters
-// (\w) and the bytes of extra; a name starts with a letter or "_" when
-// letterFirst is set.
+// complementParts builds a regex for the names that are neither one of the
+// given words nor start with one of the given prefixes, from a trie of the
+// forbidden words.
 
 type trie struct {
 	kids map[byte]*trie
@@ -44,22 +40,27 @@ func (t *trie) add(s string, all bool) {
 }
 
 type namer struct {
-	extra       string
-	letterFirst bool
-	one         string // regex for one name character after the first
+	extra string
+	one   string // regex for one name character after the first
 }
 
-// complement returns a regex matching the names that are not in words and
-// have no prefix in prefixes. With fold, matching ignores ASCII case: words
-// and prefixes must then be lower case.
+// complementParts returns a regex for the names that are not in words and
+// have no prefix in prefixes, in two parts. Names are made of word
+// characters (\w) and the bytes of extra, and start with a word character.
 //
-// A name the regex matches either leaves the trie at some character (one no
-// forbidden word continues with there) and then goes on with any name
-// characters, or ends exactly at a node that is neither a forbidden word
-// nor the root (a proper prefix of a forbidden word: -e is not -exec). The
-// regex spells the two apart, (?:D rest|E), so the "any name characters"
-// tail is written once instead of once per branch of the trie.
-func complement(extra string, letterFirst bool, words, prefixes []string, fold bool) string {
+// A name outside the set either leaves the trie of forbidden words at some
+// character (one no forbidden word continues with there) and then goes on
+// with any name characters, or ends exactly at a node that is neither a
+// forbidden word nor the root (a proper prefix of a forbidden word: -e is
+// not -exec). d matches the first kind up to and with the character where
+// it leaves the trie, e the second kind ("" when there are none): the names
+// are d followed by any name characters, or e. Spelled apart, the tail of
+// any name characters is written once instead of once per trie branch, and
+// a caller may let d be followed by more than name characters.
+func complementParts(extra string, words, prefixes []string) (d, e string) {
+	if strings.Contains(extra, "*") {
+		panic("complement: * in extra")
+	}
 	root := &trie{}
 	for _, p := range prefixes {
 		root.add(p, true)
@@ -67,25 +68,15 @@ func complement(extra string, letterFirst bool, words, prefixes []string, fold b
 	for _, w := range words {
 		root.add(w, false)
 	}
-	n := namer{extra: extra, letterFirst: letterFirst, one: `\w`}
-	if strings.Contains(extra, "*") {
-		panic("complement: * in extra")
-	}
+	n := namer{extra: extra, one: `\w`}
 	if extra != "" {
 		n.one = `[\w` + inClass(extra) + `]`
 	}
-	d, e, hasE, ok := n.gen(root, true)
+	d, e, _, ok := n.gen(root, true)
 	if !ok {
 		panic("complement: empty language")
 	}
-	re := d + n.one + "*"
-	if hasE {
-		re = "(?:" + re + "|" + e + ")"
-	}
-	if fold {
-		return "(?i:" + re + ")"
-	}
-	return re
+	return d, e
 }
 
 // gen returns, for the rest of a name below t: d, the regex for the part up
@@ -104,9 +95,6 @@ func (n namer) gen(t *trie, top bool) (d, e string, hasE, ok bool) {
 	// Word characters no child continues with.
 	var not strings.Builder
 	not.WriteString(`\W`)
-	if top && n.letterFirst {
-		not.WriteString(`0-9`)
-	}
 	keys := make([]byte, 0, len(t.kids))
 	for k := range t.kids {
 		keys = append(keys, k)
@@ -159,7 +147,8 @@ func (n namer) gen(t *trie, top bool) (d, e string, hasE, ok bool) {
 	return d, group(es), true, true
 }
 
-// group returns the alternation of alts, as one atom.
+// group returns the alternation of alts, grouped when there is more than
+// one, so that it can be concatenated (not quantified) as it is.
 func group(alts []string) string {
 	if len(alts) == 1 {
 		return alts[0]

@@ -8,32 +8,48 @@ import (
 	"testing"
 )
 
+// complement is the whole language of complementParts as one regex.
+func complement(extra string, words, prefixes []string) string {
+	d, e := complementParts(extra, words, prefixes)
+	one := `\w`
+	if extra != "" {
+		one = `[\w` + inClass(extra) + `]`
+	}
+	if e == "" {
+		return d + one + "*"
+	}
+	return "(?:" + d + one + "*|" + e + ")"
+}
+
 func TestComplement(t *testing.T) {
 	tests := []struct {
 		extra         string
-		letterFirst   bool
 		words, prefix []string
-		fold          bool
 		yes, no       []string
 	}{
 		{
-			"", true, []string{"PATH", "ENV"}, []string{"LD_", "GIT_"}, false,
-			[]string{"P", "PA", "PAT", "PATHS", "XPATH", "ENVX", "EN", "LD", "LDX", "LD2", "GIT", "GITX", "path", "_A", "A1"},
-			[]string{"PATH", "ENV", "LD_", "LD_PRELOAD", "GIT_DIR", "GIT_", "1A", "", "A-B", "A.B"},
+			"", []string{"PATH", "ENV"}, []string{"LD_", "GIT_"},
+			[]string{"P", "PA", "PAT", "PATHS", "XPATH", "ENVX", "EN", "LD", "LDX", "LD2", "GIT", "GITX", "path", "_A", "A1", "1A"},
+			[]string{"PATH", "ENV", "LD_", "LD_PRELOAD", "GIT_DIR", "GIT_", "", "A-B", "A.B"},
 		},
 		{
-			".-", false, []string{"exec", "ok"}, nil, false,
+			".-", []string{"exec", "ok"}, nil,
 			[]string{"e", "ex", "exe", "execdir", "exec-x", "o", "okdir", "name", "1", "a.b"},
 			[]string{"exec", "ok", "", "-exec", ".a"},
 		},
 		{
-			".-", false, nil, []string{"core.pager", "alias."}, true,
+			".-", nil, []string{"core.pager", "alias."},
 			[]string{"core", "core.editor", "core.page", "aliasx", "alia"},
-			[]string{"core.pager", "CORE.PAGER", "Core.Pager.x", "alias.st", "ALIAS.x"},
+			[]string{"core.pager", "core.pager.x", "alias.st", "alias.x"},
+		},
+		{
+			"-", []string{"g", "gl", "glo", "glob"}, []string{"globa", "n", "u"},
+			[]string{"x", "g-", "gx", "gla", "glob-", "globb", "glob1", "o-n"},
+			[]string{"", "g", "gl", "glo", "glob", "globa", "global", "n", "node", "user", "-x", "g.x"},
 		},
 	}
 	for _, tc := range tests {
-		re := regexp.MustCompile("^" + complement(tc.extra, tc.letterFirst, tc.words, tc.prefix, tc.fold) + "$")
+		re := regexp.MustCompile("^" + complement(tc.extra, tc.words, tc.prefix) + "$")
 		for _, s := range tc.yes {
 			if !re.MatchString(s) {
 				t.Errorf("complement(%v, %v) does not match %q", tc.words, tc.prefix, s)
@@ -111,18 +127,17 @@ func TestComplementExhaustive(t *testing.T) {
 	}
 	for range 300 {
 		extra := []string{"", "-", ".-"}[rnd.IntN(3)]
-		letterFirst := rnd.IntN(2) == 0
 		words, prefixes := pick(4, extra), pick(2, extra)
-		re := regexp.MustCompile("^" + complement(extra, letterFirst, words, prefixes, false) + "$")
+		re := regexp.MustCompile("^" + complement(extra, words, prefixes) + "$")
 		for _, s := range names {
-			want := s != "" && isWord(s[0]) && !(letterFirst && s[0] >= '0' && s[0] <= '9') &&
+			want := s != "" && isWord(s[0]) &&
 				!slices.Contains(words, s) &&
 				!slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
 			for i := 1; i < len(s); i++ {
 				want = want && (isWord(s[i]) || strings.IndexByte(extra, s[i]) >= 0)
 			}
 			if re.MatchString(s) != want {
-				t.Fatalf("complement(%q, %v, %q, %q) on %q: match=%v, want %v\n%s", extra, letterFirst, words, prefixes, s, !want, want, re)
+				t.Fatalf("complement(%q, %q, %q) on %q: match=%v, want %v\n%s", extra, words, prefixes, s, !want, want, re)
 			}
 		}
 	}

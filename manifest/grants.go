@@ -37,19 +37,19 @@ var (
 	piece    = `(?:` + unquoted + `|` + escaped + `|` + sglQuote + `|` + dblQuote + `)`
 	// word is one shell word of literal text.
 	word = piece + `+`
-	// nonOption is a word whose first character after quote removal is not
-	// "-", so no program reads it as an option.
+	// nonOption is the first piece of a word whose first character after
+	// quote removal is not "-", so no program reads it as an option.
 	nonOption = nonOptionExcept("-")
 )
 
-// nonOptionExcept is a word whose first character after quote removal is
-// none of first. An empty quoted prefix (”-i) or a leading backslash (\-i)
-// does not start one: stricter and shorter.
+// nonOptionExcept is the first piece of a word whose first character after
+// quote removal is none of first; any pieces may follow it. An empty quoted
+// prefix (”-i) or a leading backslash (\-i) does not start one: stricter
+// and shorter.
 func nonOptionExcept(first string) string {
-	return `(?:(?:` + printable(metachars+first) +
+	return printable(metachars+first) +
 		`|'` + printable("'"+first) + printable("'") + `*'` +
-		`|"` + printable("\"\\$`"+first) + printable("\"\\$`") + `*")` +
-		piece + `*)`
+		`|"` + printable("\"\\$`"+first) + printable("\"\\$`") + `*"`
 }
 
 // printable returns a character class of the printable ASCII characters
@@ -436,11 +436,17 @@ func (st *style) argWord(key string) string {
 }
 
 // word returns the regex for one argument word that is not a forbidden option.
+//
+// An option's name is decided by its first characters: once a name has left
+// the trie of forbidden names (complementParts' d, a literal character no
+// forbidden name continues with), no quoting, value or further character
+// after it makes it a forbidden one. Such an option and a word that is no
+// option at all therefore share one tail of any pieces.
 func (r optionRule) word() string {
-	nonOption := nonOption
+	starts := nonOption
 	if r.plus {
 		// No word starting with +.
-		nonOption = nonOptionExcept("-+")
+		starts = nonOptionExcept("-+")
 	}
 	if len(r.words) > 0 {
 		// Options spelled -name are not abbreviated; a long one
@@ -453,8 +459,15 @@ func (r optionRule) word() string {
 				words = append(words, w)
 			}
 		}
-		name := complement(".-", false, words, stems, false)
-		return `(?:` + nonOption + `|--?(?:` + name + `(?:=` + piece + `*)?)?)`
+		// A name that ends inside the trie (-e, not -exec) is itself and
+		// takes only a value.
+		d, e := complementParts(".-", words, stems)
+		ends := `--?`
+		if e != "" {
+			starts += `|--?(?:` + e + `)=`
+			ends += `(?:` + e + `)?`
+		}
+		return `(?:(?:` + starts + `|--?` + d + `)` + piece + `*|` + ends + `)`
 	}
 	// A short option bundle: unquoted letters and value characters, none a
 	// forbidden letter.
@@ -463,23 +476,30 @@ func (r optionRule) word() string {
 	if r.short == "" {
 		shortOK, shortRest = `\w`, `[\w.,:/+=@%^~-]`
 	}
-	long := `(?:` + piece + `*)?` // no forbidden long options: any
-	if len(r.long) > 0 {
-		var words, stems []string
-		for _, l := range r.long {
-			for i := 1; i <= len(l); i++ {
-				if r.stem && i == stemLen || i == longStemLen {
-					// Anything starting with the stem: stricter,
-					// and shorter to spell.
-					stems = append(stems, l[:i])
-					break
-				}
-				words = append(words, l[:i])
-			}
-		}
-		long = `(?:` + complement("-", false, words, stems, false) + `(?:=` + piece + `*)?)?`
+	short := `-` + shortOK + shortRest + `*`
+	if len(r.long) == 0 {
+		// No forbidden long option: "--" and anything after it.
+		return `(?:(?:` + starts + `|--)` + piece + `*|` + short + `)`
 	}
-	return `(?:` + nonOption + `|-` + shortOK + shortRest + `*|--` + long + `)`
+	var words, stems []string
+	for _, l := range r.long {
+		for i := 1; i <= len(l); i++ {
+			if r.stem && i == stemLen || i == longStemLen {
+				// Anything starting with the stem: stricter, and
+				// shorter to spell.
+				stems = append(stems, l[:i])
+				break
+			}
+			words = append(words, l[:i])
+		}
+	}
+	// Every prefix of a forbidden long option is forbidden (an
+	// abbreviation), so no allowed name ends inside the trie.
+	d, e := complementParts("-", words, stems)
+	if e != "" {
+		panic("manifest: a long option's prefix is allowed")
+	}
+	return `(?:(?:` + starts + `|--` + d + `)` + piece + `*|--|` + short + `)`
 }
 
 var parsers = sync.Pool{New: func() any { return newLineParser() }}

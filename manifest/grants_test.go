@@ -237,6 +237,23 @@ var grantTests = []struct {
 	{"sort", "sort -u f", true},
 	{"sort", "sort -o f f", false},
 	{"sort", "sort --compress-program=sh f", false},
+	// Quotes and escapes inside an option's name: a name that has left the
+	// forbidden ones may go on with any pieces, one that has not may not.
+	{"rg", "rg --glob='*.go' foo", true},
+	{"find", "find . -name'*.go'", true},
+	{"rg", "rg --p're'=sh foo", false},
+	{"rg", "rg --pr\\e=sh foo", false},
+	{"rg", `rg "--pre"=sh foo`, false},
+	{"rg", "rg --'pre'=sh foo", false},
+	{"rg", "rg --pre'=sh' foo", false},
+	{"find", "find . -e'xec' rm {} +", false},
+	{"find", "find . -e\\xec rm {} +", false},
+	{"find", "find . -e=x", true},
+	{"find", "find . -e'=x'", false},
+	{"go vet", "go vet -vett'ool'=/tmp/x ./...", false},
+	{"go vet", "go vet -vettoo'l'=/tmp/x ./...", false},
+	{"git ls-remote", "git ls-remote --up'load-pack'=x .", false},
+	{"git ls-remote", "git ls-remote --u\\pload-pack=x .", false},
 
 	// Options the program table says run or write (package programs).
 	{"git ls-remote", "git ls-remote origin", true},
