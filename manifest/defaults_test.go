@@ -114,9 +114,14 @@ func TestDefaultGrants(t *testing.T) {
 			}
 			return false
 		}
-		for _, cmd := range []string{l.Text, l.Text + " x", "FOO=1 /usr/bin/" + l.Text} {
+		for _, cmd := range []string{l.Text, l.Text + " x", "LANG=C /usr/bin/" + l.Text} {
 			if !match(cmd) {
 				t.Errorf("%s:%d: %q does not match its own rule", l.File, l.Num, cmd)
+			}
+		}
+		for _, cmd := range []string{"PATH=/tmp/x " + l.Text, "LD_PRELOAD=/tmp/x.so LANG=C " + l.Text} {
+			if match(cmd) {
+				t.Errorf("%s:%d: rule %q matches %q", l.File, l.Num, l.Text, cmd)
 			}
 		}
 		for _, tail := range chainedTails {

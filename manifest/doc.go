@@ -21,10 +21,11 @@
 // anywhere, git clean force detection, sed -i variants, trailing / and ~
 // targets and help variants. Unlike the original, no grant contains a pattern
 // that can reach past a shell operator, an expansion or a redirection, so a
-// grant never matches "git status; rm -rf /"; env prefixes that change what
-// runs (PATH=, LD_*, GIT_*, ...), git -c keys that run programs and options
-// that make a harmless program write files or run others (sed -i, rg --pre,
-// find -exec, git rebase -x, ...) are not matched either. Such commands fall
+// grant never matches "git status; rm -rf /"; env prefixes other than a
+// short list of harmless names (LANG=, LC_*=, TZ=, TERM=, NO_COLOR=, CI=,
+// GOOS=, ...; never PATH=, LD_*, GIT_*, ...), git -c keys that run programs
+// and options that make a harmless program write files or run others
+// (sed -i, rg --pre, find -exec, git rebase -x, ...) are not matched either. Such commands fall
 // to the agent's default, and agent-shim decides them.
 //
 // DenyGrants expands a line for the deny list instead: its grants match

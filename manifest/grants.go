@@ -37,32 +37,37 @@ var (
 	piece    = `(?:` + unquoted + `|` + escaped + `|` + sglQuote + `|` + dblQuote + `)`
 	// word is one shell word of literal text.
 	word = piece + `+`
-	// nonOption is a word whose first character after quote removal is not
-	// "-", so no program reads it as an option.
+	// nonOption is the first piece of a word whose first character after
+	// quote removal is not "-", so no program reads it as an option.
 	nonOption = nonOptionExcept("-")
 )
 
-// nonOptionExcept is a word whose first character after quote removal is
-// none of first. An empty quoted prefix (”-i) or a leading backslash (\-i)
-// does not start one: stricter and shorter.
+// nonOptionExcept is the first piece of a word whose first character after
+// quote removal is none of first; any pieces may follow it. An empty quoted
+// prefix (”-i) or a leading backslash (\-i) does not start one: stricter
+// and shorter.
 func nonOptionExcept(first string) string {
-	return `(?:(?:` + printable(metachars+first) +
+	return printable(metachars+first) +
 		`|'` + printable("'"+first) + printable("'") + `*'` +
-		`|"` + printable("\"\\$`"+first) + printable("\"\\$`") + `*")` +
-		piece + `*)`
+		`|"` + printable("\"\\$`"+first) + printable("\"\\$`") + `*"`
 }
 
 // printable returns a character class of the printable ASCII characters
 // (space to "~") except those in except, as ranges.
+//
+// Grants repeat these classes many times and config.json doubles every
+// backslash, so they are spelled with as few escapes as RE2 allows: "[" needs
+// none (only "[:" starts a POSIX class, and ":" sorts before "["), and a
+// range starting with "]" goes first in the class, where "]" is literal.
 func printable(except string) string {
 	esc := func(c byte) string {
-		if strings.IndexByte(`\]-[^`, c) >= 0 {
+		if strings.IndexByte(`\]-^`, c) >= 0 {
 			return `\` + string(c)
 		}
 		return string(c)
 	}
+	var first string
 	var b strings.Builder
-	b.WriteByte('[')
 	for c := byte(' '); c <= '~'; c++ {
 		if strings.IndexByte(except, c) >= 0 {
 			continue
@@ -71,62 +76,46 @@ func printable(except string) string {
 		for end < '~' && strings.IndexByte(except, end+1) < 0 {
 			end++
 		}
+		var r string
 		switch end - c {
 		case 0:
-			b.WriteString(esc(c))
+			r = esc(c)
 		case 1:
-			b.WriteString(esc(c) + esc(end))
+			r = esc(c) + esc(end)
 		default:
-			b.WriteString(esc(c) + "-" + esc(end))
+			r = esc(c) + "-" + esc(end)
+		}
+		if c == ']' {
+			first = r[1:]
+		} else {
+			b.WriteString(r)
 		}
 		c = end
 	}
-	b.WriteByte(']')
-	return b.String()
+	return "[" + first + b.String() + "]"
 }
 
 const (
 	sep = `[ \t]+`
 	// pathPrefix is a directory prefix of a program, as in /usr/bin/git or
 	// ./.jiri_root/bin/jiri.
-	pathPrefix = `(?:[A-Za-z0-9._+@%,:~/-]*/)?`
+	pathPrefix = `(?:[\w.+@%,:~/-]*/)?`
 	trailer    = `[ \t]*$`
 )
 
-// dangerousEnv are variables that change which program runs or what code
-// it loads. An env prefix setting one of them is not matched, so such a
-// command falls to the agent's default instead of an allow grant. The list
-// is kept short because it is spelled out in every grant; it is best effort,
-// and the shim's own engine is the enforcement. The program table's env-exec
-// variables (LESSOPEN) are added as prefixes, which spell shorter.
-var (
-	dangerousEnv = []string{
-		"EDITOR", "ENV", "GOFLAGS", "HOME", "PAGER", "PATH",
-	}
-	dangerousEnvPrefixes = []string{"BASH", "DYLD_", "GIT_", "LD_", "PYTHON", "XDG_"}
-)
-
-// envStems shortens the dangerous env names for allow grants, where the
-// complement of them is spelled out in every grant: a name or prefix longer
-// than four characters becomes its first three as a prefix (LESSOPEN ->
-// LES*). That refuses more names (LESSKEY=), never fewer, and keeps the
-// complement short; short names (PATH, HOME) stay exact so that PATHX= is
-// still an ordinary assignment.
-func envStems(words, prefixes []string) (exact, stems []string) {
-	for _, w := range words {
-		if len(w) > 4 {
-			stems = appendNew(stems, w[:3])
-		} else {
-			exact = appendNew(exact, w)
-		}
-	}
-	for _, p := range prefixes {
-		if len(p) > 4 {
-			p = p[:3]
-		}
-		stems = appendNew(stems, p)
-	}
-	return exact, stems
+// harmlessEnv are the variables an allow grant accepts in front of a
+// command (LANG=C git log): a short positive list, spelled out in every
+// grant, of names that change only locale, formatting or the target of a
+// build. Each is one the shim's own engine treats as safe (package matcher's
+// safeEnv and LC_*), so a grant never allows an assignment the shim would
+// refuse; any other name (PATH, LD_PRELOAD, GIT_*, GOFLAGS, HOME, BASH_ENV,
+// ...) keeps the command from matching and it falls to the agent's default.
+// A trailing "*" stands for any further name characters (LC_ALL). A name the
+// program table says runs its value (env-exec) is dropped.
+var harmlessEnv = []string{
+	"LANG", "LANGUAGE", "LC_*", "TZ", "TERM", "NO_COLOR", "FORCE_COLOR",
+	"CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "LINES", "CI",
+	"GOOS", "GOARCH", "CGO_ENABLED",
 }
 
 // knowledge is what grants read from the program table, the same table the
@@ -145,12 +134,13 @@ type knowledge struct {
 	// (config-safe): it changes only how git formats output or records
 	// work, never what it runs.
 	gitConfigKey string
-	envPrefixes  []string
+	// envName is the regex for an env name an allow grant accepts.
+	envName string
 }
 
 func newKnowledge(tbl *programs.Table) *knowledge {
-	k := &knowledge{options: map[string]optionRule{}, help: map[string]bool{}, envPrefixes: slices.Clone(dangerousEnvPrefixes)}
-	var safe []string
+	k := &knowledge{options: map[string]optionRule{}, help: map[string]bool{}}
+	var safe, envExec []string
 	for _, f := range tbl.Facts() {
 		prog := f.Program()
 		p := tbl.Program(prog)
@@ -166,7 +156,7 @@ func newKnowledge(tbl *programs.Table) *knowledge {
 			safe = append(safe, f.Args...)
 			continue
 		case programs.EnvExec:
-			k.envPrefixes = append(k.envPrefixes, f.Args...)
+			envExec = append(envExec, f.Args...)
 			continue
 		case programs.Exec, programs.Runs, programs.Ask, programs.Write, programs.Writes, programs.Inline:
 		default:
@@ -207,6 +197,13 @@ func newKnowledge(tbl *programs.Table) *knowledge {
 	}
 	k.options["find"] = f
 	k.gitConfigKey = `(?:[\w-]+|(?i:` + factor(safe) + `))`
+	env := slices.DeleteFunc(slices.Clone(harmlessEnv), func(n string) bool {
+		stem, all := strings.CutSuffix(n, "*")
+		return slices.ContainsFunc(envExec, func(x string) bool {
+			return x == n || all && strings.HasPrefix(x, stem)
+		})
+	})
+	k.envName = alternation(env)
 	return k
 }
 
@@ -373,9 +370,10 @@ func newStyle(k *knowledge, deny bool) style {
 		runner := path + `(?:sudo|doas|command|builtin|exec|nohup|time|nice|env|stdbuf|setsid|ionice|timeout)(?:` + st.sep + `(?:-\S+|[0-9][0-9.]*[smhd]?))*` + st.sep
 		st.start = `^\s*(?:` + env + `|` + runner + `)*` + path + `(?:\\|'|")?`
 	} else {
-		words, stems := envStems(dangerousEnv, k.envPrefixes)
-		envName := complement("", true, words, stems, false)
-		env := `(?:` + envName + `=` + piece + `*` + sep + `)*`
+		env := ""
+		if k.envName != "" {
+			env = `(?:` + k.envName + `=` + piece + `*` + sep + `)*`
+		}
 		key = k.gitConfigKey
 		path = pathPrefix
 		st.start = `^[ \t]*` + env + path
@@ -387,15 +385,15 @@ func newStyle(k *knowledge, deny bool) style {
 		return n
 	}
 	val := func(flags string) string { return `(?:` + flags + `)(?:=|` + st.sep + `)` + st.word }
-	gitFlags := `(?:` + st.sep + `(?:` + val(`-C|--git-dir|--work-tree|--namespace`) +
+	gitFlags := `(?:` + st.sep + `(?:` + val(`-C|--(?:git-dir|work-tree|namespace)`) +
 		`|-c` + st.sep + key + `(?:=` + st.piece + `*)?` +
 		`|--(?:no-(?:pager|replace-objects|optional-locks|advice|lazy-fetch)|paginate|bare|(?:literal|glob|noglob|icase)-pathspecs)|-[pP]` +
 		extraGitFlags + `))*`
-	fxFlags := `(?:` + st.sep + `(?:` + val(`-t|--target|--dir|--enable|--disable|--invoker`) + `|-xx|-x|-i|--))*`
-	ffxFlags := `(?:` + st.sep + `(?:` + val(`-t|--target|--machine|-c|--config|--env-root|-e|--env|--isolate-dir|--stamp|--timeout|-l|--log-level|-o|--log-output`) +
-		`|--schema|-v|--verbose|--no-environment|--strict|-d|--direct))*`
-	jiriFlags := `(?:` + st.sep + `(?:` + val(`-j|--j|-color|--color|-progress-window|--progress-window|-root|--root|-time-log-threshold|--time-log-threshold|-timefile|--timefile`) +
-		`|(?:-show-progress|--show-progress)(?:=` + st.word + `)?|-quiet|-q|--quiet|-time|--time|-vv|-v|--vv|--v))*`
+	fxFlags := `(?:` + st.sep + `(?:` + val(`-t|--(?:target|dir|enable|disable|invoker)`) + `|-[xi-]|-xx))*`
+	ffxFlags := `(?:` + st.sep + `(?:` + val(`-[tcelo]|--(?:target|machine|config|env(?:-root)?|isolate-dir|stamp|timeout|log-(?:level|output))`) +
+		`|-[vd]|--(?:schema|verbose|no-environment|strict|direct)))*`
+	jiriFlags := `(?:` + st.sep + `(?:` + val(`--?(?:j|color|progress-window|root|time-log-threshold|timefile)`) +
+		`|--?show-progress(?:=` + st.word + `)?|-q|--?(?:quiet|time|vv?)))*`
 	st.git = st.start + name(`git`) + gitFlags
 	st.fx = st.start + name(`fx`) + fxFlags
 	st.ffx = st.start + `(?:fx` + fxFlags + st.sep + path + `)?` + name(`ffx`) + ffxFlags
@@ -438,11 +436,17 @@ func (st *style) argWord(key string) string {
 }
 
 // word returns the regex for one argument word that is not a forbidden option.
+//
+// An option's name is decided by its first characters: once a name has left
+// the trie of forbidden names (complementParts' d, a literal character no
+// forbidden name continues with), no quoting, value or further character
+// after it makes it a forbidden one. Such an option and a word that is no
+// option at all therefore share one tail of any pieces.
 func (r optionRule) word() string {
-	nonOption := nonOption
+	starts := nonOption
 	if r.plus {
 		// No word starting with +.
-		nonOption = nonOptionExcept("-+")
+		starts = nonOptionExcept("-+")
 	}
 	if len(r.words) > 0 {
 		// Options spelled -name are not abbreviated; a long one
@@ -455,30 +459,47 @@ func (r optionRule) word() string {
 				words = append(words, w)
 			}
 		}
-		name := complement(".-", false, words, stems, false)
-		return `(?:` + nonOption + `|--?(?:` + name + `(?:=` + piece + `*)?)?)`
+		// A name that ends inside the trie (-e, not -exec) is itself and
+		// takes only a value.
+		d, e := complementParts(".-", words, stems)
+		ends := `--?`
+		if e != "" {
+			starts += `|--?(?:` + e + `)=`
+			ends += `(?:` + e + `)?`
+		}
+		return `(?:(?:` + starts + `|--?` + d + `)` + piece + `*|` + ends + `)`
 	}
 	// A short option bundle: unquoted letters and value characters, none a
 	// forbidden letter.
 	shortOK := `[^\W` + r.short + `]`
 	shortRest := `(?:[^\W` + r.short + `]|[.,:/+=@%^~-])`
-	long := `(?:` + piece + `*)?` // no forbidden long options: any
-	if len(r.long) > 0 {
-		var words, stems []string
-		for _, l := range r.long {
-			for i := 1; i <= len(l); i++ {
-				if r.stem && i == stemLen || i == longStemLen {
-					// Anything starting with the stem: stricter,
-					// and shorter to spell.
-					stems = append(stems, l[:i])
-					break
-				}
-				words = append(words, l[:i])
-			}
-		}
-		long = `(?:` + complement("-", false, words, stems, false) + `(?:=` + piece + `*)?)?`
+	if r.short == "" {
+		shortOK, shortRest = `\w`, `[\w.,:/+=@%^~-]`
 	}
-	return `(?:` + nonOption + `|-` + shortOK + shortRest + `*|--` + long + `)`
+	short := `-` + shortOK + shortRest + `*`
+	if len(r.long) == 0 {
+		// No forbidden long option: "--" and anything after it.
+		return `(?:(?:` + starts + `|--)` + piece + `*|` + short + `)`
+	}
+	var words, stems []string
+	for _, l := range r.long {
+		for i := 1; i <= len(l); i++ {
+			if r.stem && i == stemLen || i == longStemLen {
+				// Anything starting with the stem: stricter, and
+				// shorter to spell.
+				stems = append(stems, l[:i])
+				break
+			}
+			words = append(words, l[:i])
+		}
+	}
+	// Every prefix of a forbidden long option is forbidden (an
+	// abbreviation), so no allowed name ends inside the trie.
+	d, e := complementParts("-", words, stems)
+	if e != "" {
+		panic("manifest: a long option's prefix is allowed")
+	}
+	return `(?:(?:` + starts + `|--` + d + `)` + piece + `*|--|` + short + `)`
 }
 
 var parsers = sync.Pool{New: func() any { return newLineParser() }}
@@ -606,7 +627,8 @@ func (st *style) expand(words []string) []string {
 	}
 	sep, word, piece := st.sep, st.word, st.piece
 	if st.k.help[base] && len(args) == 1 && (args[0] == "help" || args[0] == "--help") {
-		return []string{newGrant(prefix).add(`(?:`, sep, `help(?:`, sep, word, `)*|(?:`, sep, word, `)*`, sep, `--help(?:`, sep, word, `)*)`, st.rest("")).done()}
+		// The words after help or --help are the rest's.
+		return []string{newGrant(prefix).add(`(?:`, sep, `help|(?:`, sep, word, `)*`, sep, `--help)`, st.rest("")).done()}
 	}
 	if base == "git" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub := args[0]

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/programs"
 )
 
@@ -60,23 +61,54 @@ var grantTests = []struct {
 	{"ls", "ls -la /tmp", true},
 	{"ls", "ls\t-la", true},
 
-	// Env prefixes.
-	{"git status", "FOO=1 git status", true},
-	{"git status", `FOO=1 BAR="a b" git status`, true},
-	{"git status", `FOO='a b' BAR= git status`, true},
+	// Env prefixes: only a short list of harmless names (harmlessEnv),
+	// with literal values.
+	{"git status", "LANG=C git status", true},
+	{"git status", `LANG=C TZ="a b" git status`, true},
+	{"git status", `LC_ALL='a b' TERM= git status`, true},
+	{"git status", "LANGUAGE=en LC_MESSAGES=C LC_=x git status", true},
+	{"git status", "NO_COLOR=1 FORCE_COLOR=0 CLICOLOR=0 CLICOLOR_FORCE=1 git status", true},
+	{"git status", "COLUMNS=80 LINES=24 CI=true git status", true},
 	{"git status", `GOOS=linux git status`, true},
 	{"go build", "GOOS=linux GOARCH=arm64 go build ./...", true},
+	{"go build", "CGO_ENABLED=0 go build ./...", true},
+	{"git status", "FOO=1 git status", false},
+	{"git status", "PATHX=1 git status", false},
+	{"git status", "MYPATH=1 git status", false},
+	{"git status", "LANGX=1 git status", false},
+	{"git status", "LAN=1 git status", false},
+	{"git status", "LC=1 git status", false},
+	{"git status", "lang=C git status", false},
 	{"git status", "PATH=/tmp/evil git status", false},
+	{"git status", "LANG=C PATH=/tmp/evil git status", false},
 	{"git status", "LD_PRELOAD=/tmp/x.so git status", false},
+	{"git status", "LD_LIBRARY_PATH=/tmp git status", false},
+	{"git status", "DYLD_INSERT_LIBRARIES=/tmp/x git status", false},
 	{"git status", "GIT_EXTERNAL_DIFF=/tmp/x git status", false},
 	{"git status", "GIT_PAGER=x git status", false},
+	{"git status", "GIT_DIR=/tmp/x git status", false},
+	{"git status", "GIT_CONFIG_GLOBAL=/tmp/x git status", false},
 	{"git status", "HOME=/tmp/x git status", false},
+	{"git status", "XDG_CONFIG_HOME=/tmp/x git status", false},
+	{"git status", "PAGER=x git status", false},
+	{"git status", "EDITOR=x git status", false},
+	{"git status", "ENV=/tmp/x git status", false},
+	{"git status", "BASH_ENV=/tmp/x git status", false},
 	{"go test", "GOFLAGS=-toolexec=/tmp/x go test ./...", false},
-	{"git status", "PATHX=1 git status", true},
-	{"git status", "MYPATH=1 git status", true},
-	{"git status", "FOO=$(rm -rf /) git status", false},
-	{"git status", "FOO=`rm -rf /` git status", false},
-	{"git status", `FOO="$(rm -rf /)" git status`, false},
+	{"go test", "CC=/tmp/x go test ./...", false},
+	{"go test", "GOTOOLCHAIN=go1.99 go test ./...", false},
+	{"python3 -m pytest", "PYTHONPATH=/tmp python3 -m pytest", false},
+	{"python3 -m pytest", "PYTHONSTARTUP=/tmp/x python3 -m pytest", false},
+	{"npm test", "NODE_OPTIONS=--require=/tmp/x npm test", false},
+	{"npm test", "CI=1 npm test", true},
+	{"less", "LESSOPEN='|x %s' LANG=C less f", false},
+	{"git status", "LANG=$(rm -rf /) git status", false},
+	{"git status", "LANG=`rm -rf /` git status", false},
+	{"git status", `LANG="$(rm -rf /)" git status`, false},
+	{"git status", `LANG=$HOME git status`, false},
+	{"git status", `LANG="$HOME" git status`, false},
+	{"git status", `LANG=C;rm -rf / git status`, false},
+	{"git status", "LANG='\nrm -rf /' git status", false},
 
 	// Binary path prefixes.
 	{"git status", "/usr/bin/git status", true},
@@ -205,6 +237,23 @@ var grantTests = []struct {
 	{"sort", "sort -u f", true},
 	{"sort", "sort -o f f", false},
 	{"sort", "sort --compress-program=sh f", false},
+	// Quotes and escapes inside an option's name: a name that has left the
+	// forbidden ones may go on with any pieces, one that has not may not.
+	{"rg", "rg --glob='*.go' foo", true},
+	{"find", "find . -name'*.go'", true},
+	{"rg", "rg --p're'=sh foo", false},
+	{"rg", "rg --pr\\e=sh foo", false},
+	{"rg", `rg "--pre"=sh foo`, false},
+	{"rg", "rg --'pre'=sh foo", false},
+	{"rg", "rg --pre'=sh' foo", false},
+	{"find", "find . -e'xec' rm {} +", false},
+	{"find", "find . -e\\xec rm {} +", false},
+	{"find", "find . -e=x", true},
+	{"find", "find . -e'=x'", false},
+	{"go vet", "go vet -vett'ool'=/tmp/x ./...", false},
+	{"go vet", "go vet -vettoo'l'=/tmp/x ./...", false},
+	{"git ls-remote", "git ls-remote --up'load-pack'=x .", false},
+	{"git ls-remote", "git ls-remote --u\\pload-pack=x .", false},
 
 	// Options the program table says run or write (package programs).
 	{"git ls-remote", "git ls-remote origin", true},
@@ -253,7 +302,7 @@ var grantTests = []struct {
 	{"rm -rf /", "rm -rf //", true},
 	{"rm -rf /", "rm -rf / home", true},
 	{"rm -rf /", "/bin/rm -rf /", true},
-	{"rm -rf /", "FOO=1 rm -rf /", true},
+	{"rm -rf /", "LANG=C rm -rf /", true},
 	{"rm -rf /", "rm -rf /var", false},
 	{"rm -rf /", "rm -rf ./", false},
 	{"rm -rf /", "rm -rf", false},
@@ -331,6 +380,30 @@ func TestGrants(t *testing.T) {
 		seen[key] = true
 		if got := matches(t, tc.line, tc.cmd); got != tc.want {
 			t.Errorf("rule %q, command %q: match=%v, want %v", tc.line, tc.cmd, got, tc.want)
+		}
+	}
+}
+
+// TestHarmlessEnvShimSafe: every env name an allow grant accepts is one the
+// shim's own engine allows on the same rule, so a grant never lets the
+// agent run what agent-shim would stop.
+func TestHarmlessEnvShimSafe(t *testing.T) {
+	gs, err := Grants("git status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := matcher.FromGrants(gs, nil, nil, []matcher.Managed{{Line: "git status", Grants: gs}})
+	hand := matcher.FromGrants(gs, nil, nil, nil) // the grants read as regexes
+	for _, name := range harmlessEnv {
+		cmd := strings.Replace(name, "*", "ALL", 1) + "=C git status"
+		t.Logf("input: %q", cmd)
+		if !matches(t, "git status", cmd) {
+			t.Errorf("the grant does not match %q", cmd)
+		}
+		for _, pol := range []*matcher.Policy{p, hand} {
+			if d := pol.Decide(cmd).Decision; d != matcher.Allow {
+				t.Errorf("the shim decides %q %v under the rule git status, want allow", cmd, d)
+			}
 		}
 	}
 }
@@ -520,6 +593,37 @@ func TestExpanderOverlay(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%q under %q: match=%v, want %v", tc.cmd, rule, got, tc.want)
+		}
+	}
+}
+
+// TestExpanderEnvExec: a name the table says runs its value leaves the
+// harmless list, in every grant.
+func TestExpanderEnvExec(t *testing.T) {
+	tbl, err := programs.WithOverlays(programs.File{Name: ".agents/config/programs.txt", Data: []byte("[mytool]\nenv-exec TERM LC_HOOK\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := NewExpander(tbl).Grants("git status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cmd  string
+		want bool
+	}{
+		{"LANG=C git status", true},
+		{"TERM=x git status", false},
+		{"LC_ALL=C git status", false},
+		{"LC_HOOK=x git status", false},
+	} {
+		got := false
+		for _, g := range gs {
+			re := regexp.MustCompile(strings.TrimSuffix(strings.TrimPrefix(g, "command(regex:"), ")"))
+			got = got || re.MatchString(tc.cmd)
+		}
+		if got != tc.want {
+			t.Errorf("%q: match=%v, want %v", tc.cmd, got, tc.want)
 		}
 	}
 }

@@ -12,8 +12,11 @@ func TestPrintable(t *testing.T) {
 	}{
 		{"", `[ -~]`},
 		{"'", `[ -&(-~]`},
-		{metachars, `[!#%*-:=?-\[\]-_a-{}~]`},
+		{metachars, `[]-_!#%*-:=?-[a-{}~]`},
 		{" -]^", `[!-,.-\\_-~]`},
+		{`Z\`, `[]-~ -Y[]`},
+		{"]", `[ -\\\^-~]`},
+		{"^", `[ -\]_-~]`},
 	}
 	for _, tc := range tests {
 		got := printable(tc.except)

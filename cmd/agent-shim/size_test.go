@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/agent-shim/agent-shim/config"
+)
+
+// fuchsiaBytes is the size of the config Fuchsia's own tool writes from its
+// manifests; issue 16 asks for at most twice that.
+const fuchsiaBytes = 166065
+
+// maxConfigBytes bounds the config.json agents-setup writes from
+// Fuchsia-sized manifests, so that grants do not grow back unnoticed. It is
+// above the issue's 2 × fuchsiaBytes (332,130) until agentShim.rules is
+// stored compactly too; lower it as the file shrinks.
+const maxConfigBytes = 370_000
+
+// TestConfigSize reports and bounds the size of a Fuchsia-sized config.json
+// and the average length of its grants.
+func TestConfigSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs agents-setup")
+	}
+	dir := t.TempDir()
+	cfg := fuchsiaConfig(t, dir, pinnedEnv(dir))
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, chars := 0, 0
+	for _, list := range [][]string{c.Grants.Allow, c.Grants.Ask, c.Grants.Deny} {
+		for _, g := range list {
+			n++
+			chars += len(g)
+		}
+	}
+	t.Logf("config.json: %d bytes (%.2f× Fuchsia's %d); %d grants of %d characters on average",
+		len(data), float64(len(data))/fuchsiaBytes, fuchsiaBytes, n, chars/n)
+	if len(data) > maxConfigBytes {
+		t.Errorf("config.json is %d bytes, want at most %d", len(data), maxConfigBytes)
+	}
+}
