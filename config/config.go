@@ -25,7 +25,7 @@ import (
 )
 
 // Version is the version of the shim's section that this package writes.
-const Version = 1
+const Version = 2
 
 // Grants are the agent's permission grants, per list. Each grant is a
 // string such as "command(regex:^git status$)" or "command(git status)".

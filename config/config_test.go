@@ -276,7 +276,7 @@ func TestMarshalUpdates(t *testing.T) {
   },
   "other": 1,
   "agentShim": {
-    "version": 1,
+    "version": 2,
     "profile": "full-access",
     "rules": [
       {"line": "a<b", "category": "read_only", "source": {"overlay": "builtin", "file": "read_only.txt", "line": 1}, "grants": []}
@@ -629,5 +629,77 @@ func BenchmarkLoadSettings(b *testing.B) {
 		if _, err := LoadSettings(path); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRuleGroups: the rules of one manifest file whose grants are in the
+// lists are written as a group that names the file once; reading gives
+// the same rules, and the per-rule form of version 1 still reads.
+func TestRuleGroups(t *testing.T) {
+	f, err := Parse("config.json", []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := Source{Overlay: ".", File: ".agents/config/permissions/read_only.txt"}
+	f.Grants.Allow = []string{"command(git status)", "command(git log)", "command(git log --oneline)", "command(ls)"}
+	f.Grants.Deny = []string{"command(rm -rf /)"}
+	f.Shim.Rules = []Rule{
+		{Line: "git status", Category: "read_only", Source: Source{ro.Overlay, ro.File, 7}, Grants: []string{"command(git status)"}},
+		{Line: "git log", Category: "read_only", Source: Source{ro.Overlay, ro.File, 8}, Grants: []string{"command(git log)", "command(git log --oneline)"}},
+		{Line: "cat", Category: "read_only", Source: Source{ro.Overlay, ro.File, 9}, Grants: []string{"command(cat)"}}, // not in the lists
+		{Line: "ls", Category: "read_only", Source: Source{ro.Overlay, ro.File, 10}, Grants: []string{"command(ls)"}},
+		{Line: "rm -rf /", Category: "never_allow", Source: Source{"vendor/x", "vendor/x/.agents/config/permissions/never_allow.txt", 3}, Grants: []string{"command(rm -rf /)"}},
+	}
+	out, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(out), `"file": ".agents/config/permissions/read_only.txt"`); n != 3 {
+		t.Errorf("the read-only file is named %d times, want 3 (a group, the rule with its grant's text, a group):\n%s", n, out)
+	}
+	g, err := Parse("config.json", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(f.Shim.Rules, g.Shim.Rules); diff != "" {
+		t.Errorf("rules read back (-want +got):\n%s\n%s", diff, out)
+	}
+
+	old := `{"userSettings": {"globalPermissionGrants": {"allow": ["command(git status)"]}},
+  "agentShim": {"version": 1, "rules": [
+    {"line": "git status", "category": "read_only", "source": {"overlay": ".", "file": "r.txt", "line": 2}, "digests": ["` + statefile.Digest("command(git status)") + `"]}]}}`
+	h, err := Parse("config.json", []byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Rule{{Line: "git status", Category: "read_only", Source: Source{".", "r.txt", 2}, Grants: []string{"command(git status)"}}}
+	if diff := cmp.Diff(want, h.Shim.Rules); diff != "" {
+		t.Errorf("version 1 rules (-want +got):\n%s", diff)
+	}
+
+	for _, bad := range []string{
+		`{"agentShim": {"rules": [{"file": "r.txt", "line": "x", "lines": [[1, "ls", "00"]]}]}}`,
+		`{"agentShim": {"rules": [{"file": "r.txt", "lines": [[1, "ls"]]}]}}`,
+		`{"agentShim": {"rules": [{"file": "r.txt", "lines": [[1, "", "00"]]}]}}`,
+		`{"agentShim": {"rules": [{"file": "r.txt", "lines": [["1", "ls", "00"]]}]}}`,
+		`{"agentShim": {"rules": [{"file": "r.txt", "lines": [1]}]}}`,
+	} {
+		if _, err := Parse("config.json", []byte(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		} else if !strings.Contains(err.Error(), "config.json") {
+			t.Errorf("%s: the error does not name the file: %v", bad, err)
+		}
+	}
+}
+
+// TestNewerVersion: a file written by a newer agents-setup is refused with
+// the versions, never read as if it were this one's.
+func TestNewerVersion(t *testing.T) {
+	_, err := Parse("config.json", []byte(`{"agentShim": {"version": 99, "rules": []}}`))
+	if err == nil || !strings.Contains(err.Error(), "version 99") || !strings.Contains(err.Error(), "config.json") {
+		t.Errorf("version 99: %v", err)
+	}
+	if _, err := Parse("config.json", []byte(`{"agentShim": {"version": 1, "rules": []}}`)); err != nil {
+		t.Errorf("version 1: %v", err)
 	}
 }

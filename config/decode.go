@@ -35,10 +35,9 @@ type decoder struct {
 	scratch []byte
 	// seen interns strings: a rule's grants repeat the lists' grants.
 	seen map[string]string
-	// digests are the current rule's "digests"; refs those of every rule,
-	// resolved against the grant lists once the whole file is read.
-	digests []string
-	refs    []ruleRefs
+	// refs are the digests of every rule, resolved against the grant
+	// lists once the whole file is read.
+	refs []ruleRefs
 	// settingsOnly skips the grant lists and the rules (LoadSettings).
 	settingsOnly bool
 }
@@ -737,7 +736,12 @@ func (d *decoder) shim(f *File) error {
 		var err error
 		switch key {
 		case "version":
-			s.Version, err = d.int()
+			d.ws()
+			start := d.pos
+			if s.Version, err = d.int(); err == nil && s.Version > Version {
+				err = &shapeError{offset: start, path: d.where(),
+					msg: fmt.Sprintf("version %d is written by a newer agents-setup; this one reads up to %d", s.Version, Version)}
+			}
 		case "profile":
 			s.Profile, err = d.string()
 		case "mode":
@@ -755,14 +759,12 @@ func (d *decoder) shim(f *File) error {
 			}
 			d.refs = nil
 			err = d.array(func() error {
-				var r Rule
-				d.digests = nil
-				err := d.rule(&r)
-				if d.digests != nil {
-					d.refs = append(d.refs, ruleRefs{len(s.Rules), d.digests})
-				}
-				s.Rules = append(s.Rules, r)
-				return err
+				return d.rule(func(r Rule, digests []string) {
+					if digests != nil {
+						d.refs = append(d.refs, ruleRefs{len(s.Rules), digests})
+					}
+					s.Rules = append(s.Rules, r)
+				})
 			})
 		case "pathScope":
 			s.PathScope = PathScope{}
@@ -795,10 +797,18 @@ func (d *decoder) shim(f *File) error {
 	}))
 }
 
-func (d *decoder) rule(r *Rule) error {
+// rule reads one element of agentShim.rules and adds what it holds: a
+// rule ({"line": …, "category": …, "source": {…}, "digests"|"grants":
+// […]}), or a group of the rules of one manifest file, which names the
+// file, overlay and category once ({"file": …, "overlay": …, "category":
+// …, "lines": [[line, text, digest…], …]}).
+func (d *decoder) rule(add func(Rule, []string)) error {
 	d.ws()
 	start := d.pos
-	hasLine := false
+	var r Rule
+	var digests []string
+	hasLine, group := false, false
+	var lines []groupLine
 	err := d.object(func(key string) error {
 		var err error
 		switch key {
@@ -810,9 +820,15 @@ func (d *decoder) rule(r *Rule) error {
 		case "grants":
 			r.Grants, err = d.strings()
 		case "digests":
-			d.digests, err = d.strings()
+			digests, err = d.strings()
+		case "file":
+			r.Source.File, err = d.string()
+		case "overlay":
+			r.Source.Overlay, err = d.string()
+		case "lines":
+			group = true
+			lines, err = d.groupLines()
 		case "source":
-			r.Source = Source{}
 			err = d.object(func(key string) error {
 				var err error
 				switch key {
@@ -835,8 +851,60 @@ func (d *decoder) rule(r *Rule) error {
 	if err != nil {
 		return err
 	}
-	if !hasLine || r.Line == "" {
+	switch {
+	case group && hasLine:
+		return &shapeError{offset: start, path: d.where(), msg: `both "line" and "lines"`}
+	case group:
+		for _, l := range lines {
+			rule := Rule{Line: l.text, Category: r.Category, Source: Source{Overlay: r.Source.Overlay, File: r.Source.File, Line: l.num}}
+			add(rule, l.digests)
+		}
+		return nil
+	case !hasLine || r.Line == "":
 		return &shapeError{offset: start, path: d.where(), msg: `missing "line"`}
 	}
+	add(r, digests)
 	return nil
+}
+
+// groupLine is one rule of a group: [line, text, digest…].
+type groupLine struct {
+	num     int
+	text    string
+	digests []string
+}
+
+// groupLines reads a group's "lines".
+func (d *decoder) groupLines() ([]groupLine, error) {
+	var out []groupLine
+	err := d.array(func() error {
+		d.ws()
+		start := d.pos
+		var l groupLine
+		n := 0
+		err := d.array(func() error {
+			var err error
+			switch n {
+			case 0:
+				l.num, err = d.int()
+			case 1:
+				l.text, err = d.string()
+			default:
+				var dg string
+				dg, err = d.string()
+				l.digests = append(l.digests, dg)
+			}
+			n++
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if n < 3 || l.text == "" {
+			return &shapeError{offset: start, path: d.where(), msg: "a rule of a group is [line, text, digest…]"}
+		}
+		out = append(out, l)
+		return nil
+	})
+	return out, err
 }

@@ -171,13 +171,27 @@ func (w *writer) rules(rules []Rule, lists Grants, depth int) {
 		return
 	}
 	// One rule per line: indenting each member would add a fifth to
-	// the rules' size.
+	// the rules' size. The rules of one manifest file whose grants all
+	// go by digest are a group that names the file once (see decode.go).
 	w.buf = append(w.buf, '[')
-	for i, r := range rules {
+	for i := 0; i < len(rules); i++ {
 		if i > 0 {
 			w.buf = append(w.buf, ',')
 		}
 		w.indent(depth + 1)
+		r := rules[i]
+		if key, _ := ruleGrants(r.Grants, inLists); key == "digests" && r.Source.File != "" {
+			j := i + 1
+			for j < len(rules) && sameFile(rules[j], r) {
+				if k, _ := ruleGrants(rules[j].Grants, inLists); k != "digests" {
+					break
+				}
+				j++
+			}
+			w.group(rules[i:j], inLists, depth+1)
+			i = j - 1
+			continue
+		}
 		w.buf = append(w.buf, `{"line": `...)
 		w.buf = appendQuoted(w.buf, r.Line)
 		w.buf = append(w.buf, `, "category": `...)
@@ -202,6 +216,42 @@ func (w *writer) rules(rules []Rule, lists Grants, depth int) {
 	}
 	w.indent(depth)
 	w.buf = append(w.buf, ']')
+}
+
+// sameFile reports whether two rules come from the same manifest file.
+func sameFile(a, b Rule) bool {
+	return a.Category == b.Category && a.Source.Overlay == b.Source.Overlay && a.Source.File == b.Source.File
+}
+
+// group writes rules of one file, all of whose grants go by digest:
+// {"file": …, "overlay": …, "category": …, "lines": [[line, text, digest…], …]}.
+func (w *writer) group(rules []Rule, inLists map[string]bool, depth int) {
+	r := rules[0]
+	w.buf = append(w.buf, `{"file": `...)
+	w.buf = appendQuoted(w.buf, r.Source.File)
+	w.buf = append(w.buf, `, "overlay": `...)
+	w.buf = appendQuoted(w.buf, r.Source.Overlay)
+	w.buf = append(w.buf, `, "category": `...)
+	w.buf = appendQuoted(w.buf, r.Category)
+	w.buf = append(w.buf, `, "lines": [`...)
+	for i, r := range rules {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.indent(depth + 1)
+		w.buf = append(w.buf, '[')
+		w.buf = strconv.AppendInt(w.buf, int64(r.Source.Line), 10)
+		w.buf = append(w.buf, ", "...)
+		w.buf = appendQuoted(w.buf, r.Line)
+		_, digests := ruleGrants(r.Grants, inLists)
+		for _, dg := range digests {
+			w.buf = append(w.buf, ", "...)
+			w.buf = appendQuoted(w.buf, dg)
+		}
+		w.buf = append(w.buf, ']')
+	}
+	w.indent(depth)
+	w.buf = append(w.buf, "]}"...)
 }
 
 // ruleGrants returns a rule's grants to write: by digest ("digests") when

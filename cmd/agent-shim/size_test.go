@@ -12,10 +12,9 @@ import (
 const fuchsiaBytes = 166065
 
 // maxConfigBytes bounds the config.json agents-setup writes from
-// Fuchsia-sized manifests, so that grants do not grow back unnoticed. It is
-// above the issue's 2 × fuchsiaBytes (332,130) until agentShim.rules is
-// stored compactly too; lower it as the file shrinks.
-const maxConfigBytes = 370_000
+// Fuchsia-sized manifests (issue 16: at most twice Fuchsia's), so that
+// grants and rules do not grow back unnoticed.
+const maxConfigBytes = 2 * fuchsiaBytes
 
 // TestConfigSize reports and bounds the size of a Fuchsia-sized config.json
 // and the average length of its grants.
