@@ -80,7 +80,7 @@ type lazy struct {
 	name   string
 	text   string
 	blocks map[string]span // block key → its lines
-	known  map[string]bool   // programs with any block
+	known  map[string]bool // programs with any block
 	progs  map[string]*Program
 	full   *Table
 }
