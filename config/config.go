@@ -2,9 +2,10 @@
 // grants under userSettings.globalPermissionGrants and the shim's own section
 // under the top-level key "agentShim", which the agent ignores.
 //
-// A managed rule names the grants it expanded to by digest ("digests", see
+// A managed rule names the grants it expanded to by digest (see
 // statefile.Digest) rather than repeating their text, which would double the
-// file; Load resolves them, so Rule.Grants holds the text either way.
+// file, and the rules of one manifest file are a group that names the file
+// once; Load resolves the digests, so Rule.Grants holds the text either way.
 //
 // Load is on the hot path of every command the shim decides, so it decodes
 // only what it needs in a single pass. Marshal, used by agents-setup, keeps
