@@ -173,6 +173,15 @@ func (w *writer) rules(rules []Rule, lists Grants, depth int) {
 	// One rule per line: indenting each member would add a fifth to
 	// the rules' size. The rules of one manifest file whose grants all
 	// go by digest are a group that names the file once (see decode.go).
+	// Each rule's grants as written, digests hashed once.
+	type written struct {
+		key  string
+		list []string
+	}
+	ws := make([]written, len(rules))
+	for i, r := range rules {
+		ws[i].key, ws[i].list = ruleGrants(r.Grants, inLists)
+	}
 	w.buf = append(w.buf, '[')
 	for i := 0; i < len(rules); i++ {
 		if i > 0 {
@@ -180,15 +189,16 @@ func (w *writer) rules(rules []Rule, lists Grants, depth int) {
 		}
 		w.indent(depth + 1)
 		r := rules[i]
-		if key, _ := ruleGrants(r.Grants, inLists); key == "digests" && r.Source.File != "" {
+		if ws[i].key == "digests" && r.Source.File != "" {
 			j := i + 1
-			for j < len(rules) && sameFile(rules[j], r) {
-				if k, _ := ruleGrants(rules[j].Grants, inLists); k != "digests" {
-					break
-				}
+			for j < len(rules) && sameFile(rules[j], r) && ws[j].key == "digests" {
 				j++
 			}
-			w.group(rules[i:j], inLists, depth+1)
+			digests := make([][]string, 0, j-i)
+			for _, x := range ws[i:j] {
+				digests = append(digests, x.list)
+			}
+			w.group(rules[i:j], digests, depth+1)
 			i = j - 1
 			continue
 		}
@@ -202,7 +212,7 @@ func (w *writer) rules(rules []Rule, lists Grants, depth int) {
 		w.buf = appendQuoted(w.buf, r.Source.File)
 		w.buf = append(w.buf, `, "line": `...)
 		w.buf = strconv.AppendInt(w.buf, int64(r.Source.Line), 10)
-		key, list := ruleGrants(r.Grants, inLists)
+		key, list := ws[i].key, ws[i].list
 		w.buf = append(w.buf, `}, "`...)
 		w.buf = append(w.buf, key...)
 		w.buf = append(w.buf, `": [`...)
@@ -223,9 +233,10 @@ func sameFile(a, b Rule) bool {
 	return a.Category == b.Category && a.Source.Overlay == b.Source.Overlay && a.Source.File == b.Source.File
 }
 
-// group writes rules of one file, all of whose grants go by digest:
+// group writes rules of one file, all of whose grants go by digest
+// (digests[i] are rules[i]'s):
 // {"file": …, "overlay": …, "category": …, "lines": [[line, text, digest…], …]}.
-func (w *writer) group(rules []Rule, inLists map[string]bool, depth int) {
+func (w *writer) group(rules []Rule, digests [][]string, depth int) {
 	r := rules[0]
 	w.buf = append(w.buf, `{"file": `...)
 	w.buf = appendQuoted(w.buf, r.Source.File)
@@ -243,8 +254,7 @@ func (w *writer) group(rules []Rule, inLists map[string]bool, depth int) {
 		w.buf = strconv.AppendInt(w.buf, int64(r.Source.Line), 10)
 		w.buf = append(w.buf, ", "...)
 		w.buf = appendQuoted(w.buf, r.Line)
-		_, digests := ruleGrants(r.Grants, inLists)
-		for _, dg := range digests {
+		for _, dg := range digests[i] {
 			w.buf = append(w.buf, ", "...)
 			w.buf = appendQuoted(w.buf, dg)
 		}
