@@ -14,7 +14,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agent-shim/agent-shim/config"
@@ -255,10 +257,12 @@ func (s *session) profile() string {
 
 // fingerprint identifies the inputs of a run: equal fingerprints mean
 // the same result, so an unchanged re-run can stop early.
-func fingerprint(configPath, profile, manifests string, adhoc []manifest.Line, to []int, config string) string {
+func fingerprint(configPath, profile, manifests string, adhoc []manifest.Line, to []int, configID string) string {
 	h := sha256.New()
 	field := func(s string) { fmt.Fprintf(h, "%d:%s", len(s), s) }
-	field("agents-setup fingerprint v1")
+	field("agents-setup fingerprint v2")
+	field(strconv.Itoa(config.Version))
+	field(generator())
 	field(configPath)
 	field(profile)
 	field(manifests)
@@ -268,9 +272,29 @@ func fingerprint(configPath, profile, manifests string, adhoc []manifest.Line, t
 		field(l.File)
 		fmt.Fprintf(h, "%d;", l.Num)
 	}
-	field(config)
+	field(configID)
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// generator stands for how this agents-setup turns a manifest line into
+// grants: a new version that spells grants differently (or writes another
+// config format, above) must rewrite a file its predecessor left, even
+// when neither the manifests nor the file changed.
+var generator = sync.OnceValue(func() string {
+	h := sha256.New()
+	for _, line := range []string{"git status", "LANG=C ls -la", "rm -rf /"} {
+		for _, f := range []func(string) ([]string, error){manifest.Grants, manifest.DenyGrants} {
+			grants, err := f(line)
+			if err != nil {
+				fmt.Fprintf(h, "error %v;", err)
+			}
+			for _, g := range grants {
+				fmt.Fprintf(h, "%d:%s", len(g), g)
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+})
 
 // apply writes the target policy (or, with --reset, none) into the config.
 func (s *session) apply(ctx context.Context) error {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/manifest"
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
@@ -724,4 +725,46 @@ func TestRollbackKeepsHandEdits(t *testing.T) {
 		t.Errorf("history %v", got)
 	}
 	e.assertClean(t)
+}
+
+// TestNewGenerator: a file an older agents-setup wrote (another config
+// version, grants spelled otherwise) is rewritten by a newer one on its
+// next run, though neither the manifests nor the file changed since; the
+// older one found it up to date.
+func TestNewGenerator(t *testing.T) {
+	e := newEnv(t)
+	e.mustRun(t, e.opts(nil))
+	// What an older agents-setup left: the file in version 1, and the
+	// state's fingerprint of it under that binary's generator.
+	orig := generator
+	defer func() { generator = orig }()
+	generator = func() string { return "an older spelling of grants" }
+	old := strings.Replace(readFile(t, e.cfg), `"version": 2`, `"version": 1`, 1)
+	writeFile(t, e.cfg, old)
+	info, err := os.Stat(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifests, err := manifest.Fingerprint(e.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := e.state_(t)
+	st.Fingerprint = fingerprint(st.Config, st.Profile, manifests, nil, nil, identity(info))
+	if err := (statefile.Store{Dir: e.state}).Save(st); err != nil {
+		t.Fatal(err)
+	}
+	if out := e.mustRun(t, e.opts(nil)); !strings.Contains(out, "up to date") || readFile(t, e.cfg) != old {
+		t.Fatalf("the older binary did not find its own file up to date:\n%s", out)
+	}
+
+	generator = orig
+	out := e.mustRun(t, e.opts(nil))
+	if strings.Contains(out, "up to date") || !strings.Contains(readFile(t, e.cfg), `"version": 2`) {
+		t.Fatalf("the newer binary left the older one's file:\n%s\n%s", out, readFile(t, e.cfg))
+	}
+	handKept(t, e.cfg)
+	if out := e.mustRun(t, e.opts(nil)); !strings.Contains(out, "up to date") {
+		t.Errorf("the run after it did not find the file up to date:\n%s", out)
+	}
 }
