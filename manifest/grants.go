@@ -345,6 +345,11 @@ func homeSpellings(words []string, home string) [][]string {
 	return out
 }
 
+// GrantsVersion changes whenever the grants a line expands to are spelled
+// differently, so that agents-setup rewrites what an older version wrote
+// (TestGrantsVersion fails until it is bumped).
+const GrantsVersion = 2
+
 // NewExpander returns an expander for a program table, such as the
 // built-in one merged with an overlay's .agents/config/programs.txt.
 func NewExpander(tbl *programs.Table) *Expander {

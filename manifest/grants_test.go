@@ -1,6 +1,9 @@
 package manifest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -667,5 +670,29 @@ func TestDenyGrantsHome(t *testing.T) {
 	gs, _ := DenyGrants("rm -rf ~")
 	if n := len(gs); n != 3 {
 		t.Errorf("DenyGrants(rm -rf ~) without a home: %d grants, want 3 (~, /root, /root/)", n)
+	}
+}
+
+// TestGrantsVersion holds GrantsVersion to the spelling of grants: when a
+// change to the expander changes what these lines expand to, bump
+// GrantsVersion and record the new digest here, so that agents-setup
+// rewrites the files an older version wrote.
+func TestGrantsVersion(t *testing.T) {
+	const version, probe = 2, "7d9569975e88c72f8a13df6379d8ae79"
+	h := sha256.New()
+	for _, line := range []string{"git status", "ls -la", "rm -rf /", "ffx target list", "go test ./...", "cipd help"} {
+		for _, f := range []func(string) ([]string, error){Grants, DenyGrants} {
+			grants, err := f(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range grants {
+				fmt.Fprintf(h, "%d:%s", len(g), g)
+			}
+		}
+	}
+	got := hex.EncodeToString(h.Sum(nil)[:16])
+	if got != probe || GrantsVersion != version {
+		t.Errorf("grants are spelled %s under GrantsVersion %d; recorded %s under %d: bump GrantsVersion and record both", got, GrantsVersion, probe, version)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agent-shim/agent-shim/config"
@@ -280,21 +279,7 @@ func fingerprint(configPath, profile, manifests string, adhoc []manifest.Line, t
 // grants: a new version that spells grants differently (or writes another
 // config format, above) must rewrite a file its predecessor left, even
 // when neither the manifests nor the file changed.
-var generator = sync.OnceValue(func() string {
-	h := sha256.New()
-	for _, line := range []string{"git status", "LANG=C ls -la", "rm -rf /"} {
-		for _, f := range []func(string) ([]string, error){manifest.Grants, manifest.DenyGrants} {
-			grants, err := f(line)
-			if err != nil {
-				fmt.Fprintf(h, "error %v;", err)
-			}
-			for _, g := range grants {
-				fmt.Fprintf(h, "%d:%s", len(g), g)
-			}
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
-})
+var generator = func() string { return strconv.Itoa(manifest.GrantsVersion) }
 
 // apply writes the target policy (or, with --reset, none) into the config.
 func (s *session) apply(ctx context.Context) error {
