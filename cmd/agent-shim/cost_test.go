@@ -38,7 +38,7 @@ func buildBinary(t testing.TB, dir, name string) string {
 		return *agentsSetupBin
 	}
 	bin := filepath.Join(dir, name)
-	cmd := exec.Command("go", "build", "-o", bin, "../"+name)
+	cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, "../"+name) // as README installs it
 	cmd.Env = origEnv
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building %s: %v\n%s", name, err, out)
