@@ -581,8 +581,20 @@ func buildTarget(lines []manifest.Line, adhoc []manifest.Line, to []int, profile
 	}
 	t := lists(&target)
 	seen := [3]map[string]bool{{}, {}, {}}
+	// The lines of each list, and the line each grant came from: the
+	// same line in a stricter list takes its grants out of a weaker one,
+	// though the deny list spells them otherwise.
+	seenLine := [3]map[string]bool{{}, {}, {}}
+	lineOf := [3]map[string]string{{}, {}, {}}
 	add := func(l manifest.Line, li int) error {
-		grants, err := manifest.Grants(l.Text)
+		// The deny list's grants are the broad ones: the agent's own
+		// matching then denies `git push --force; echo`, `sudo git push
+		// --force` and the like too, as the shim does.
+		expand := manifest.Grants
+		if li == 2 {
+			expand = manifest.DenyGrants
+		}
+		grants, err := expand(l.Text)
 		if err != nil {
 			if l.File == "" {
 				return Usagef("--%s %q: %v", listNames[li], l.Text, err)
@@ -592,9 +604,11 @@ func buildTarget(lines []manifest.Line, adhoc []manifest.Line, to []int, profile
 		if len(grants) == 0 {
 			return nil
 		}
+		seenLine[li][l.Text] = true
 		for _, g := range grants {
 			if !seen[li][g] {
 				seen[li][g] = true
+				lineOf[li][g] = l.Text
 				*t[li] = append(*t[li], g)
 			}
 		}
@@ -619,9 +633,11 @@ func buildTarget(lines []manifest.Line, adhoc []manifest.Line, to []int, profile
 			return target, nil, err
 		}
 	}
-	// The strictest list wins.
-	target.Allow = slices.DeleteFunc(target.Allow, func(g string) bool { return seen[1][g] || seen[2][g] })
-	target.Ask = slices.DeleteFunc(target.Ask, func(g string) bool { return seen[2][g] })
+	// The strictest list wins, by grant and by line.
+	target.Allow = slices.DeleteFunc(target.Allow, func(g string) bool {
+		return seen[1][g] || seen[2][g] || seenLine[1][lineOf[0][g]] || seenLine[2][lineOf[0][g]]
+	})
+	target.Ask = slices.DeleteFunc(target.Ask, func(g string) bool { return seen[2][g] || seenLine[2][lineOf[1][g]] })
 	return target, rules, nil
 }
 

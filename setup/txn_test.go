@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -766,5 +767,40 @@ func TestNewGenerator(t *testing.T) {
 	handKept(t, e.cfg)
 	if out := e.mustRun(t, e.opts(nil)); !strings.Contains(out, "up to date") {
 		t.Errorf("the run after it did not find the file up to date:\n%s", out)
+	}
+}
+
+// TestDenyListBroad: the deny list holds the broad grants (DenyGrants), so
+// the agent's own matching denies a never-allowed command behind sudo or
+// followed by more, not only the command alone; the allow list never holds
+// them.
+func TestDenyListBroad(t *testing.T) {
+	e := newEnv(t)
+	e.mustRun(t, e.opts(nil))
+	f, err := config.Load(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	matches := func(list []string, cmd string) bool {
+		for _, g := range list {
+			re, ok := strings.CutPrefix(g, "command(regex:")
+			if !ok {
+				continue
+			}
+			if regexp.MustCompile(strings.TrimSuffix(re, ")")).MatchString(cmd) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, cmd := range []string{"rm -rf /", "sudo rm -rf /", "rm -rf / ; echo done", "FOO=1 rm -rf /"} {
+		if !matches(f.Grants.Deny, cmd) {
+			t.Errorf("no deny grant matches %q", cmd)
+		}
+	}
+	for _, cmd := range []string{"sudo ls", "ls; rm -rf /"} {
+		if matches(f.Grants.Allow, cmd) {
+			t.Errorf("an allow grant matches %q", cmd)
+		}
 	}
 }
