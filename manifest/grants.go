@@ -345,10 +345,11 @@ func homeSpellings(words []string, home string) [][]string {
 	return out
 }
 
-// GrantsVersion changes whenever the grants a line expands to are spelled
-// differently, so that agents-setup rewrites what an older version wrote
+// GrantsVersion changes whenever the grants agents-setup writes for a line
+// are spelled differently (or, as in 3, a list takes other grants), so
+// that agents-setup rewrites what an older version wrote
 // (TestGrantsVersion fails until it is bumped).
-const GrantsVersion = 2
+const GrantsVersion = 3
 
 // NewExpander returns an expander for a program table, such as the
 // built-in one merged with an overlay's .agents/config/programs.txt.

@@ -678,7 +678,7 @@ func TestDenyGrantsHome(t *testing.T) {
 // GrantsVersion and record the new digest here, so that agents-setup
 // rewrites the files an older version wrote.
 func TestGrantsVersion(t *testing.T) {
-	const version, probe = 2, "7d9569975e88c72f8a13df6379d8ae79"
+	const version, probe = 3, "7d9569975e88c72f8a13df6379d8ae79"
 	h := sha256.New()
 	for _, line := range []string{"git status", "ls -la", "rm -rf /", "ffx target list", "go test ./...", "cipd help"} {
 		for _, f := range []func(string) ([]string, error){Grants, DenyGrants} {
