@@ -352,13 +352,21 @@ func homeSpellings(words []string, home string) [][]string {
 const GrantsVersion = 3
 
 // NewExpander returns an expander for a program table, such as the
-// built-in one merged with an overlay's .agents/config/programs.txt.
+// built-in one merged with an overlay's .agents/config/programs.txt. For
+// the built-in table it is the one the package functions use, made once.
 func NewExpander(tbl *programs.Table) *Expander {
+	if tbl == programs.Builtin() {
+		return builtinExpander()
+	}
+	return newExpander(tbl)
+}
+
+func newExpander(tbl *programs.Table) *Expander {
 	k := newKnowledge(tbl)
 	return &Expander{allow: newStyle(k, false), deny: newStyle(k, true)}
 }
 
-var builtinExpander = sync.OnceValue(func() *Expander { return NewExpander(programs.Builtin()) })
+var builtinExpander = sync.OnceValue(func() *Expander { return newExpander(programs.Builtin()) })
 
 func newStyle(k *knowledge, deny bool) style {
 	st := style{k: k, deny: deny, sep: sep, piece: piece, word: word}

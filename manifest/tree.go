@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agent-shim/agent-shim/programs"
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -38,6 +39,9 @@ type Tree struct {
 	Lines    []Line   // rules by category (in Categories order), then overlay, then line
 	Files    []string // files read, relative to Root, in overlay order
 	Services []string // user services to restart after a change, in order, without duplicates
+	// Programs are the overlays' program facts (.agents/config/programs.txt),
+	// in overlay order; see Table.
+	Programs []programs.File
 	Builtin  bool     // no overlay has a manifest: Lines are the embedded defaults
 	Skipped  []string // vendor/<x> with a config dir that are not git repositories
 }
@@ -306,8 +310,17 @@ func (t *Tree) readOverlay(p *lineParser, ov overlay, byCat map[string][]Line) e
 		}
 		byCat[c] = append(byCat[c], lines...)
 	}
+	progFile := rel + "/programs.txt"
+	data, err := os.ReadFile(filepath.Join(ov.dir, "programs.txt"))
+	switch {
+	case err == nil:
+		t.Files = append(t.Files, progFile)
+		t.Programs = append(t.Programs, programs.File{Name: progFile, Data: data})
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("reading program facts %s: %w", progFile, err)
+	}
 	file := rel + "/services.txt"
-	data, err := os.ReadFile(filepath.Join(ov.dir, "services.txt"))
+	data, err = os.ReadFile(filepath.Join(ov.dir, "services.txt"))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
@@ -408,15 +421,28 @@ func Fingerprint(root string) (string, error) {
 			}
 			writeField("manifest", e.Name(), string(data))
 		}
-		data, err := os.ReadFile(filepath.Join(ov.dir, "services.txt"))
-		switch {
-		case err == nil:
-			writeField("services", string(data))
-		case !errors.Is(err, fs.ErrNotExist):
-			return "", fmt.Errorf("fingerprinting overlay %s: %w", ov.name, err)
+		for _, name := range []string{"services.txt", "programs.txt"} {
+			data, err := os.ReadFile(filepath.Join(ov.dir, name))
+			switch {
+			case err == nil:
+				writeField(name, string(data))
+			case !errors.Is(err, fs.ErrNotExist):
+				return "", fmt.Errorf("fingerprinting overlay %s: %w", ov.name, err)
+			}
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Table returns the program facts the tree's grants are expanded with:
+// the built-in table with the overlays' programs.txt merged in. A fact
+// that cannot be read, or that would make a decision less strict, is an
+// error naming its file and line.
+func (t *Tree) Table() (*programs.Table, error) {
+	if len(t.Programs) == 0 {
+		return programs.Builtin(), nil
+	}
+	return programs.WithOverlays(t.Programs...)
 }
 
 // repoMarker describes dir's .git without opening the repository: a .git
