@@ -82,6 +82,18 @@ type Shim struct {
 	RequireHook bool      `json:"requireHook"`
 	PathScope   PathScope `json:"pathScope"`
 	Tools       Tools     `json:"tools"`
+	// Programs are the program facts of the manifests' overlays
+	// (.agents/config/programs.txt), written by agents-setup with the
+	// rules, so that the shim decides with the facts the grants were
+	// expanded with.
+	Programs []ProgramFile `json:"programs,omitempty"`
+}
+
+// ProgramFile is one overlay's programs.txt: its path relative to the
+// checkout root, and its text.
+type ProgramFile struct {
+	File string `json:"file"`
+	Text string `json:"text"`
 }
 
 // File is a loaded config.json.

@@ -766,6 +766,28 @@ func (d *decoder) shim(f *File) error {
 					s.Rules = append(s.Rules, r)
 				})
 			})
+		case "programs":
+			s.Programs = nil
+			if d.settingsOnly {
+				return d.skip()
+			}
+			err = d.array(func() error {
+				var pf ProgramFile
+				err := d.object(func(key string) error {
+					var err error
+					switch key {
+					case "file":
+						pf.File, err = d.string()
+					case "text":
+						pf.Text, err = d.string()
+					default:
+						err = d.skip()
+					}
+					return err
+				})
+				s.Programs = append(s.Programs, pf)
+				return err
+			})
 		case "pathScope":
 			s.PathScope = PathScope{}
 			err = d.object(func(key string) error {

@@ -417,5 +417,8 @@ func (f *File) shimObject() object {
 	if !reflect.DeepEqual(s.Tools, f.orig.Tools) {
 		o = o.set("tools", func(w *writer, d int) { w.value(s.Tools, d) })
 	}
+	if len(s.Programs) > 0 || len(f.orig.Programs) > 0 {
+		o = o.set("programs", func(w *writer, d int) { w.value(s.Programs, d) })
+	}
 	return o
 }
