@@ -346,7 +346,11 @@ func (s *session) apply(ctx context.Context) error {
 			return err // a failing policy test stops the apply: nothing written
 		}
 	}
-	target, rules, err := buildTarget(tree.Lines, adhoc, to, profile)
+	tbl, err := tree.Table()
+	if err != nil {
+		return err // a program fact that cannot be read: nothing written
+	}
+	target, rules, err := buildTarget(manifest.NewExpander(tbl), tree.Lines, adhoc, to, profile)
 	if err != nil {
 		return err
 	}
@@ -416,9 +420,15 @@ func (s *session) apply(ctx context.Context) error {
 		next.Shim.Version = config.Version
 		next.Shim.Profile = profile
 		next.Shim.Rules = r
+		next.Shim.Programs = nil
+		if !o.Reset {
+			for _, pf := range tree.Programs {
+				next.Shim.Programs = append(next.Shim.Programs, config.ProgramFile{File: pf.Name, Text: string(pf.Data)})
+			}
+		}
 		changed := s.raw == nil || res.Changed(s.file.Grants) ||
 			s.file.Shim.Profile != profile || s.file.Shim.Version != config.Version ||
-			!sameRules(s.file.Shim.Rules, r)
+			!sameRules(s.file.Shim.Rules, r) || !slices.Equal(s.file.Shim.Programs, next.Shim.Programs)
 
 		if o.DryRun {
 			s.printChanges(res, changed, profile, r)
@@ -564,7 +574,7 @@ func (s *session) init(root string) error {
 // buildTarget expands the manifest lines placed by the profile and the
 // ad-hoc rules into the target grants and the shim's rules. A grant that
 // lands in two lists stays only in the strictest (deny, then ask).
-func buildTarget(lines []manifest.Line, adhoc []manifest.Line, to []int, profile string) (config.Grants, []config.Rule, error) {
+func buildTarget(x *manifest.Expander, lines []manifest.Line, adhoc []manifest.Line, to []int, profile string) (config.Grants, []config.Rule, error) {
 	var target config.Grants
 	rules := []config.Rule{}
 	listOf := map[string]int{}
@@ -590,9 +600,9 @@ func buildTarget(lines []manifest.Line, adhoc []manifest.Line, to []int, profile
 		// The deny list's grants are the broad ones: the agent's own
 		// matching then denies `git push --force; echo`, `sudo git push
 		// --force` and the like too, as the shim does.
-		expand := manifest.Grants
+		expand := x.Grants
 		if li == 2 {
-			expand = manifest.DenyGrants
+			expand = x.DenyGrants
 		}
 		grants, err := expand(l.Text)
 		if err != nil {

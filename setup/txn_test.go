@@ -804,3 +804,51 @@ func TestDenyListBroad(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlayProgramFacts: an overlay's .agents/config/programs.txt shapes
+// the grants agents-setup writes (a tool's option that runs a command is
+// kept out of its allow grant), and a fact that cannot be read stops the
+// apply with its file and line, nothing written.
+func TestOverlayProgramFacts(t *testing.T) {
+	e := newEnv(t)
+	perm := filepath.Join(e.root, ".agents", "config", "permissions")
+	writeFile(t, filepath.Join(perm, "read_only.txt"), "git status\nls\nmytool run\n")
+	facts := filepath.Join(e.root, ".agents", "config", "programs.txt")
+	writeFile(t, facts, "[mytool]\nexec --hook\n")
+	e.mustRun(t, e.opts(nil))
+	f, err := config.Load(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := func(cmd string) bool {
+		for _, g := range f.Grants.Allow {
+			re, ok := strings.CutPrefix(g, "command(regex:")
+			if ok && regexp.MustCompile(strings.TrimSuffix(re, ")")).MatchString(cmd) {
+				return true
+			}
+		}
+		return false
+	}
+	if !allowed("mytool run x") {
+		t.Errorf("mytool run x is not allowed:\n%q", f.Grants.Allow)
+	}
+	// The shim decides with the same facts: they travel in config.json.
+	if want := []config.ProgramFile{{File: ".agents/config/programs.txt", Text: "[mytool]\nexec --hook\n"}}; !slices.Equal(f.Shim.Programs, want) {
+		t.Errorf("agentShim.programs = %q, want %q", f.Shim.Programs, want)
+	}
+	for _, cmd := range []string{"mytool run --hook 'rm -rf ~'", "mytool run --hook=x"} {
+		if allowed(cmd) {
+			t.Errorf("%s is allowed though programs.txt says --hook runs a command", cmd)
+		}
+	}
+
+	before := readFile(t, e.cfg)
+	writeFile(t, facts, "[mytool]\nexec --hook\nfrobnicate --x\n")
+	out, err := e.run(t, e.opts(nil))
+	if err == nil || !strings.Contains(out+err.Error(), ".agents/config/programs.txt:3") {
+		t.Errorf("a bad fact: %v\n%s", err, out)
+	}
+	if readFile(t, e.cfg) != before {
+		t.Error("a bad fact changed config.json")
+	}
+}
