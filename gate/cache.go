@@ -37,7 +37,7 @@ import (
 var loadConfig = config.Load
 
 // compactVersion changes whenever the format of compact changes.
-const compactVersion = 5
+const compactVersion = 6
 
 type compact struct {
 	Version     int
@@ -50,6 +50,7 @@ type compact struct {
 	RequireHook bool
 	PathScope   []string
 	Tools       config.Tools
+	Programs    []config.ProgramFile
 	Count       int // rules in the policy
 	Buckets     int
 	Sections    []matcher.Section // what marshal writes
@@ -191,7 +192,7 @@ func mac(key []byte, text string) string {
 // each quoted (strconv) when it holds a tab, newline, quote or backslash,
 // or is empty.
 //
-//	agent-shim compact policy 5
+//	agent-shim compact policy 6
 //	path	/home/u/.gemini/config/config.json
 //	stamp	2049 1234 56789 1732950000000000000 1732950000000000000
 //	mode	ask
@@ -222,7 +223,7 @@ func mac(key []byte, text string) string {
 // emptied or taken from another copy. A decision reads the header, then
 // the buckets of the names it looks up (the copy is mapped, not read),
 // so its cost does not grow with the policy.
-const compactHeader = "agent-shim compact policy 5"
+const compactHeader = "agent-shim compact policy 6"
 
 // tableLine is the length of a line of the region table.
 const tableLine = len("0000000000000000 00000000\n")
@@ -279,6 +280,9 @@ func (c *compact) marshalHeader(b *strings.Builder, key []byte) string {
 	}
 	for _, p := range c.Tools.Deny {
 		fmt.Fprintf(b, "tool\tdeny\t%s\n", field(p))
+	}
+	for _, p := range c.Programs {
+		fmt.Fprintf(b, "programs\t%s\t%s\n", field(p.File), field(p.Text))
 	}
 	fmt.Fprintf(b, "rules\t%d\n", c.Count)
 	fmt.Fprintf(b, "buckets\t%d\n", c.Buckets)
@@ -361,6 +365,8 @@ func parseHeader(text string) (*compact, error) {
 			c.Tools.Allow = append(c.Tools.Allow, f[2])
 		case f[0] == "tool" && len(f) == 3 && f[1] == "deny":
 			c.Tools.Deny = append(c.Tools.Deny, f[2])
+		case f[0] == "programs" && len(f) == 3:
+			c.Programs = append(c.Programs, config.ProgramFile{File: f[1], Text: f[2]})
 		case f[0] == "rules" && len(f) == 2:
 			if c.Count, err = strconv.Atoi(f[1]); err != nil || c.Count < 0 {
 				return nil, fmt.Errorf("bad compact policy line %q", line)
@@ -708,7 +714,7 @@ func newCompact(abs string, st stamp, f *config.File, p *matcher.Policy) *compac
 		Version: compactVersion, Path: abs, Stamp: st,
 		Mode: f.Shim.Mode, Profile: f.Shim.Profile,
 		Shell: f.Shim.Shell, Runtime: f.Shim.Runtime, RequireHook: f.Shim.RequireHook,
-		PathScope: f.Shim.PathScope.Allow, Tools: f.Shim.Tools,
+		PathScope: f.Shim.PathScope.Allow, Tools: f.Shim.Tools, Programs: f.Shim.Programs,
 	}
 	c.Sections, c.Count = p.Sections()
 	// A managed rule is kept as its manifest line: the grant it stands
@@ -739,13 +745,16 @@ func (c *compact) options(configPath string, scope *Scope, s *compactStore) (Opt
 	f := &config.File{Path: configPath, Exists: true}
 	f.Shim.Mode, f.Shim.Profile = c.Mode, c.Profile
 	f.Shim.Shell, f.Shim.Runtime, f.Shim.RequireHook = c.Shell, c.Runtime, c.RequireHook
-	f.Shim.PathScope.Allow, f.Shim.Tools = c.PathScope, c.Tools
+	f.Shim.PathScope.Allow, f.Shim.Tools, f.Shim.Programs = c.PathScope, c.Tools, c.Programs
 	o, err := optionsOf(f, scope)
 	if err != nil {
 		return Options{}, err
 	}
 	if o.Policy, err = matcher.Open(s, c.Count); err != nil {
 		return Options{}, err
+	}
+	if o.programs != nil {
+		o.Policy.SetPrograms(o.programs)
 	}
 	return o, nil
 }

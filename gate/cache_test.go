@@ -264,6 +264,7 @@ func TestForgedCompactPolicy(t *testing.T) {
 		{"the version 1 format", strings.Replace(body, compactHeader, "agent-shim compact policy 1", 1)},
 		{"the version 3 format", strings.Replace(body, compactHeader, "agent-shim compact policy 3", 1)},
 		{"the version 4 format", strings.Replace(body, compactHeader, "agent-shim compact policy 4", 1)},
+		{"the version 5 format", strings.Replace(body, compactHeader, "agent-shim compact policy 5", 1)},
 	} {
 		if err := os.WriteFile(cp, []byte(tc.data), 0o600); err != nil {
 			t.Fatal(err)

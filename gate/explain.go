@@ -309,7 +309,7 @@ func (g *Gate) guardWrites(cmd *shellparse.Command, argv []string, ls *lineState
 	if len(argv) > 0 {
 		prog = filepath.Base(argv[0])
 	}
-	wt, unknown := writeTargets(argv)
+	wt, unknown := writeTargets(g.programs, argv)
 	for _, t := range wt {
 		targets = append(targets, target{t, prog, cmd.Static()})
 	}

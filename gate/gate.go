@@ -63,6 +63,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/matcher"
+	"github.com/agent-shim/agent-shim/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 
@@ -210,6 +211,9 @@ type Options struct {
 	// protected are more protected files (Load's config.json), secrets
 	// files a file tool may not even read unasked (Load's cache key).
 	protected, secrets []string
+	// programs is the program table of config.json's agentShim.programs
+	// merged into the built-in one; nil is the built-in one.
+	programs *programs.Table
 
 	// CacheKey, used by Load only and only with CacheDir, is the file of
 	// the key that authenticates the compact copy (created, 0600, on
@@ -235,6 +239,7 @@ type Gate struct {
 	// decisions receives the Check methods' decisions; nil logs none.
 	decisions decisionlog.Logger
 	never     map[*matcher.Rule]bool // the rules of NeverAllow in policy
+	programs  *programs.Table        // the program facts decisions use
 	protect   *protector
 	// requireHook, shimKnown: see Options and RequireHook.
 	requireHook, shimKnown bool
@@ -271,6 +276,10 @@ func New(opts Options) *Gate {
 		progOK:    map[string]bool{},
 	}
 	g.policy, g.never = withNever(opts.Policy, opts.ownPolicy)
+	g.programs = opts.programs
+	if g.programs == nil {
+		g.programs = programs.Builtin()
+	}
 	g.protect = newProtector(opts.protected...)
 	g.requireHook, g.shimKnown = opts.requireHook, opts.shimKnown
 	for _, f := range opts.secrets {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/matcher"
+	"github.com/agent-shim/agent-shim/programs"
 )
 
 // Load builds a gate from a config.json (see package config): its mode
@@ -76,6 +77,27 @@ func loadOptions(configPath string, scope *Scope) (Options, error) {
 	return optionsOf(f, scope)
 }
 
+// usePrograms merges config.json's agentShim.programs (the overlays'
+// program facts agents-setup copied there) into the built-in table for
+// o's decisions. A fact that cannot be read is an error: the grants were
+// expanded with it, and deciding without it could be less strict.
+func (o *Options) usePrograms(f *config.File) error {
+	if len(f.Shim.Programs) == 0 {
+		return nil
+	}
+	files := make([]programs.File, len(f.Shim.Programs))
+	for i, pf := range f.Shim.Programs {
+		files[i] = programs.File{Name: pf.File, Data: []byte(pf.Text)}
+	}
+	tbl, err := programs.WithOverlays(files...)
+	if err != nil {
+		return fmt.Errorf("%s: agentShim.programs: %w", f.Path, err)
+	}
+	o.programs = tbl
+	o.Policy.SetPrograms(tbl)
+	return nil
+}
+
 // optionsOf builds the options of a config file: scope gives the roots.
 func optionsOf(f *config.File, scope *Scope) (Options, error) {
 	var o Options
@@ -108,5 +130,8 @@ func optionsOf(f *config.File, scope *Scope) (Options, error) {
 		}
 	}
 	o.Policy = matcher.FromGrants(f.Grants.Allow, f.Grants.Ask, f.Grants.Deny, managed)
+	if err := o.usePrograms(f); err != nil {
+		return o, err
+	}
 	return o, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/matcher"
+	"github.com/agent-shim/agent-shim/statefile"
 )
 
 const testConfig = `{
@@ -225,5 +226,43 @@ func TestLoadRequireHook(t *testing.T) {
 	}
 	if on, know := New(Options{}).RequireHook(); on || know {
 		t.Errorf("New: RequireHook() = %v, %v, want false, false", on, know)
+	}
+}
+
+// TestLoadPrograms: the overlays' program facts agents-setup copied into
+// agentShim.programs hold in the gate's decisions, read from config.json
+// or from its compact copy; a fact that cannot be read fails the load with
+// the file, the fact's file and its line.
+func TestLoadPrograms(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	text := `{"userSettings": {"globalPermissionGrants": {"allow": ["command(regex:^mytool run(\\s.*)?$)"]}},
+  "agentShim": {"version": 2, "profile": "local-changes",
+    "rules": [{"file": ".agents/config/permissions/read_only.txt", "overlay": ".", "category": "read_only", "lines": [[1, "mytool run", "` + statefile.Digest(`command(regex:^mytool run(\s.*)?$)`) + `"]]}],
+    "programs": [{"file": ".agents/config/programs.txt", "text": "[mytool]\nexec --hook\nwrite --out\n"}]}}`
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []Options{{Scope: NewScope(dir)}, cachedOptions(dir, filepath.Join(dir, "cache")), cachedOptions(dir, filepath.Join(dir, "cache"))} {
+		g, err := Load(cfg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := g.DecideBash("mytool run x"); d.Verdict != Allow {
+			t.Errorf("mytool run x: %v (%s)", d.Verdict, d.Reason)
+		}
+		for _, line := range []string{"mytool run --hook 'rm -rf ~'", "mytool run --hook=x", "mytool run --out " + filepath.Join(dir, ".git", "config")} {
+			if d := g.DecideBash(line); d.Verdict == Allow {
+				t.Errorf("%s: allowed (%s), though programs.txt says otherwise", line, d.Reason)
+			}
+		}
+	}
+	bad := strings.Replace(text, `exec --hook`, `frobnicate --hook`, 1)
+	if err := os.WriteFile(cfg, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(cfg, Options{Scope: NewScope(dir)})
+	if err == nil || !strings.Contains(err.Error(), "config.json") || !strings.Contains(err.Error(), ".agents/config/programs.txt:2") {
+		t.Errorf("a bad fact: %v", err)
 	}
 }

@@ -11,9 +11,9 @@ import (
 // writeTargets returns the paths a command (its argv as the rules see
 // it: program basename, runners unwrapped) writes through its operands
 // and options, and whether some target cannot be told: the knowledge
-// table's (programs.WriteTargets), and `git config`'s writes.
-func writeTargets(argv []string) (paths []string, unknown bool) {
-	paths, unknown = programs.WriteTargets(argv)
+// table's (Table.WriteTargets), and `git config`'s writes.
+func writeTargets(tbl *programs.Table, argv []string) (paths []string, unknown bool) {
+	paths, unknown = tbl.WriteTargets(argv)
 	if len(argv) > 0 && path.Base(argv[0]) == "git" {
 		p, u := gitWrites(argv[1:])
 		paths, unknown = append(paths, p...), unknown || u
