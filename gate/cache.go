@@ -658,7 +658,7 @@ func (s *compactStore) All() ([]matcher.Section, error) {
 
 // headRead is what openCompact reads of a copy at once: the header and,
 // for a policy of ordinary size, the region table and the first regions.
-var headRead int64 = 32 << 10
+var headRead int64 = 8 << 10
 
 // openCompact opens the copy at path and checks its header: the copy
 // and its header, or an error when it is not authentic. The file stays
