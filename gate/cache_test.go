@@ -63,7 +63,8 @@ func TestCompactPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	loads := countLoads(t)
-	lines := []string{"git status", "git push -f", "git push origin +main", "git push", "ls", "make all", "rm -rf /", "npm test"}
+	lines := []string{"git status", "git push -f", "git push origin +main", "git push", "ls", "make all", "rm -rf /", "npm test",
+		"/usr/sbin/mkf[s] /dev/sda", "/usr/bin/gi? push -f", "/sbin/shutdow? now"}
 	decide := func(g *Gate) []string {
 		var out []string
 		for _, l := range lines {

@@ -265,12 +265,25 @@ func (p *Policy) needLeads(c *call, name string) error {
 	return nil
 }
 
-// programNames returns the programs that have rules.
+// programNames returns the programs that have rules: those of the store
+// and those added to the policy since.
 func (p *Policy) programNames() ([]string, error) {
 	if p.lazy == nil {
 		return slices.Collect(maps.Keys(p.byProg)), nil
 	}
-	return p.lazy.store.Programs()
+	stored, err := p.lazy.store.Programs()
+	if err != nil {
+		return nil, err
+	}
+	p.lazy.mu.Lock()
+	defer p.lazy.mu.Unlock()
+	names := slices.Clone(stored)
+	for name := range p.byProg {
+		if !slices.Contains(stored, name) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }
 
 // loadAll reads every section of a lazy policy.

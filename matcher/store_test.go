@@ -78,6 +78,7 @@ func storePolicy() *Policy {
 func TestOpenDecidesAsWhole(t *testing.T) {
 	whole := storePolicy()
 	store, n := newMemStore(whole)
+	whole.Add(Deny, "mkfs", Source{Category: "never_allow"})
 	var lines []string
 	for _, name := range []string{"testdata/adversarial.tsv", "testdata/adversarial-2.tsv"} {
 		for _, r := range readCorpus(t, name) {
@@ -90,12 +91,16 @@ func TestOpenDecidesAsWhole(t *testing.T) {
 		"git $sub origin main", "git push origin main", "git -C x push origin main",
 		"/usr/bin/r[m] -rf /", "/usr/bin/gi? push origin main", "gh pr create", "npm run lint",
 		"npm $x lint", "x=git; $x push origin main", "git", "git --version", "env kubectl delete pod x",
-		"npm run $x", "gh pr", "gh pr list", "npm -s run lint", "npm run -s lint", "git push -f origin main", "gh pr create --fill")
+		"npm run $x", "gh pr", "gh pr list", "npm -s run lint", "npm run -s lint", "git push -f origin main", "gh pr create --fill",
+		"/sbin/mkf[s] /dev/sda", "mkfs /dev/sda")
 	for _, line := range lines {
 		lazy, err := Open(store, n)
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Rules added after opening count as the store's do (the gate
+		// adds its never-allow list so).
+		lazy.Add(Deny, "mkfs", Source{Category: "never_allow"})
 		want, got := whole.Decide(line), lazy.Decide(line)
 		if fmt.Sprint(summary(want)) != fmt.Sprint(summary(got)) {
 			t.Errorf("%q:\nwhole: %v\nlazy:  %v", line, summary(want), summary(got))
