@@ -477,3 +477,80 @@ func testCompactRegions(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactCorpus decides every line of both adversarial corpora with a
+// gate read from config.json and with one read from its compact copy: the
+// same verdicts and reasons, for managed rules and for hand grants.
+func TestCompactCorpus(t *testing.T) {
+	var lines []string
+	for _, name := range []string{"adversarial.tsv", "adversarial-2.tsv"} {
+		data, err := os.ReadFile(filepath.Join("..", "matcher", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+			if i > 0 {
+				cmd, _, _ := strings.Cut(l, "\t")
+				lines = append(lines, strings.NewReplacer("␤", "\n", "⇥", "\t").Replace(cmd))
+			}
+		}
+	}
+	lists := map[string][]string{
+		"allow": {"git status", "git diff", "git log", "ls", "cat", "grep", "rg", "echo", "go test", "go build", "git grep", "find", "make", "npm test", "jiri runp"},
+		"ask":   {"git push", "git commit", "rm", "sed -i", "curl", "wget"},
+		"deny":  {"git push --force", "git push -f", "git push --force-with-lease", "rm -rf /", "git reset --hard", "git clean -fdx"},
+	}
+	for _, managed := range []bool{true, false} {
+		var g config.Grants
+		var rules []config.Rule
+		for _, list := range []string{"allow", "ask", "deny"} {
+			for i, line := range lists[list] {
+				grant := "command(" + line + ")"
+				if managed {
+					grant = fmt.Sprintf("command(regex:^managed-%s-%d$)", list, i)
+					rules = append(rules, config.Rule{Line: line, Category: list, Source: config.Source{Overlay: ".", File: list + ".txt", Line: i + 1}, Grants: []string{grant}})
+				}
+				switch list {
+				case "allow":
+					g.Allow = append(g.Allow, grant)
+				case "ask":
+					g.Ask = append(g.Ask, grant)
+				default:
+					g.Deny = append(g.Deny, grant)
+				}
+			}
+		}
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "config.json")
+		f, err := config.Parse(cfg, []byte(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Grants, f.Shim.Rules, f.Shim.Profile = g, rules, "local-changes"
+		data, err := f.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfg, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		direct, err := Load(cfg, Options{Scope: NewScope(dir)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := cachedOptions(dir, filepath.Join(dir, "cache"))
+		if _, err := Load(cfg, opts); err != nil { // writes the copy
+			t.Fatal(err)
+		}
+		for _, line := range lines {
+			cached, err := Load(cfg, opts) // a fresh gate a line, as the hook has
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, got := direct.DecideBash(line), cached.DecideBash(line)
+			if want.Verdict != got.Verdict || want.Reason != got.Reason {
+				t.Errorf("managed=%v %q:\n config.json: %v %s\n copy:        %v %s", managed, line, want.Verdict, want.Reason, got.Verdict, got.Reason)
+			}
+		}
+	}
+}
