@@ -37,7 +37,7 @@ import (
 var loadConfig = config.Load
 
 // compactVersion changes whenever the format of compact changes.
-const compactVersion = 6
+const compactVersion = 7
 
 type compact struct {
 	Version     int
@@ -51,7 +51,8 @@ type compact struct {
 	PathScope   []string
 	Tools       config.Tools
 	Programs    []config.ProgramFile
-	Count       int // rules in the policy
+	Never       string // neverDigest of the never-allow rules filed with the others
+	Count       int    // rules in the policy
 	Buckets     int
 	Sections    []matcher.Section // what marshal writes
 }
@@ -192,7 +193,7 @@ func mac(key []byte, text string) string {
 // each quoted (strconv) when it holds a tab, newline, quote or backslash,
 // or is empty.
 //
-//	agent-shim compact policy 6
+//	agent-shim compact policy 7
 //	path	/home/u/.gemini/config/config.json
 //	stamp	2049 1234 56789 1732950000000000000 1732950000000000000
 //	mode	ask
@@ -202,7 +203,9 @@ func mac(key []byte, text string) string {
 //	requirehook	false
 //	scope	/opt/data/...
 //	tool	allow	bash:make *
-//	rules	385
+//	programs	.agents/config/programs.txt	"[mytool]\nexec --hook\n"
+//	never	5d41402abc4b2a76b9719d911017c592
+//	rules	483
 //	buckets	256
 //	smac	9a0e…
 //	0000000000000a3c 000001f2     (buckets+1 lines: offset and length of each region)
@@ -215,7 +218,9 @@ func mac(key []byte, text string) string {
 // smac is an HMAC-SHA256, under the cache key, of everything before it,
 // the path and stamp of config.json included, so that a copy written by
 // anyone without the key is not read, and its settings (see Settings) can
-// be trusted without reading any rule. The policy's sections (see
+// be trusted without reading any rule. never is the digest of the
+// never-allow list, whose rules are filed with the policy's (a copy made
+// with another list is not used). The policy's sections (see
 // matcher.Store) are filed in buckets by a hash of their name; region i
 // < buckets holds the sections of bucket i, region buckets the programs
 // that have sections. Each region ends with its own mac, of smac, the
@@ -223,7 +228,7 @@ func mac(key []byte, text string) string {
 // emptied or taken from another copy. A decision reads the header, then
 // the buckets of the names it looks up (the copy is mapped, not read),
 // so its cost does not grow with the policy.
-const compactHeader = "agent-shim compact policy 6"
+const compactHeader = "agent-shim compact policy 7"
 
 // tableLine is the length of a line of the region table.
 const tableLine = len("0000000000000000 00000000\n")
@@ -284,6 +289,7 @@ func (c *compact) marshalHeader(b *strings.Builder, key []byte) string {
 	for _, p := range c.Programs {
 		fmt.Fprintf(b, "programs\t%s\t%s\n", field(p.File), field(p.Text))
 	}
+	fmt.Fprintf(b, "never\t%s\n", field(c.Never))
 	fmt.Fprintf(b, "rules\t%d\n", c.Count)
 	fmt.Fprintf(b, "buckets\t%d\n", c.Buckets)
 	smac := mac(key, b.String())
@@ -367,6 +373,8 @@ func parseHeader(text string) (*compact, error) {
 			c.Tools.Deny = append(c.Tools.Deny, f[2])
 		case f[0] == "programs" && len(f) == 3:
 			c.Programs = append(c.Programs, config.ProgramFile{File: f[1], Text: f[2]})
+		case f[0] == "never" && len(f) == 2:
+			c.Never = f[1]
 		case f[0] == "rules" && len(f) == 2:
 			if c.Count, err = strconv.Atoi(f[1]); err != nil || c.Count < 0 {
 				return nil, fmt.Errorf("bad compact policy line %q", line)
@@ -715,8 +723,14 @@ func newCompact(abs string, st stamp, f *config.File, p *matcher.Policy) *compac
 		Mode: f.Shim.Mode, Profile: f.Shim.Profile,
 		Shell: f.Shim.Shell, Runtime: f.Shim.Runtime, RequireHook: f.Shim.RequireHook,
 		PathScope: f.Shim.PathScope.Allow, Tools: f.Shim.Tools, Programs: f.Shim.Programs,
+		Never: neverDigest(),
 	}
-	c.Sections, c.Count = p.Sections()
+	// The never-allow rules are filed with the others, after them, as
+	// New adds them: a decision then reads those of the programs it
+	// meets instead of building them all.
+	q := p.Clone()
+	q.AddLines(matcher.Deny, neverLines, neverSource)
+	c.Sections, c.Count = q.Sections()
 	// A managed rule is kept as its manifest line: the grant it stands
 	// for (Rule.Grant) is not needed to decide.
 	return c
@@ -746,10 +760,14 @@ func (c *compact) options(configPath string, scope *Scope, s *compactStore) (Opt
 	f.Shim.Mode, f.Shim.Profile = c.Mode, c.Profile
 	f.Shim.Shell, f.Shim.Runtime, f.Shim.RequireHook = c.Shell, c.Runtime, c.RequireHook
 	f.Shim.PathScope.Allow, f.Shim.Tools, f.Shim.Programs = c.PathScope, c.Tools, c.Programs
+	if c.Never != neverDigest() {
+		return Options{}, errors.New("compact policy: another never-allow list")
+	}
 	o, err := optionsOf(f, scope)
 	if err != nil {
 		return Options{}, err
 	}
+	o.neverHeld = true
 	if o.Policy, err = matcher.Open(s, c.Count); err != nil {
 		return Options{}, err
 	}

@@ -266,6 +266,7 @@ func TestForgedCompactPolicy(t *testing.T) {
 		{"the version 3 format", strings.Replace(body, compactHeader, "agent-shim compact policy 3", 1)},
 		{"the version 4 format", strings.Replace(body, compactHeader, "agent-shim compact policy 4", 1)},
 		{"the version 5 format", strings.Replace(body, compactHeader, "agent-shim compact policy 5", 1)},
+		{"the version 6 format", strings.Replace(body, compactHeader, "agent-shim compact policy 6", 1)},
 	} {
 		if err := os.WriteFile(cp, []byte(tc.data), 0o600); err != nil {
 			t.Fatal(err)
@@ -552,5 +553,54 @@ func TestCompactCorpus(t *testing.T) {
 				t.Errorf("managed=%v %q:\n config.json: %v %s\n copy:        %v %s", managed, line, want.Verdict, want.Reason, got.Verdict, got.Reason)
 			}
 		}
+	}
+}
+
+// TestCompactNeverList: the compact copy files the never-allow rules with
+// the others, and a copy made with another never-allow list (an older or
+// newer agent-shim) is not used: config.json is read again.
+func TestCompactNeverList(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	cache := filepath.Join(dir, "cache")
+	if err := os.WriteFile(cfg, []byte(regionConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := cachedOptions(dir, cache)
+	lines := []string{"rm -rf /", "mkfs.ext4 /dev/sda", "dd if=/dev/zero of=/dev/sda", "/sbin/mkf[s] /dev/sda", "git push --force"}
+	check := func(name string) {
+		t.Helper()
+		g, err := Load(cfg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			if d := g.DecideBash(l); d.Verdict != Deny || !strings.Contains(d.Reason, "never allowed") {
+				t.Errorf("%s: %s: %v (%s)", name, l, d.Verdict, d.Reason)
+			}
+		}
+	}
+	check("config.json")
+	loads := countLoads(t)
+	check("the copy")
+	if *loads != 0 {
+		t.Fatalf("the copy was not used: config.json read %d times", *loads)
+	}
+	// A copy, authentic, of the same file but another never-allow list
+	// and none of its rules.
+	abs, _ := filepath.Abs(cfg)
+	fi, _ := os.Stat(abs)
+	st, _ := stampOf(fi)
+	key, err := cacheKey(filepath.Join(dir, "state", "cache.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &compact{Version: compactVersion, Path: abs, Stamp: st, Mode: "ask", Profile: "local-changes", Never: "another list"}
+	if err := os.WriteFile(cachePath(cache, abs), other.marshal(key), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check("a copy with another never-allow list")
+	if *loads != 1 {
+		t.Errorf("config.json read %d times, want once for the copy with another list", *loads)
 	}
 }

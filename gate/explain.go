@@ -193,7 +193,7 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 		ce.NeverAllow = never
 		return set(Deny, never)
 	}
-	if mv.Rule != nil && mv.Rule.Decision == matcher.Deny && g.never[mv.Rule] {
+	if isNever(mv.Rule) {
 		ce.NeverAllow = mv.Rule.Text
 		// Deny, or Ask for a word not known statically: a deny may
 		// apply, and not even yolo runs it unasked.

@@ -206,8 +206,9 @@ type Options struct {
 	// compact copy that does not carry them leaves it unset).
 	requireHook, shimKnown bool
 	// ownPolicy says Policy was built by Load for this gate alone, so New
-	// may add to it rather than to a copy.
-	ownPolicy bool
+	// may add to it rather than to a copy; neverHeld that it holds the
+	// never-allow rules already (read from the compact copy).
+	ownPolicy, neverHeld bool
 	// protected are more protected files (Load's config.json), secrets
 	// files a file tool may not even read unasked (Load's cache key).
 	protected, secrets []string
@@ -238,8 +239,7 @@ type Gate struct {
 	agent    string
 	// decisions receives the Check methods' decisions; nil logs none.
 	decisions decisionlog.Logger
-	never     map[*matcher.Rule]bool // the rules of NeverAllow in policy
-	programs  *programs.Table        // the program facts decisions use
+	programs  *programs.Table // the program facts decisions use
 	protect   *protector
 	// requireHook, shimKnown: see Options and RequireHook.
 	requireHook, shimKnown bool
@@ -275,7 +275,7 @@ func New(opts Options) *Gate {
 		toolOK:    map[string]bool{},
 		progOK:    map[string]bool{},
 	}
-	g.policy, g.never = withNever(opts.Policy, opts.ownPolicy)
+	g.policy = withNever(opts.Policy, opts.ownPolicy, opts.neverHeld)
 	g.programs = opts.programs
 	if g.programs == nil {
 		g.programs = programs.Builtin()

@@ -1,8 +1,12 @@
 package gate
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"path"
 	"slices"
+	"sync"
 
 	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/shellparse"
@@ -97,9 +101,19 @@ func device(p string) string {
 	return ""
 }
 
-// withNever returns a policy of p's rules and the never-allow rules, and
-// the set of the latter, so that one match per command decides both.
-func withNever(p *matcher.Policy, own bool) (*matcher.Policy, map[*matcher.Rule]bool) {
+// neverSource is the source of the never-allow rules, and of no other.
+var neverSource = matcher.Source{Category: "never_allow", Overlay: "builtin"}
+
+// isNever reports whether r is one of the never-allow rules.
+func isNever(r *matcher.Rule) bool {
+	return r != nil && r.Decision == matcher.Deny && r.Source == neverSource
+}
+
+// withNever returns a policy of p's rules and the never-allow rules, so
+// that one match per command decides both. held says p holds them
+// already: a policy read from the compact copy, which files them with
+// the others, to be read only for the programs a command names.
+func withNever(p *matcher.Policy, own, held bool) *matcher.Policy {
 	out := matcher.New()
 	switch {
 	case p != nil && own:
@@ -107,12 +121,21 @@ func withNever(p *matcher.Policy, own bool) (*matcher.Policy, map[*matcher.Rule]
 	case p != nil:
 		out = p.Clone()
 	}
-	never := make(map[*matcher.Rule]bool, len(neverLines))
-	for _, r := range out.AddLines(matcher.Deny, neverLines, matcher.Source{Category: "never_allow", Overlay: "builtin"}) {
-		never[r] = true
+	if !held || p == nil {
+		out.AddLines(matcher.Deny, neverLines, neverSource)
 	}
-	return out, never
+	return out
 }
+
+// neverDigest identifies this binary's never-allow list, so that a
+// compact copy that holds another one is not used.
+var neverDigest = sync.OnceValue(func() string {
+	h := sha256.New()
+	for _, l := range neverLines {
+		fmt.Fprintf(h, "%d:%s", len(l), l)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+})
 
 // neverShape returns why cmd is never allowed for what no command rule
 // can express: a write redirection to a block device, a function that
