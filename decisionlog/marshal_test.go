@@ -11,7 +11,7 @@ import (
 // output, byte for byte, for entries with every field and every kind of
 // character a command can hold.
 func TestMarshalJSON(t *testing.T) {
-	texts := []string{"", "git status", `a "quoted" \ back`, "tab\tnew\nline\rcr\x00\x1f\x7f",
+	texts := []string{"", "git status", `a "quoted" \ back`, "tab\tnew\nline\rcr\x00\x1f\x7f bs\b ff\f",
 		"<html> & </html>", "日本語 é", "bad \xff\xfe utf8", "sep \u2028 \u2029", strings.Repeat("x", 300)}
 	for _, s := range texts {
 		for _, e := range []Entry{
