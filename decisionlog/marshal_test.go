@@ -32,3 +32,20 @@ func TestMarshalJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMarshalJSON holds the hand encoder to encoding/json for any string.
+func FuzzMarshalJSON(f *testing.F) {
+	for _, s := range []string{"", "git status", "\b\f\x00\x7f", "<>&", "\xff", "\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e := Entry{Time: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), Layer: s, Command: s, Argv: []string{s}, Verdict: s, Rule: &Rule{Text: s, Line: 1}}
+		want, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendEntry(nil, &e); string(got) != string(want) {
+			t.Errorf("%q:\n got %s\nwant %s", s, got, want)
+		}
+	})
+}
