@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -259,7 +260,13 @@ func bucketOf(name string, buckets int) int {
 // regionMac authenticates region i of the copy whose header has smac:
 // HMAC-SHA256 cut to 128 bits, as there are as many regions as sections.
 func regionMac(key []byte, smac string, i int, text []byte) string {
-	m := hmac.New(sha256.New, key)
+	return regionMacWith(hmac.New(sha256.New, key), smac, i, text)
+}
+
+// regionMacWith is regionMac with m, an HMAC under the key, reset first:
+// a store keeps one for all its regions.
+func regionMacWith(m hash.Hash, smac string, i int, text []byte) string {
+	m.Reset()
 	m.Write([]byte(smac))
 	m.Write(strconv.AppendInt([]byte{'\n'}, int64(i), 10))
 	m.Write([]byte{'\n'})
@@ -466,6 +473,7 @@ type compactStore struct {
 
 	mu      sync.Mutex
 	regions map[int]string // authenticated region texts
+	mac     hash.Hash      // an HMAC under key, for the regions
 	progs   []string
 	bad     bool
 }
@@ -499,7 +507,10 @@ func (s *compactStore) region(i int) ([]byte, error) {
 		return nil, errors.New("compact policy: region without a mac")
 	}
 	want := text[k+len("mac\t") : len(text)-1]
-	if !hmac.Equal(want, []byte(regionMac(s.key, s.smac, i, text[:k]))) {
+	if s.mac == nil {
+		s.mac = hmac.New(sha256.New, s.key)
+	}
+	if !hmac.Equal(want, []byte(regionMacWith(s.mac, s.smac, i, text[:k]))) {
 		return nil, fmt.Errorf("compact policy: region %d: the mac does not match", i)
 	}
 	return text[:k], nil
