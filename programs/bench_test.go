@@ -8,7 +8,7 @@ func BenchmarkParseBuiltin(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(builtinText)))
 	for b.Loop() {
-		if _, err := parse("programs.txt", builtinText, true); err != nil {
+		if _, err := parse("programs.txt", []byte(builtinText), true); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 // the built-in table either works or names a line; and reading commands
 // with it never panics.
 func FuzzParse(f *testing.F) {
-	f.Add(string(builtinText))
+	f.Add(builtinText)
 	for _, tc := range parseErrorTests {
 		f.Add(tc.in)
 	}

@@ -63,7 +63,7 @@ import (
 )
 
 //go:embed programs.txt
-var builtinText []byte
+var builtinText string
 
 // Builtin returns the embedded table, parsed on first use.
 //
@@ -74,52 +74,61 @@ var Builtin = sync.OnceValue(func() *Table {
 })
 
 // lazy is a built-in table parsed block by block: a program's own block
-// when the program is first looked up, a subcommand's when it is.
+// when the program is first looked up, a subcommand's when it is. A block
+// is found by searching the text for its header, which the embedded file
+// spells exactly as its key ("[git push]", TestBuiltinHeaders): nothing
+// is indexed before the first lookup, which a hook process pays for.
 type lazy struct {
-	mu     sync.Mutex
-	name   string
-	text   string
-	blocks map[string]span // block key → its lines
-	known  map[string]bool // programs with any block
-	progs  map[string]*Program
-	full   *Table
+	mu    sync.Mutex
+	name  string
+	text  string
+	progs map[string]*Program
+	full  *Table
 }
 
 // span is a block's text: its bytes [start, end) and first line's number.
 type span struct{ start, end, line int }
 
-// newLazy finds the blocks of data without splitting it into lines or
-// parsing any: a hook process pays for this before its first decision.
-func newLazy(name string, data []byte) *lazy {
-	text := string(data)
-	n := strings.Count(text, "\n[") + 1
-	lz := &lazy{name: name, text: text, blocks: make(map[string]span, n),
-		known: make(map[string]bool, n), progs: map[string]*Program{}}
-	key, cur := "", span{}
-	line := 1
-	for at := 0; at < len(text); {
-		end := strings.IndexByte(text[at:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += at
-		}
-		if text[at] == '[' {
-			if key != "" {
-				cur.end = at
-				lz.blocks[key] = cur
-			}
-			key, cur = blockKey(text[at:end]), span{start: at, line: line}
-			prog, _, _ := strings.Cut(key, " ")
-			lz.known[prog] = true
-		}
-		at, line = end+1, line+1
+func newLazy(name string, text string) *lazy {
+	return &lazy{name: name, text: text, progs: map[string]*Program{}}
+}
+
+// header returns where the line that starts with prefix starts, or -1.
+func (lz *lazy) header(prefix string) int {
+	if strings.HasPrefix(lz.text, prefix) {
+		return 0
 	}
-	if key != "" {
-		cur.end = len(text)
-		lz.blocks[key] = cur
+	if at := strings.Index(lz.text, "\n"+prefix); at >= 0 {
+		return at + 1
 	}
-	return lz
+	return -1
+}
+
+// block finds the block of key.
+func (lz *lazy) block(key string) (span, bool) {
+	h := "[" + key + "]"
+	at := lz.header(h + "\n")
+	if at < 0 {
+		if !strings.HasSuffix(lz.text, "\n"+h) {
+			return span{}, false
+		}
+		at = len(lz.text) - len(h)
+	}
+	end := strings.Index(lz.text[at:], "\n[")
+	if end < 0 {
+		end = len(lz.text)
+	} else {
+		end += at + 1
+	}
+	return span{start: at, end: end, line: strings.Count(lz.text[:at], "\n") + 1}, true
+}
+
+// known reports whether prog has any block.
+func (lz *lazy) known(prog string) bool {
+	if _, ok := lz.block(prog); ok {
+		return true
+	}
+	return lz.header("["+prog+" ") >= 0
 }
 
 // blockKey normalizes a block header as Parse does: "[Git  push]" is "git push".
@@ -160,7 +169,7 @@ func (lz *lazy) program(name string) *Program {
 	if p, ok := lz.progs[name]; ok {
 		return p
 	}
-	if !lz.known[name] {
+	if !lz.known(name) {
 		return nil // not cached: names seen are not kept
 	}
 	p := &Program{Name: name, subs: map[string]*Block{}, lz: lz}
@@ -185,7 +194,7 @@ func (lz *lazy) sub(p *Program, sub string) *Block {
 
 // load parses one block into p. lz.mu is held.
 func (lz *lazy) load(p *Program, key string) bool {
-	sp, ok := lz.blocks[key]
+	sp, ok := lz.block(key)
 	if !ok {
 		return false
 	}

@@ -270,7 +270,7 @@ func TestWithOverlays(t *testing.T) {
 // TestLazy: the built-in table parsed program by program knows what the
 // whole table knows.
 func TestLazy(t *testing.T) {
-	full, err := parse("programs.txt", builtinText, true)
+	full, err := parse("programs.txt", []byte(builtinText), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,5 +296,45 @@ func TestLazy(t *testing.T) {
 	}
 	if lz.Program("no-such-program") != nil || lz.Program("git").Sub("no-such-sub") != nil {
 		t.Error("unknown program or subcommand found")
+	}
+}
+
+// TestBuiltinHeaders: the embedded table spells every block header as its
+// key, once, which the lazy lookup relies on (it searches for "[key]").
+func TestBuiltinHeaders(t *testing.T) {
+	seen := map[string]bool{}
+	for i, line := range strings.Split(builtinText, "\n") {
+		if !strings.HasPrefix(line, "[") {
+			continue
+		}
+		key := blockKey(line)
+		if line != "["+key+"]" {
+			t.Errorf("programs.txt:%d: header %q is not spelled as its key %q", i+1, line, key)
+		}
+		if seen[key] {
+			t.Errorf("programs.txt:%d: block %q again", i+1, key)
+		}
+		seen[key] = true
+	}
+	if len(seen) < 100 {
+		t.Fatalf("only %d blocks", len(seen))
+	}
+	// Every block is found, with the facts the whole parse gives it.
+	lazy, full := &Table{lz: newLazy("programs.txt", builtinText)}, Builtin().all()
+	for key := range seen {
+		prog, sub, _ := strings.Cut(key, " ")
+		lp, fp := lazy.Program(prog), full.Program(prog)
+		if lp == nil || fp == nil {
+			t.Errorf("%s: lazy %v, full %v", prog, lp != nil, fp != nil)
+			continue
+		}
+		if sub == "" {
+			if got, want := fmt.Sprint(lp.Root.Facts()), fmt.Sprint(fp.Root.Facts()); got != want {
+				t.Errorf("[%s]: lazy facts\n%s\nfull\n%s", key, got, want)
+			}
+		}
+	}
+	if lazy.Program("no-such-program") != nil {
+		t.Error("a program without a block was found")
 	}
 }
