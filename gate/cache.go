@@ -422,22 +422,9 @@ func parseStamp(s string) (stamp, error) {
 
 // fields splits a line at tabs into at most max unquoted fields.
 func fields(line string, max int) ([]string, error) {
-	out := make([]string, 0, max)
-	for {
-		f, rest, more := strings.Cut(line, "\t")
-		u, err := unfield(f)
-		if err != nil {
-			return nil, fmt.Errorf("bad compact policy line %q", line)
-		}
-		out = append(out, u)
-		if !more {
-			return out, nil
-		}
-		if len(out) == max {
-			return nil, fmt.Errorf("bad compact policy line %q", line)
-		}
-		line = rest
-	}
+	f := make([]string, max)
+	n, err := splitFields(line, f)
+	return f[:n], err
 }
 
 // splitHeader returns the text of data's header before its smac line,
@@ -600,18 +587,19 @@ func (s *compactStore) sections(text, only string, filter bool) (map[string]matc
 // splitFields splits a line at tabs into f, unquoting each, and returns
 // how many there were; more than len(f) is an error.
 func splitFields(line string, f []string) (int, error) {
+	rest := line
 	for n := 0; n < len(f); n++ {
 		var more bool
 		var err error
-		f[n], line, more = strings.Cut(line, "\t")
+		f[n], rest, more = strings.Cut(rest, "\t")
 		if f[n], err = unfield(f[n]); err != nil {
-			return 0, fmt.Errorf("bad compact policy line: %w", err)
+			return 0, fmt.Errorf("bad compact policy line %q: %w", line, err)
 		}
 		if !more {
 			return n + 1, nil
 		}
 	}
-	return 0, errors.New("bad compact policy line: too many fields")
+	return 0, fmt.Errorf("bad compact policy line %q: too many fields", line)
 }
 
 func (s *compactStore) Section(name string) (matcher.Section, error) {
@@ -740,7 +728,7 @@ func newCompact(abs string, st stamp, f *config.File, p *matcher.Policy) *compac
 	// New adds them: a decision then reads those of the programs it
 	// meets instead of building them all.
 	q := p.Clone()
-	q.AddLines(matcher.Deny, neverLines, neverSource)
+	addNever(q)
 	c.Sections, c.Count = q.Sections()
 	// A managed rule is kept as its manifest line: the grant it stands
 	// for (Rule.Grant) is not needed to decide.

@@ -122,10 +122,13 @@ func withNever(p *matcher.Policy, own, held bool) *matcher.Policy {
 		out = p.Clone()
 	}
 	if !held || p == nil {
-		out.AddLines(matcher.Deny, neverLines, neverSource)
+		addNever(out)
 	}
 	return out
 }
+
+// addNever adds the never-allow rules to p.
+func addNever(p *matcher.Policy) { p.AddLines(matcher.Deny, neverLines, neverSource) }
 
 // neverDigest identifies this binary's never-allow list, so that a
 // compact copy that holds another one is not used.

@@ -126,7 +126,7 @@ func twinPolicies(allow, ask, deny []string) (indexed, plain *Policy) {
 		g []string
 	}{{Deny, deny}, {Ask, ask}, {Allow, allow}} {
 		for _, g := range l.g {
-			plain.add(&Rule{Text: g, Decision: l.d}, true, "")
+			plain.add(&Rule{Text: g, Decision: l.d})
 		}
 	}
 	return indexed, plain

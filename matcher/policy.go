@@ -58,7 +58,7 @@ func New() *Policy {
 // decision first needs it (or by Check).
 func (p *Policy) Add(d Decision, text string, src Source) *Rule {
 	r := &Rule{Text: strings.TrimSpace(text), Decision: d, Source: src}
-	p.add(r, true, "")
+	p.add(r)
 	return r
 }
 
@@ -70,25 +70,14 @@ func (p *Policy) AddLines(d Decision, texts []string, src Source) []*Rule {
 	for i, text := range texts {
 		r := &rules[i]
 		r.Text, r.Decision, r.Source = strings.TrimSpace(text), d, src
-		p.add(r, true, "")
+		p.add(r)
 		out[i] = r
 	}
 	return out
 }
 
-// AddKeyed adds a rule as Add does, with the key of a regex grant computed
-// before (RegexKey of its text; "" for any other rule), so that a policy
-// read from a cache does not parse every regex again. A wrong key makes
-// decisions wrong: pass only what RegexKey returned for the same text.
-func (p *Policy) AddKeyed(d Decision, text string, src Source, key string) *Rule {
-	r := &Rule{Text: strings.TrimSpace(text), Decision: d, Source: src}
-	p.add(r, false, key)
-	return r
-}
-
-// add adds r; a regex grant is indexed by key, found with RegexKey when
-// find is set.
-func (p *Policy) add(r *Rule, find bool, key string) {
+// add adds r, indexed by its program, else by its regex key (RegexKey).
+func (p *Policy) add(r *Rule) {
 	r.seq = p.next
 	p.next++
 	p.rules = append(p.rules, r)
@@ -97,9 +86,7 @@ func (p *Policy) add(r *Rule, find bool, key string) {
 		p.byProg[prog] = append(p.byProg[prog], r)
 		return
 	}
-	if find {
-		key = RegexKey(r.Text)
-	}
+	key := RegexKey(r.Text)
 	r.key = key
 	if key != "" && !p.noIndex {
 		if p.byKey == nil {
@@ -190,7 +177,7 @@ func FromGrants(allow, ask, deny []string, managed []Managed) *Policy {
 		for _, g := range list.grants {
 			m, ok := byGrant[g]
 			if !ok {
-				p.add(&Rule{Text: g, Decision: list.d}, true, "")
+				p.add(&Rule{Text: g, Decision: list.d})
 				continue
 			}
 			k := key{list.d, m.Line}
@@ -198,7 +185,7 @@ func FromGrants(allow, ask, deny []string, managed []Managed) *Policy {
 				continue
 			}
 			seen[k] = true
-			p.add(&Rule{Text: m.Line, Decision: list.d, Source: m.Source, Grant: g}, true, "")
+			p.add(&Rule{Text: m.Line, Decision: list.d, Source: m.Source, Grant: g})
 		}
 	}
 	return p
