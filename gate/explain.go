@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agent-shim/agent-shim/matcher"
+	"github.com/agent-shim/agent-shim/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 
@@ -66,12 +67,33 @@ func (g *Gate) Explain(command string) Explanation { return g.explain("Bash", co
 func (g *Gate) DecideBash(command string) Decision { return g.explain("Bash", command).Decision }
 
 // allowAll allows every command: deciding a command with it yields Allow
-// only when an allow rule could allow it at all.
-var allowAll = func() *matcher.Policy {
+// only when an allow rule could allow it at all, by the built-in program
+// table. A gate decides with its own table (see Gate.allowAll).
+var allowAll = newAllowAll(nil)
+
+// newAllowAll returns a policy that allows every command, deciding with
+// tbl (nil: the built-in table).
+func newAllowAll(tbl *programs.Table) *matcher.Policy {
 	p := matcher.New()
+	if tbl != nil {
+		p.SetPrograms(tbl)
+	}
 	p.Add(matcher.Allow, "command(*)", matcher.Source{})
 	return p
-}()
+}
+
+// allowAll is the package's allowAll with the gate's program table: the
+// floors an overlay's program facts set (an option that runs a command)
+// are floors of this gate's lift check too.
+func (g *Gate) allowAll() *matcher.Policy {
+	g.liftOnce.Do(func() {
+		g.lift = allowAll
+		if g.programs != programs.Builtin() {
+			g.lift = newAllowAll(g.programs)
+		}
+	})
+	return g.lift
+}
 
 // lineState is what the commands of a line before the current one did
 // that changes how its writes are judged.
@@ -239,7 +261,7 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 	// verdict of no rule or an ask rule, but only for a command an allow
 	// rule could allow: static, no floor (a write outside the scope, a
 	// program run by path, an environment that changes what runs, …).
-	lift := func() bool { return cmd.Static() && allowAll.DecideCommand(stripped).Decision == matcher.Allow }
+	lift := func() bool { return cmd.Static() && g.allowAll().DecideCommand(stripped).Decision == matcher.Allow }
 	prog := cmd.Name()
 	switch {
 	case g.sessionProgram(prog) && lift():

@@ -248,6 +248,9 @@ type Gate struct {
 	secretsOnce sync.Once
 	realSecrets []string // secrets resolved, on first use (see isSecret)
 
+	liftOnce sync.Once
+	lift     *matcher.Policy // see allowAll
+
 	mu        sync.Mutex
 	exact     map[string]bool // canonical tool + "\x00" + key, approved for the session
 	toolOK    map[string]bool // canonical tools approved for the session

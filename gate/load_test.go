@@ -266,3 +266,36 @@ func TestLoadPrograms(t *testing.T) {
 		t.Errorf("a bad fact: %v", err)
 	}
 }
+
+// TestLiftKeepsOverlayFloor: a tool allow pattern, or a session answer for
+// the program (t), lifts a command no rule matches, but never a floor,
+// and a floor an overlay's program fact sets is a floor like the built-in
+// ones: `mytool --hook CMD` runs CMD, so neither lifts it.
+func TestLiftKeepsOverlayFloor(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	text := `{"userSettings": {"globalPermissionGrants": {}},
+  "agentShim": {"version": 2, "profile": "local-changes", "tools": {"allow": ["bash:mytool *"]},
+    "programs": [{"file": ".agents/config/programs.txt", "text": "[mytool]\nexec --hook\n"}]}}`
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []Options{{Scope: NewScope(dir)}, cachedOptions(dir, filepath.Join(dir, "cache")), cachedOptions(dir, filepath.Join(dir, "cache"))} {
+		g, err := Load(cfg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := g.DecideBash("mytool build x"); d.Verdict != Allow {
+			t.Errorf("mytool build x: %v (%s), want the tool pattern to allow it", d.Verdict, d.Reason)
+		}
+		for _, line := range []string{`mytool --hook "rm -rf build"`, `mytool --hook=x`} {
+			if d := g.DecideBash(line); d.Verdict == Allow {
+				t.Errorf("%s: allowed by the tool pattern (%s), though programs.txt makes --hook a floor", line, d.Reason)
+			}
+		}
+		g.Apply(Request{Tool: "Bash", Key: "mytool other", Programs: []string{"mytool"}}, AnswerTool)
+		if d := g.DecideBash(`mytool --hook "rm -rf build"`); d.Verdict == Allow {
+			t.Errorf("after t for mytool: allowed (%s)", d.Reason)
+		}
+	}
+}
