@@ -167,7 +167,23 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) error {
 // a temporary file beside the file path resolves to (see Target), and
 // returns the temporary file and that target. Commit renames it into
 // place; os.Remove discards it.
+//
+// Before it writes, it removes the temporary files of target whose
+// writer is dead (see SweepDead): every atomic writer's leftovers go at
+// the next write of the same file.
 func WriteTemp(path string, data []byte, perm os.FileMode) (tmpName, target string, err error) {
+	return writeTemp(path, TempPrefix, data, perm)
+}
+
+// WriteTxnTemp is WriteTemp for a temporary file that a journal names
+// (package setup's transactions): its name, TxnPrefix, is one that
+// WriteTemp's sweep and RemoveStale leave alone, so that only the owner of
+// the journal decides what became of it (RemoveStaleTxn).
+func WriteTxnTemp(path string, data []byte, perm os.FileMode) (tmpName, target string, err error) {
+	return writeTemp(path, TxnPrefix, data, perm)
+}
+
+func writeTemp(path string, prefix func(string) string, data []byte, perm os.FileMode) (tmpName, target string, err error) {
 	target, err = Target(path)
 	if err != nil {
 		return "", "", fmt.Errorf("writing %s: %w", path, err)
@@ -175,7 +191,8 @@ func WriteTemp(path string, data []byte, perm os.FileMode) (tmpName, target stri
 	if fi, err := os.Stat(target); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(target), TempPrefix(target)+strconv.Itoa(os.Getpid())+"-*")
+	SweepDead(target)
+	tmp, err := os.CreateTemp(filepath.Dir(target), prefix(target)+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return "", "", fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -200,19 +217,33 @@ func WriteTemp(path string, data []byte, perm os.FileMode) (tmpName, target stri
 	return tmp.Name(), target, nil
 }
 
+// ErrUnsynced is wrapped by Commit (and WriteAtomic) when the rename
+// was done but syncing the directory failed: the new content is in
+// place, and may not survive a crash of the system.
+var ErrUnsynced = errors.New("written, but not synced")
+
 // Commit renames a temporary file of WriteTemp over target and syncs the
-// directory. On error the temporary file is removed.
+// directory. When the rename fails the temporary file is removed; when
+// only the sync fails the error wraps ErrUnsynced: the rename is the
+// commit, and it was done.
 func Commit(tmpName, target string) error {
 	if err := os.Rename(tmpName, target); err != nil {
 		os.Remove(tmpName)
 		return fmt.Errorf("writing %s: %w", target, err)
 	}
-	return syncDir(filepath.Dir(target))
+	if err := SyncDir(filepath.Dir(target)); err != nil {
+		return fmt.Errorf("writing %s: %w: %w", target, ErrUnsynced, err)
+	}
+	return nil
 }
 
 // TempPrefix is the name prefix of the temporary files WriteTemp makes
 // for path: ".<name>.tmp-", then the pid and a random suffix.
 func TempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
+
+// TxnPrefix is the name prefix of the temporary files WriteTxnTemp makes
+// for path: ".<name>.txn-", then the pid and a random suffix.
+func TxnPrefix(path string) string { return "." + filepath.Base(path) + ".txn-" }
 
 // maxLinks bounds the symbolic links Target follows, as the kernel does.
 const maxLinks = 40
@@ -265,12 +296,35 @@ func RemoveStale(path string) ([]string, error) {
 	return removeStale(filepath.Dir(target), TempPrefix(target))
 }
 
+// RemoveStaleTxn is RemoveStale for the temporary files of WriteTxnTemp:
+// call it once the journal that may name one was dealt with.
+func RemoveStaleTxn(path string) ([]string, error) {
+	target, err := Target(path)
+	if err != nil {
+		return nil, err
+	}
+	return removeStale(filepath.Dir(target), TxnPrefix(target))
+}
+
 // RemoveStaleIn is RemoveStale for every file of dir: it removes the
 // temporary files WriteTemp made there for any file.
 func RemoveStaleIn(dir string) ([]string, error) { return removeStale(dir, "") }
 
+// SweepDead removes the temporary files WriteTemp made for target (a
+// path Target resolved) whose writer is dead, without a lock: a file
+// whose name holds a dead pid has no writer left, and a live writer's
+// file is never taken (unlike RemoveStale, age alone does not count). It
+// reports nothing and fails silently: it is housekeeping.
+func SweepDead(target string) {
+	removeDead(filepath.Dir(target), TempPrefix(target), false)
+}
+
 func removeStale(dir, prefix string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+	return removeDead(dir, prefix, true)
+}
+
+func removeDead(dir, prefix string, byAge bool) ([]string, error) {
+	entries, err := ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -307,8 +361,10 @@ func removeStale(dir, prefix string) ([]string, error) {
 		if err != nil {
 			continue // gone already
 		}
-		if (pid == 0 || alive(pid)) && time.Since(info.ModTime()) < StaleAge {
-			continue
+		if pid == 0 || alive(pid) {
+			if !byAge || time.Since(info.ModTime()) < StaleAge {
+				continue
+			}
 		}
 		p := filepath.Join(dir, name)
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -319,7 +375,9 @@ func removeStale(dir, prefix string) ([]string, error) {
 	return removed, nil
 }
 
-func syncDir(dir string) error {
+// SyncDir syncs the directory dir, so that a rename in it survives a
+// crash of the system.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("syncing %s: %w", dir, err)
@@ -475,12 +533,12 @@ func (s Store) backupDir() string { return filepath.Join(s.Dir, "backups") }
 // cannot be decoded an error wrapping ErrCorrupt.
 func (s Store) Load() (*State, error) {
 	path := s.Path()
-	data, err := os.ReadFile(path)
+	data, err := ReadRegular(path, MaxState)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &State{Version: Version}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading state %s: %w", path, err)
+		return nil, fmt.Errorf("reading state: %w", err)
 	}
 	var st State
 	if err := json.Unmarshal(data, &st); err != nil {
@@ -537,7 +595,7 @@ func (s Store) SaveBackup(st *State, b *Backup) (string, error) {
 // LoadBackup reads the backup called name.
 func (s Store) LoadBackup(name string) (*Backup, error) {
 	path := filepath.Join(s.backupDir(), filepath.Base(name))
-	data, err := os.ReadFile(path)
+	data, err := ReadRegular(path, MaxConfig)
 	if err != nil {
 		return nil, fmt.Errorf("reading backup: %w", err)
 	}
@@ -579,9 +637,12 @@ func gunzipText(s string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := io.ReadAll(zr)
+	out, err := io.ReadAll(io.LimitReader(zr, MaxConfig+1))
 	if err != nil {
 		return "", err
+	}
+	if len(out) > MaxConfig {
+		return "", fmt.Errorf("%w: more than %d bytes", ErrTooLarge, MaxConfig)
 	}
 	return string(out), nil
 }
@@ -614,7 +675,7 @@ func TrimRefs(st *State) map[string]bool {
 // (and any stray file) no longer referenced.
 func (s Store) Prune(st *State) error {
 	keep := TrimRefs(st)
-	entries, err := os.ReadDir(s.backupDir())
+	entries, err := ReadDir(s.backupDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -633,7 +694,7 @@ func (s Store) Prune(st *State) error {
 
 // Backups lists the backup files on disk, oldest first.
 func (s Store) Backups() ([]string, error) {
-	entries, err := os.ReadDir(s.backupDir())
+	entries, err := ReadDir(s.backupDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
