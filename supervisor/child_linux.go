@@ -61,7 +61,7 @@ func Child(stderr io.Writer) int {
 	if err := restrictWrites(sp.Confine, sp.Writable); err != nil {
 		return fail("%v", err)
 	}
-	listener, err := installFilter()
+	listener, err := installFilter(sp.Confine)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -150,9 +150,9 @@ func readFull(fd int, buf []byte) error {
 }
 
 // installFilter installs the seccomp filter on the calling thread and
-// returns its listener.
-func installFilter() (int, error) {
-	insns, err := assemble(filterProgram())
+// returns its listener; meta sends the metadata calls to the supervisor.
+func installFilter(meta bool) (int, error) {
+	insns, err := assemble(filterProgram(meta))
 	if err != nil {
 		return -1, err
 	}

@@ -61,12 +61,45 @@ func assemble(prog []insn) ([]unix.SockFilter, error) {
 	return out, nil
 }
 
-// filterProgram is the seccomp filter of the tree: execve and execveat
-// go to the supervisor; a new seccomp listener is refused (the first
-// listener on an execve would see it instead of the supervisor, once the
-// supervisor is gone); the compatibility mode may not exec at all; any
-// other architecture, and x32, kills the process.
-func filterProgram() []insn {
+// metaCall says where one metadata call keeps its target: the path
+// argument (with dirfd, the directory it is relative to, -1 for the
+// working directory), or, with fd, the descriptor in argument 0; flags is
+// the index of its AT_ flags argument, 0 when it has none (it is never the
+// first); nofollow, that it never follows a last link; nullIsFd, that a
+// null path means the descriptor dirfd itself (futimesat, utimensat).
+type metaCall struct {
+	nr       uint32
+	name     string
+	path     int
+	dirfd    int
+	flags    int
+	fd       bool
+	nofollow bool
+	nullIsFd bool
+}
+
+// Terminal ioctls that make a terminal act as if the person typed:
+// TIOCSTI pushes a byte into its input, TIOCLINUX (subcode 2 and 3) pastes
+// the console's selection.
+const (
+	tiocsti   = 0x5412
+	tioclinux = 0x541c
+)
+
+// filterProgram is the seccomp filter of the tree:
+//   - execve and execveat go to the supervisor; so does connect (control
+//     sockets of servers outside the tree, see Config), and with meta the
+//     metadata calls (chmod, chown, utimes, xattrs: see metaCalls);
+//   - TIOCSTI and TIOCLINUX fail with EPERM: nothing in the tree may type
+//     into a terminal (the next approval prompt among others);
+//   - io_uring_setup fails with EPERM: a ring's operations (connect among
+//     them) would pass the filter unseen;
+//   - a new seccomp listener is refused (the first listener on an execve
+//     would see it instead of the supervisor, once the supervisor is gone);
+//   - the compatibility mode may not exec, connect or change metadata at
+//     all, and its ioctls are filtered as above; any other architecture,
+//     and x32, kills the process.
+func filterProgram(meta bool) []insn {
 	prog := []insn{
 		{code: bpfLdAbs, k: offArch},
 		{code: bpfJeq, k: auditArch, jf: "foreign"},
@@ -83,16 +116,37 @@ func filterProgram() []insn {
 	prog = append(prog,
 		insn{label: "native", code: bpfJeq, k: nrExecve, jt: "notify"},
 		insn{code: bpfJeq, k: nrExecveat, jt: "notify"},
+		insn{code: bpfJeq, k: nrConnect, jt: "notify"},
+		insn{code: bpfJeq, k: nrIoctl, jt: "ioctl"},
+		insn{code: bpfJeq, k: nrIoUringSetup, jt: "eperm"},
+	)
+	if meta {
+		for _, m := range metaCalls {
+			prog = append(prog, insn{code: bpfJeq, k: m.nr, jt: "notify"})
+		}
+	}
+	prog = append(prog,
 		insn{code: bpfJeq, k: nrSeccomp, jt: "seccomp", jf: "allow"},
 
 		insn{label: "foreign", code: bpfJeq, k: compatArch, jf: "kill"},
 		insn{code: bpfLdAbs, k: offNr},
 		insn{code: bpfJeq, k: compatExecve, jt: "eperm"},
 		insn{code: bpfJeq, k: compatExecveat, jt: "eperm"},
+		insn{code: bpfJeq, k: compatIoctl, jt: "ioctl"},
+	)
+	for _, nr := range compatRefused {
+		prog = append(prog, insn{code: bpfJeq, k: nr, jt: "eperm"})
+	}
+	prog = append(prog,
 		insn{code: bpfJeq, k: compatSeccomp, jf: "allow"},
 
 		insn{label: "seccomp", code: bpfLdAbs, k: offArg1Low},
 		insn{code: bpfJset, k: unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, jt: "eperm", jf: "allow"},
+
+		// ioctl's request is an unsigned int: the low half of args[1].
+		insn{label: "ioctl", code: bpfLdAbs, k: offArg1Low},
+		insn{code: bpfJeq, k: tiocsti, jt: "eperm"},
+		insn{code: bpfJeq, k: tioclinux, jt: "eperm", jf: "allow"},
 
 		insn{label: "notify", code: bpfRet, k: unix.SECCOMP_RET_USER_NOTIF},
 		insn{label: "eperm", code: bpfRet, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},

@@ -63,7 +63,10 @@ type pathBeneathAttr struct {
 // children's) to writable; with confine false it only creates a domain
 // that handles making block devices, which the user cannot do anyway, so
 // that the tree still cannot ptrace processes outside it (the supervisor
-// among them). It needs no_new_privs set.
+// among them), and REFER, allowed everywhere. Writable directories get
+// REFER too (ABI 2 and later): files move between them and within them.
+// On ABI 1, Landlock refuses every rename across directories (EXDEV),
+// and nothing can allow it. It needs no_new_privs set.
 func restrictWrites(confine bool, writable []string) error {
 	abi := landlockABI()
 	if abi < 1 {
@@ -71,7 +74,13 @@ func restrictWrites(confine bool, writable []string) error {
 	}
 	handled := writeRights(abi)
 	if !confine {
+		// A domain that does not handle REFER refuses every rename and
+		// link across directories (EXDEV); handled and allowed beneath
+		// the root, they work as without Landlock.
 		handled = unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK
+		if abi >= 2 {
+			handled |= unix.LANDLOCK_ACCESS_FS_REFER
+		}
 	}
 	attr := rulesetAttr{handledFS: handled}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
@@ -79,6 +88,11 @@ func restrictWrites(confine bool, writable []string) error {
 		return fmt.Errorf("creating the landlock ruleset: %w", errno)
 	}
 	defer unix.Close(int(fd))
+	if !confine && abi >= 2 {
+		if err := allowBeneath(int(fd), "/", unix.LANDLOCK_ACCESS_FS_REFER); err != nil {
+			return err
+		}
+	}
 	if confine {
 		for _, p := range writable {
 			if err := allowBeneath(int(fd), p, handled); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,10 +63,24 @@ type loop struct {
 	sem      chan struct{}
 	wg       sync.WaitGroup // run and the workers
 	reportMu sync.Mutex
+	copies   *copies
+	startEnv map[string]bool // the tree's first environment, by NAME=value
+	writes   []string        // Writable, resolved
 }
 
 func newLoop(listener int, cfg *Config) (*loop, error) {
-	l := &loop{listener: listener, cfg: cfg, sem: make(chan struct{}, maxWorkers)}
+	l := &loop{listener: listener, cfg: cfg, sem: make(chan struct{}, maxWorkers), startEnv: map[string]bool{}}
+	for _, kv := range cfg.Env {
+		l.startEnv[kv] = true
+	}
+	if len(cfg.Programs) > 0 {
+		l.copies = newCopies(cfg.Programs, cfg.Env)
+	}
+	for _, w := range cfg.Writable {
+		if r, err := filepath.EvalSymlinks(w); err == nil {
+			l.writes = append(l.writes, r)
+		}
+	}
 	if err := unix.Pipe2(l.wake[:], unix.O_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("creating the supervisor's pipe: %w", err)
 	}
@@ -118,8 +133,9 @@ func (l *loop) run() {
 	}
 }
 
-// answer decides one execution and answers the kernel: go on, or EPERM.
-// When anything fails, the answer is EPERM.
+// answer decides one notification and answers the kernel: go on, or
+// fail with an errno (EPERM when it is refused). When anything fails, the
+// answer is EPERM.
 func (l *loop) answer(n *seccompNotif) {
 	defer func() { <-l.sem; l.wg.Done() }()
 	resp := seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
@@ -130,24 +146,58 @@ func (l *loop) answer(n *seccompNotif) {
 			unix.Syscall(unix.SYS_IOCTL, uintptr(l.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 		}
 	}()
-	x, err := l.read(n)
-	switch {
-	case errors.Is(err, errGone):
-		return
-	case err != nil:
-		l.report("agent-shim: denied at run time: an execution by pid %d that cannot be read: %v", n.pid, err)
-	case l.cfg.Decide == nil:
-		l.report("agent-shim: denied at run time: %s: nothing decides executions", x)
+	var errno unix.Errno
+	var gone bool
+	switch nr := uint32(n.data.nr); {
+	case nr == nrExecve || nr == nrExecveat:
+		errno, gone = l.answerExec(n)
+	case nr == nrConnect:
+		errno, gone = l.answerConnect(n)
 	default:
-		v := l.cfg.Decide(x)
-		if v.Allow {
-			resp.error, resp.flags = 0, unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
-		} else {
-			l.report("agent-shim: denied at run time: %s: %s", x, v.Reason)
-		}
+		errno, gone = l.answerMeta(n)
+	}
+	if gone {
+		return
+	}
+	if errno == 0 {
+		resp.error, resp.flags = 0, unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+	} else {
+		resp.error = -int32(errno)
 	}
 	// ENOENT: the process died meanwhile; nothing to answer.
 	unix.Syscall(unix.SYS_IOCTL, uintptr(l.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+}
+
+// answerExec decides an execution: 0 lets it go on.
+func (l *loop) answerExec(n *seccompNotif) (unix.Errno, bool) {
+	x, err := l.read(n)
+	switch {
+	case errors.Is(err, errGone):
+		return 0, true
+	case errors.Is(err, errMissing):
+		return unix.ENOENT, false // a PATH search: the kernel would say the same
+	case err != nil:
+		l.report("agent-shim: denied at run time: an execution by pid %d that cannot be read: %v", n.pid, err)
+		return unix.EPERM, false
+	case l.cfg.Decide == nil:
+		l.report("agent-shim: denied at run time: %s: nothing decides executions", x)
+		return unix.EPERM, false
+	}
+	v := l.cfg.Decide(x)
+	if !v.Allow {
+		l.report("agent-shim: denied at run time: %s: %s", x, v.Reason)
+		return unix.EPERM, false
+	}
+	// The argv race: what was decided must still be what the kernel
+	// is about to read (see the package doc for what remains).
+	if err := l.reread(n, x); err != nil {
+		if errors.Is(err, errGone) {
+			return 0, true
+		}
+		l.report("agent-shim: denied at run time: %s: %v", x, err)
+		return unix.EPERM, false
+	}
+	return 0, false
 }
 
 func (l *loop) report(format string, args ...any) {
@@ -171,65 +221,93 @@ func (l *loop) valid(id uint64) bool {
 	return errno == 0
 }
 
-// read reads the execution a notification is about from the process's
-// memory, checking before and after that the process is still the one
-// waiting.
-func (l *loop) read(n *seccompNotif) (Exec, error) {
-	x := Exec{Pid: int(n.pid)}
-	var pathPtr, argvPtr uint64
-	dirfd, flags := int64(unix.AT_FDCWD), uint64(0)
-	switch n.data.nr {
-	case nrExecve:
-		pathPtr, argvPtr = n.data.args[0], n.data.args[1]
-	case nrExecveat:
-		dirfd, pathPtr, argvPtr, flags = int64(int32(n.data.args[0])), n.data.args[1], n.data.args[2], n.data.args[4]
-	default:
-		return x, fmt.Errorf("unexpected system call %d", n.data.nr)
+// errMissing means the program to execute does not exist: the call
+// fails with ENOENT without a decision.
+var errMissing = errors.New("no such file")
+
+// execArgs returns where an execve or execveat keeps its arguments.
+func execArgs(n *seccompNotif) (dirfd int64, pathPtr, argvPtr, envPtr, flags uint64) {
+	a := n.data.args
+	if uint32(n.data.nr) == nrExecveat {
+		return int64(int32(a[0])), a[1], a[2], a[3], a[4]
 	}
-	proc := "/proc/" + strconv.Itoa(x.Pid)
-	mem, err := unix.Open(proc+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	return unix.AT_FDCWD, a[0], a[1], a[2], 0
+}
+
+// openMem opens the memory of the process that made n, checking that it
+// is still the one waiting (its pid may have been reused before the open).
+func (l *loop) openMem(n *seccompNotif) (*mem, func(), error) {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(int(n.pid))+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if !l.valid(n.id) {
-			return x, errGone
+			return nil, nil, errGone
 		}
-		return x, fmt.Errorf("opening its memory: %w", err)
+		return nil, nil, fmt.Errorf("opening its memory: %w", err)
 	}
-	defer unix.Close(mem)
-	// The pid may have been reused between the call and the open.
 	if !l.valid(n.id) {
-		return x, errGone
+		unix.Close(fd)
+		return nil, nil, errGone
 	}
-	path, err := readString(mem, pathPtr)
+	return newMem(fd), func() { unix.Close(fd) }, nil
+}
+
+// read reads the execution a notification is about from the process's
+// memory and resolves its program as the process sees it (its working
+// directory, descriptors and /proc/self), checking before and after that
+// the process is still the one waiting.
+func (l *loop) read(n *seccompNotif) (Exec, error) {
+	x := Exec{Pid: int(n.pid)}
+	dirfd, pathPtr, argvPtr, envPtr, flags := execArgs(n)
+	m, done, err := l.openMem(n)
+	if err != nil {
+		return x, err
+	}
+	defer done()
+	path, err := m.string(pathPtr)
 	if err != nil {
 		return x, fmt.Errorf("reading the program's path: %w", err)
 	}
-	if x.Argv, err = readArgv(mem, argvPtr); err != nil {
+	if x.Argv, err = m.strings(argvPtr, nil); err != nil {
 		return x, err
 	}
-	if x.Dir, err = os.Readlink(proc + "/cwd"); err != nil {
+	if x.Env, err = m.strings(envPtr, l.loaderVar); err != nil {
+		return x, fmt.Errorf("reading the environment: %w", err)
+	}
+	x.rawPath, x.rawEnv = path, x.Env
+	r := newResolver(x.Pid)
+	if err := r.checkRoot(); err != nil {
+		return x, err
+	}
+	if x.Dir, err = os.Readlink(r.proc + "/cwd"); err != nil {
 		return x, fmt.Errorf("reading its working directory: %w", err)
 	}
-	base := x.Dir
-	if dirfd != unix.AT_FDCWD && !filepath.IsAbs(path) {
-		if base, err = os.Readlink(proc + "/fd/" + strconv.FormatInt(dirfd, 10)); err != nil {
-			return x, fmt.Errorf("reading execveat's directory: %w", err)
-		}
-	}
+	var named string // the path to resolve, as the process means it
 	switch {
 	case path == "" && flags&unix.AT_EMPTY_PATH != 0:
-		path = base // the file is the descriptor itself (fexecve)
-		if !filepath.IsAbs(path) || strings.HasSuffix(path, " (deleted)") {
-			return x, fmt.Errorf("runs a file with no path (%s)", path)
+		named = r.fd(dirfd) // fexecve: the file is the descriptor
+		if dirfd == unix.AT_FDCWD {
+			named = r.proc + "/cwd"
 		}
+		x.Path = named
 	case path == "":
 		return x, errors.New("runs an empty path")
-	case !filepath.IsAbs(path):
-		path = filepath.Join(base, path)
+	default:
+		named = r.at(dirfd, path)
+		switch {
+		case filepath.IsAbs(path):
+			x.Path = filepath.Clean(path)
+		case dirfd == unix.AT_FDCWD:
+			x.Path = filepath.Join(x.Dir, path)
+		default:
+			base, err := os.Readlink(r.fd(dirfd))
+			if err != nil {
+				return x, fmt.Errorf("reading execveat's directory: %w", err)
+			}
+			x.Path = filepath.Join(base, path)
+		}
 	}
-	x.Path = filepath.Clean(path)
-	if real, err := filepath.EvalSymlinks(x.Path); err == nil {
-		x.Real = real
-		x.Interp = interpreter(real)
+	if err := l.identify(r, &x, named); err != nil {
+		return x, err
 	}
 	if !l.valid(n.id) {
 		return x, errGone
@@ -237,70 +315,149 @@ func (l *loop) read(n *seccompNotif) (Exec, error) {
 	return x, nil
 }
 
-// readString reads a NUL-terminated string at addr, a page at a time.
-func readString(mem int, addr uint64) (string, error) {
-	if addr == 0 {
-		return "", errors.New("a null pointer")
+// identify resolves the program named (Real), and tells what it is: a
+// script's interpreter, a copy of a restricted program, a dynamic loader
+// and the program it loads.
+func (l *loop) identify(r resolver, x *Exec, named string) error {
+	real, err := r.resolve(named, true)
+	switch {
+	case missing(err):
+		return errMissing
+	case err != nil:
+		return fmt.Errorf("finding %s: %w", x.Path, err)
 	}
-	var out []byte
-	buf := make([]byte, 4096)
-	for len(out) < maxStrlen {
-		chunk := buf[:4096-addr%4096]
-		n, err := unix.Pread(mem, chunk, int64(addr))
-		if err != nil {
-			return "", err
+	var st unix.Stat_t
+	if err := unix.Stat(real, &st); err != nil {
+		if missing(err) {
+			return errMissing
 		}
-		if n == 0 {
-			return "", errors.New("unreadable memory")
-		}
-		if i := bytes.IndexByte(chunk[:n], 0); i >= 0 {
-			return string(append(out, chunk[:i]...)), nil
-		}
-		out = append(out, chunk[:n]...)
-		addr += uint64(n)
+		return fmt.Errorf("finding %s: %w", real, err)
 	}
-	return "", errors.New("a string too long to check")
+	x.Real = real
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil // the kernel refuses it (EACCES)
+	}
+	x.Interp = interpreter(real)
+	if l.checkCopy(real, &st) {
+		x.Copies = l.copies.of(real, &st)
+	}
+	loader := isLoader(real)
+	for _, c := range x.Copies {
+		loader = loader || isLoader(c)
+	}
+	if !loader || len(x.Argv) < 2 {
+		return nil
+	}
+	prog, args, env := loaderArgs(x.Argv)
+	x.Env = append(x.Env, env...)
+	if prog == "" {
+		return nil
+	}
+	y := &Exec{Pid: x.Pid, Dir: x.Dir, Argv: append([]string{prog}, args...), Env: x.Env, Path: prog}
+	if strings.Contains(prog, "/") {
+		y.Path = filepath.Join(x.Dir, prog)
+		if filepath.IsAbs(prog) {
+			y.Path = filepath.Clean(prog)
+		}
+		if err := l.identify(r, y, r.at(unix.AT_FDCWD, prog)); err != nil && !errors.Is(err, errMissing) {
+			return err
+		}
+	}
+	x.Loaded = y
+	return nil
 }
 
-// readArgv reads a NULL-terminated array of string pointers.
-func readArgv(mem int, addr uint64) ([]string, error) {
-	if addr == 0 {
-		return nil, nil // Linux runs the program with an empty argv
+// checkCopy reports whether a file may be a copy of a restricted program
+// the tree made: a file the tree may have written (inside the writable
+// directories when writes are confined, else any file not owned by root,
+// or any file at all when the tree runs as root).
+func (l *loop) checkCopy(real string, st *unix.Stat_t) bool {
+	if l.copies == nil {
+		return false
 	}
-	var ptrs []uint64
-	buf := make([]byte, 4096)
-read:
-	for {
-		chunk := buf[:4096-addr%4096]
-		n, err := unix.Pread(mem, chunk, int64(addr))
-		if err != nil || n < 8 {
-			return nil, fmt.Errorf("reading the arguments: %v", err)
+	if l.cfg.Confine {
+		return l.writable(real)
+	}
+	return st.Uid != 0 || os.Geteuid() == 0
+}
+
+// loaderArgs reads a dynamic loader's command line (glibc's ld.so and
+// musl's): the program it runs, its arguments, and the options that load
+// other code, spelled as the variables that do the same.
+func loaderArgs(argv []string) (prog string, args []string, env []string) {
+	withArg := map[string]string{
+		"--library-path": "LD_LIBRARY_PATH", "--preload": "LD_PRELOAD", "--audit": "LD_AUDIT",
+		"--inhibit-rpath": "", "--argv0": "", "--glibc-hwcaps-prepend": "", "--glibc-hwcaps-mask": "",
+	}
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		if !strings.HasPrefix(a, "--") {
+			return a, argv[i+1:], env
 		}
-		for i := 0; i+8 <= n; i += 8 {
-			p := *(*uint64)(unsafe.Pointer(&chunk[i]))
-			if p == 0 {
-				break read
+		name, val, eq := strings.Cut(a, "=")
+		v, takes := withArg[name]
+		switch {
+		case takes && !eq:
+			if i+1 == len(argv) {
+				return "", nil, env
 			}
-			if len(ptrs) == maxArgs {
-				return nil, errors.New("too many arguments to check")
+			i++
+			val = argv[i]
+			fallthrough
+		case takes:
+			if v != "" {
+				env = append(env, v+"="+val)
 			}
-			ptrs = append(ptrs, p)
+		case a == "--":
+			if i+1 < len(argv) {
+				return argv[i+1], argv[i+2:], env
+			}
+			return "", nil, env
 		}
-		addr += uint64(n &^ 7)
 	}
-	argv := make([]string, len(ptrs))
-	total := 0
-	for i, p := range ptrs {
-		s, err := readString(mem, p)
-		if err != nil {
-			return nil, fmt.Errorf("reading argument %d: %w", i, err)
-		}
-		if total += len(s) + 1; total > maxArgBytes {
-			return nil, errors.New("arguments too long to check")
-		}
-		argv[i] = s
+	return "", nil, env
+}
+
+// loaderVars are the variables that make the dynamic loader (or glibc)
+// load code the program did not name.
+var loaderVars = []string{"LD_PRELOAD=", "LD_AUDIT=", "LD_LIBRARY_PATH=", "GCONV_PATH=", "LD_ORIGIN_PATH=", "GLIBC_TUNABLES=", "LD_PROFILE=", "MALLOC_TRACE="}
+
+// loaderVar reports whether kv sets a loader variable to something other
+// than what the tree started with (the person's own environment).
+func (l *loop) loaderVar(kv string) bool {
+	if !strings.HasPrefix(kv, "LD_") && !strings.HasPrefix(kv, "G") && !strings.HasPrefix(kv, "M") {
+		return false
 	}
-	return argv, nil
+	for _, v := range loaderVars {
+		if strings.HasPrefix(kv, v) {
+			return len(kv) > len(v) && !l.startEnv[kv]
+		}
+	}
+	return false
+}
+
+// reread reads the path and argv of an execution again after its
+// decision, and fails when they changed.
+func (l *loop) reread(n *seccompNotif, x Exec) error {
+	_, pathPtr, argvPtr, envPtr, _ := execArgs(n)
+	m, done, err := l.openMem(n)
+	if err != nil {
+		return err
+	}
+	defer done()
+	path, err1 := m.string(pathPtr)
+	argv, err2 := m.strings(argvPtr, nil)
+	env, err3 := m.strings(envPtr, l.loaderVar)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return fmt.Errorf("reading it again: %w", err)
+	}
+	if path != x.rawPath || !slices.Equal(argv, x.Argv) || !slices.Equal(env, x.rawEnv) {
+		return errors.New("its arguments changed while it was decided")
+	}
+	if !l.valid(n.id) {
+		return errGone
+	}
+	return nil
 }
 
 // interpreter returns the #! line of a script, split as Linux splits it:

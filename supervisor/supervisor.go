@@ -59,6 +59,12 @@ type Config struct {
 	// Report receives one line for every execution refused; nil drops
 	// them.
 	Report io.Writer
+	// Programs are the names of the programs the decider restricts: a
+	// file the tree executes that is one of them found on the tree's
+	// PATH (a hard link, or a copy: the same content), under another
+	// name, is decided as that program too (Exec.Copies). The dynamic
+	// loaders are always among them.
+	Programs []string
 }
 
 // Verdict is the decision on one execution.
@@ -86,13 +92,32 @@ type Exec struct {
 	// Interp is the interpreter line of a script (#!), split as the
 	// kernel does: the interpreter and at most one argument.
 	Interp []string
+	// Env holds the variables of the execution's environment that make
+	// the dynamic loader load code the program does not name
+	// (LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH, GCONV_PATH, …), as
+	// NAME=value, when the tree set them (a value the tree started with
+	// is the person's, and left out), and the loader's options that do
+	// the same (--preload as LD_PRELOAD=…). A decider should not let such
+	// an execution run unasked: the code it loads runs as the program.
+	Env []string
+	// Copies are the restricted programs (Config.Programs, the dynamic
+	// loaders) the file is a hard link or a copy of, by their paths.
+	Copies []string
+	// Loaded is the program a dynamic loader runs (ld.so PROGRAM ARGS),
+	// read and resolved the same way; nil when it runs none.
+	Loaded *Exec
+
+	rawPath string   // the path as the call gave it
+	rawEnv  []string // Env as read, for the second reading
 }
 
 // Spellings returns every argv the execution may amount to, for a caller
 // that decides each and takes the strictest: the program as named and as
 // resolved (a link named git-push to git is git push), argv[0] as given
 // (multi-call programs and git choose by it), and for a script, the
-// interpreter's argv the kernel builds.
+// interpreter's argv the kernel builds; a copy of a restricted program as
+// that program; for a dynamic loader, the program it loads, spelled the
+// same ways.
 func (x Exec) Spellings() [][]string {
 	var args []string
 	if len(x.Argv) > 1 {
@@ -112,8 +137,14 @@ func (x Exec) Spellings() [][]string {
 	if len(x.Argv) > 0 {
 		add(x.Argv[0])
 	}
+	for _, c := range x.Copies {
+		add(c)
+	}
 	if len(x.Interp) > 0 {
 		out = append(out, append(append(append([]string{}, x.Interp...), x.Path), args...))
+	}
+	if x.Loaded != nil {
+		out = append(out, x.Loaded.Spellings()...)
 	}
 	return out
 }

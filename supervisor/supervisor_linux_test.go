@@ -242,7 +242,7 @@ func TestRunManyExecs(t *testing.T) {
 
 // The filter assembles, and its jumps land where they should.
 func TestFilterAssembles(t *testing.T) {
-	insns, err := assemble(filterProgram())
+	insns, err := assemble(filterProgram(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func evalFilter(t *testing.T, prog []unix.SockFilter, nr int32, arch uint32, arg
 
 // Every way into exec is watched or refused; other calls pass.
 func TestFilterDecisions(t *testing.T) {
-	prog, err := assemble(filterProgram())
+	prog, err := assemble(filterProgram(true))
 	if err != nil {
 		t.Fatal(err)
 	}

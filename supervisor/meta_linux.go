@@ -1,0 +1,276 @@
+//go:build linux && (amd64 || arm64)
+
+package supervisor
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// writable reports whether p (resolved) lies in the directories the tree
+// may write, or is one of its writable files.
+func (l *loop) writable(p string) bool {
+	for _, w := range l.writes {
+		if p == w || strings.HasPrefix(p, w+"/") || w == "/" {
+			return true
+		}
+	}
+	return false
+}
+
+// metaCallOf returns the metadata call numbered nr.
+func metaCallOf(nr uint32) (metaCall, bool) {
+	for _, m := range metaCalls {
+		if m.nr == nr {
+			return m, true
+		}
+	}
+	return metaCall{}, false
+}
+
+// answerMeta decides a metadata call (chmod, chown, utimes, xattrs): it
+// goes on when its target lies in the writable directories, and fails
+// with EPERM elsewhere; a target that does not exist fails with ENOENT.
+// The target is resolved as the process sees it; the process may swap a
+// link between this check and the call (see the package doc).
+func (l *loop) answerMeta(n *seccompNotif) (unix.Errno, bool) {
+	mc, ok := metaCallOf(uint32(n.data.nr))
+	if !ok {
+		l.report("agent-shim: denied at run time: system call %d by pid %d: unexpected", n.data.nr, n.pid)
+		return unix.EPERM, false
+	}
+	target, err := l.metaTarget(n, mc)
+	switch {
+	case errors.Is(err, errGone):
+		return 0, true
+	case errors.Is(err, errAnon):
+		return 0, false
+	case missing(err):
+		return unix.ENOENT, false
+	case err != nil:
+		l.report("agent-shim: denied at run time: %s by pid %d: %v", mc.name, n.pid, err)
+		return unix.EPERM, false
+	case !l.writable(target):
+		l.report("agent-shim: denied at run time: %s %s: outside the directories the tree may write", mc.name, target)
+		return unix.EPERM, false
+	}
+	if !l.valid(n.id) {
+		return 0, true
+	}
+	return 0, false
+}
+
+// errAnon means a metadata call's target is a descriptor of no file of
+// the file system (a pipe, a socket, a memfd, a deleted file with no
+// other link): changing it changes nothing anyone else sees.
+var errAnon = errors.New("an anonymous file")
+
+// metaTarget resolves the file a metadata call changes.
+func (l *loop) metaTarget(n *seccompNotif, mc metaCall) (string, error) {
+	r := newResolver(int(n.pid))
+	if err := r.checkRoot(); err != nil {
+		return "", err
+	}
+	a := n.data.args
+	var named string
+	isFd := true
+	follow := !mc.nofollow
+	if mc.flags > 0 && a[mc.flags]&unix.AT_SYMLINK_NOFOLLOW != 0 {
+		follow = false
+	}
+	switch {
+	case mc.fd:
+		named = r.fd(int64(int32(a[0])))
+	case mc.nullIsFd && a[mc.path] == 0:
+		named = r.fd(int64(int32(a[mc.dirfd])))
+	default:
+		m, done, err := l.openMem(n)
+		if err != nil {
+			return "", err
+		}
+		path, err := m.string(a[mc.path])
+		done()
+		if err != nil {
+			return "", fmt.Errorf("reading its path: %w", err)
+		}
+		dirfd := int64(unix.AT_FDCWD)
+		if mc.dirfd >= 0 {
+			dirfd = int64(int32(a[mc.dirfd]))
+		}
+		switch {
+		case path == "" && mc.flags > 0 && a[mc.flags]&unix.AT_EMPTY_PATH != 0:
+			named, follow = r.fd(dirfd), true
+		case path == "":
+			return "", unix.ENOENT
+		default:
+			named, isFd = r.at(dirfd, path), false
+		}
+	}
+	if !isFd {
+		return r.resolve(named, follow)
+	}
+	// A descriptor: a pipe or socket, a memfd, or a deleted file whose
+	// last link is gone change nothing outside the tree.
+	t, err := os.Readlink(named)
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(t) || strings.HasSuffix(t, " (deleted)") {
+		var st unix.Stat_t
+		if err := unix.Stat(named, &st); err != nil {
+			return "", err
+		}
+		if st.Nlink == 0 || st.Mode&unix.S_IFMT == unix.S_IFIFO || st.Mode&unix.S_IFMT == unix.S_IFSOCK || !filepath.IsAbs(t) {
+			return "", errAnon
+		}
+		return "", fmt.Errorf("%s is %q, still linked elsewhere: %w", named, t, errNoFile)
+	}
+	return r.resolve(named, follow)
+}
+
+// controlSockets are the sockets through which a server outside the tree
+// runs what it is told, as the person: by where they lie (resolved), the
+// programs whose own use of them is the policy's decision (their
+// execution was decided).
+var controlSockets = []struct {
+	what  string
+	match func(p string) bool
+	progs []string
+}{
+	{"a tmux server", func(p string) bool {
+		d := filepath.Base(filepath.Dir(p))
+		return strings.HasPrefix(d, "tmux-") && digits(d[5:])
+	}, []string{"tmux"}},
+	{"a screen session", func(p string) bool {
+		return strings.Contains(p, "/screen/S-") || strings.Contains(p, "/.screen/")
+	}, []string{"screen"}},
+	{"systemd", func(p string) bool {
+		if strings.HasPrefix(p, "/run/systemd/") {
+			return true
+		}
+		uid, rest, ok := strings.Cut(strings.TrimPrefix(p, "/run/user/"), "/")
+		return ok && strings.HasPrefix(p, "/run/user/") && digits(uid) && (strings.HasPrefix(rest, "systemd/") || rest == "bus")
+	}, []string{"systemctl", "systemd-run", "busctl", "loginctl", "journalctl"}},
+	{"the Docker daemon", func(p string) bool {
+		b := filepath.Base(p)
+		return b == "docker.sock" || b == "containerd.sock"
+	}, []string{"docker", "ctr", "nerdctl"}},
+	{"the Podman service", func(p string) bool { return filepath.Base(p) == "podman.sock" }, []string{"podman"}},
+}
+
+func digits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// answerConnect decides a connect: a Unix socket of a server outside the
+// tree that runs what it is told (controlSockets) is refused with EPERM,
+// unless the caller is the program the socket belongs to (found on the
+// tree's PATH), whose execution was decided. Everything else goes on.
+func (l *loop) answerConnect(n *seccompNotif) (unix.Errno, bool) {
+	a := n.data.args
+	size := int(min(a[2], 110))
+	if size <= 2 || a[1] == 0 {
+		return 0, false // the kernel refuses it
+	}
+	m, done, err := l.openMem(n)
+	if errors.Is(err, errGone) {
+		return 0, true
+	}
+	if err != nil {
+		l.report("agent-shim: denied at run time: a connection by pid %d that cannot be read: %v", n.pid, err)
+		return unix.EPERM, false
+	}
+	b, err := m.bytes(a[1], size)
+	done()
+	if err != nil {
+		return unix.EFAULT, false
+	}
+	if binary.LittleEndian.Uint16(b) != unix.AF_UNIX || b[2] == 0 {
+		return 0, false // not a Unix socket, or an abstract one
+	}
+	name := string(b[2:])
+	if i := strings.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	r := newResolver(int(n.pid))
+	if err := r.checkRoot(); err != nil {
+		l.report("agent-shim: denied at run time: a connection to %s by pid %d: %v", name, n.pid, err)
+		return unix.EPERM, false
+	}
+	p, err := r.resolve(r.at(unix.AT_FDCWD, name), true)
+	if missing(err) {
+		return 0, false
+	}
+	if err != nil {
+		l.report("agent-shim: denied at run time: a connection to %s by pid %d: %v", name, n.pid, err)
+		return unix.EPERM, false
+	}
+	for _, cs := range controlSockets {
+		if !cs.match(p) {
+			continue
+		}
+		if l.isProgram(r, cs.progs) {
+			break
+		}
+		exe, _ := os.Readlink(r.proc + "/exe")
+		l.report("agent-shim: denied at run time: %s (pid %d) connecting to %s (%s): it runs what it is told outside the supervisor", exe, n.pid, p, cs.what)
+		return unix.EPERM, false
+	}
+	if !l.valid(n.id) {
+		return 0, true
+	}
+	return 0, false
+}
+
+// progPaths are the programs found on the tree's PATH, by name.
+var progPaths sync.Map
+
+// isProgram reports whether the process runs one of progs as found on
+// the tree's PATH (the same file).
+func (l *loop) isProgram(r resolver, progs []string) bool {
+	var self unix.Stat_t
+	if unix.Stat(r.proc+"/exe", &self) != nil {
+		return false
+	}
+	path := ""
+	for _, kv := range l.cfg.Env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, prog := range progs {
+		key := path + "\x00" + prog
+		p, ok := progPaths.Load(key)
+		if !ok {
+			found := ""
+			for _, dir := range filepath.SplitList(path) {
+				if !filepath.IsAbs(dir) {
+					continue
+				}
+				if c := filepath.Join(dir, prog); func() bool { _, err := exec.LookPath(c); return err == nil }() {
+					found = c
+					break
+				}
+			}
+			p, _ = progPaths.LoadOrStore(key, found)
+		}
+		var st unix.Stat_t
+		if p.(string) != "" && unix.Stat(p.(string), &st) == nil && st.Dev == self.Dev && st.Ino == self.Ino {
+			return true
+		}
+	}
+	return false
+}
