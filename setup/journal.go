@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/agent-shim/agent-shim/statefile"
 )
@@ -28,16 +31,31 @@ import (
 //  4. config.json is re-read: if someone changed it since it was read (an
 //     editor, a script: they take no lock), the change is abandoned and
 //     re-merged with their edit (see apply);
-//  5. the temporary config is renamed over config.json — the commit;
-//  6. state.json and adhoc.json are written, old backups pruned;
+//  5. the temporary config is exchanged with config.json (renameat2
+//     RENAME_EXCHANGE) — the commit. What was swapped out is compared
+//     with what was read: an edit that came after step 4 is exchanged
+//     back and re-merged like one step 4 found, never lost. Where the
+//     system cannot exchange, a rename;
+//  6. the directory is synced, state.json and adhoc.json are written,
+//     old backups pruned;
 //  7. the journal is removed.
 //
+// The journal names the temporary config (a name only this file's
+// recovery removes, statefile.WriteTxnTemp), and the commit is what
+// becomes of that name: before step 5 it holds the new content; the
+// exchange moves that content into config.json in the same atomic step.
+// So the next run tells a finished change from a phantom one by that
+// file alone, whatever an editor did to config.json since: if it still
+// holds the new content the commit never happened and the preparation is
+// removed (the journal first, so that a crash while undoing cannot look
+// like a commit); otherwise the change happened and the recorded state
+// is written: the change enters the history exactly once.
+//
 // An error before step 5 removes what steps 1–3 wrote: nothing changed.
-// A crash before step 5 leaves a journal whose "before" matches
-// config.json, and the next run removes it and its backup; a crash after
-// step 5 leaves one whose "after" matches, and the next run writes the
-// recorded state: the change enters the history exactly once. Temporary
-// files of a crashed run are removed by the next one (statefile.RemoveStale).
+// An error after it (a failed sync of the directory included) is
+// "written, but …": the history entry is made where it can be, and the
+// journal kept for the next run to complete. Temporary files of a crashed
+// run are removed by the next one (statefile.RemoveStale, RemoveStaleTxn).
 
 const (
 	journalFile    = "pending.json"
@@ -55,6 +73,10 @@ type journal struct {
 	After  string `json:"after"`
 	// Backup is the backup the change wrote.
 	Backup string `json:"backup"`
+	// Temp is the temporary config the commit moves into place; "" when
+	// the change removes the config (or for a journal of an older
+	// agents-setup): then the content of the config decides.
+	Temp string `json:"temp,omitempty"`
 	// State is state.json once the config is in place.
 	State statefile.State `json:"state"`
 	// Adhoc is adhoc.json once the config is in place; nil: unchanged.
@@ -85,6 +107,7 @@ const (
 	stepStateTemp  = "state-temp"
 	stepJournal    = "journal"
 	stepConfig     = "config" // the commit
+	stepSync       = "config-sync"
 	stepState      = "state"
 	stepAdhoc      = "adhoc"
 	stepPrune      = "prune"
@@ -92,7 +115,7 @@ const (
 )
 
 // Steps lists the write steps of a transaction, in order (for tests).
-var Steps = []string{stepBackup, stepConfigTemp, stepStateTemp, stepJournal, stepConfig, stepState, stepAdhoc, stepPrune, stepDone}
+var Steps = []string{stepBackup, stepConfigTemp, stepStateTemp, stepJournal, stepConfig, stepSync, stepState, stepAdhoc, stepPrune, stepDone}
 
 func step(name string) error {
 	if stepHook == nil {
@@ -169,7 +192,7 @@ func (s *session) commit(c *change) (string, error) {
 		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 			return fail(fmt.Errorf("writing config: %w", err))
 		}
-		if cfgTmp, _, err = statefile.WriteTemp(target, c.data, 0o600); err != nil {
+		if cfgTmp, _, err = statefile.WriteTxnTemp(target, c.data, 0o600); err != nil {
 			return fail(err)
 		}
 		undo = append(undo, func() { os.Remove(cfgTmp) })
@@ -187,7 +210,7 @@ func (s *session) commit(c *change) (string, error) {
 	if err := step(stepJournal); err != nil {
 		return fail(err)
 	}
-	j := journal{Version: journalVersion, Action: c.action, Target: target, Before: digest(c.before), After: digest(c.data), Backup: name, State: st, Adhoc: adhoc}
+	j := journal{Version: journalVersion, Action: c.action, Target: target, Before: digest(c.before), After: digest(c.data), Backup: name, Temp: cfgTmp, State: st, Adhoc: adhoc}
 	if err := statefile.WriteJSON(journalPath(s.store), &j, 0o600); err != nil {
 		return fail(err)
 	}
@@ -206,8 +229,9 @@ func (s *session) commit(c *change) (string, error) {
 	if err := step(stepConfig); err != nil {
 		return fail(err)
 	}
+	var lost string // an edit the exchange could not put back
 	if c.data != nil {
-		err = statefile.Commit(cfgTmp, target)
+		lost, err = swapIn(cfgTmp, target, c.before)
 	} else if err = os.Remove(target); errors.Is(err, fs.ErrNotExist) {
 		err = nil
 	}
@@ -219,6 +243,13 @@ func (s *session) commit(c *change) (string, error) {
 	// the journal, and the next run completes the record.
 	after := func(err error) (string, error) {
 		return name, fmt.Errorf("%s written, but recording it failed: %w; the next run of agents-setup completes the record", s.o.display(s.configPath), err)
+	}
+	if lost != "" {
+		return after(fmt.Errorf("config.json was edited at the moment it was replaced, and the edit could not be put back: it is in %s, merge it by hand", lost))
+	}
+	syncErr := step(stepSync)
+	if syncErr == nil {
+		syncErr = statefile.SyncDir(filepath.Dir(target))
 	}
 	if c.fingerprint != nil {
 		info, err := os.Stat(s.configPath)
@@ -236,6 +267,11 @@ func (s *session) commit(c *change) (string, error) {
 		if cerr := statefile.Commit(stateTmp, s.store.Path()); cerr != nil {
 			return after(err)
 		}
+	}
+	if syncErr != nil {
+		// The history has the change; the journal stays, so the next run
+		// checks the commit again and completes the record.
+		return name, fmt.Errorf("%s written, but syncing its directory failed: %w; the next run of agents-setup completes the record", s.o.display(s.configPath), syncErr)
 	}
 	if err := s.finish(&j, &st); err != nil {
 		return after(err)
@@ -269,6 +305,49 @@ func (s *session) finish(j *journal, st *statefile.State) error {
 	return nil
 }
 
+// swapIn moves the temporary config tmp into place at target, which held
+// before when it was last read (nil: no file). It exchanges the two, so
+// that what it replaced can be compared with before: an edit made since
+// is exchanged back, and errChanged returned, the config being the
+// edited one again and tmp the new content. With no file before, the
+// rename fails if one appeared. Where the system cannot exchange, it
+// renames. lost names the file holding an edit it found but could not
+// put back (the config is then the new content).
+func swapIn(tmp, target string, before []byte) (lost string, err error) {
+	if before == nil {
+		err := statefile.RenameNoReplace(tmp, target)
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			return "", errChanged
+		case errors.Is(err, errors.ErrUnsupported):
+			return "", os.Rename(tmp, target)
+		}
+		return "", err
+	}
+	err = statefile.Exchange(tmp, target)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return "", os.Rename(tmp, target)
+	case errors.Is(err, fs.ErrNotExist):
+		return "", errChanged // removed since it was read
+	case err != nil:
+		return "", err
+	}
+	out, rerr := statefile.ReadRegular(tmp, statefile.MaxConfig)
+	if rerr == nil && bytes.Equal(out, before) {
+		os.Remove(tmp) // left over, it is removed with the journal
+		return "", nil
+	}
+	if err := statefile.Exchange(tmp, target); err != nil {
+		lost = target + ".edit-" + strconv.Itoa(os.Getpid())
+		if os.Rename(tmp, lost) != nil {
+			lost = tmp
+		}
+		return lost, nil
+	}
+	return "", errChanged
+}
+
 // writeStateTemp writes st to a temporary file beside state.json: a
 // state directory that cannot take it (read-only, full, state.json a
 // directory) fails the transaction before anything changed.
@@ -285,7 +364,7 @@ func writeStateTemp(store statefile.Store, st *statefile.State) (string, string,
 
 // readConfig reads the config's content; nil when there is no file.
 func readConfig(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := statefile.ReadRegular(path, statefile.MaxConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -312,15 +391,31 @@ func (s *session) recover() (string, error) {
 		return "", err
 	}
 	stale = append(stale, removed...)
-	data, err := os.ReadFile(journalPath(s.store))
+	note, err := s.recoverJournal()
+	if err != nil {
+		return "", err
+	}
+	// The temporary configs a journal may name go once it is dealt with.
+	removed, err = statefile.RemoveStaleTxn(s.configPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	stale = append(stale, removed...)
+	if note == "" && len(stale) > 0 {
+		note = fmt.Sprintf("removed %d temporary file(s) of an interrupted run", len(stale))
+	}
+	return note, nil
+}
+
+// recoverJournal completes or undoes the transaction of a journal left by
+// a crash; "" when there is none.
+func (s *session) recoverJournal() (string, error) {
+	data, err := statefile.ReadRegular(journalPath(s.store), statefile.MaxState)
 	if errors.Is(err, fs.ErrNotExist) {
-		if len(stale) > 0 {
-			return fmt.Sprintf("removed %d temporary file(s) of an interrupted run", len(stale)), nil
-		}
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", journalPath(s.store), err)
+		return "", err
 	}
 	var j journal
 	if err := json.Unmarshal(data, &j); err != nil || j.Version != journalVersion {
@@ -332,16 +427,25 @@ func (s *session) recover() (string, error) {
 	}
 	cur := digest(now)
 	recorded := s.stErr == nil && slices.ContainsFunc(s.st.History, func(e statefile.Entry) bool { return e.Backup == j.Backup && j.Backup != "" })
+	committed, kept, err := j.committed(cur)
+	if err != nil {
+		return "", err
+	}
 	switch {
 	case recorded:
 		// The state was written; only the tail of the record is left.
-	case cur == j.Before && j.Before != j.After:
-		// The crash came before the commit: undo the preparation.
-		if j.Backup != "" {
-			os.Remove(filepath.Join(s.store.Dir, "backups", filepath.Base(j.Backup)))
-		}
+	case !committed:
+		// The crash came before the commit: undo the preparation, the
+		// journal first (a crash while undoing must not leave a journal
+		// whose temporary file is gone: that reads as a commit).
 		if err := os.Remove(journalPath(s.store)); err != nil {
 			return "", err
+		}
+		if j.Temp != "" {
+			os.Remove(j.Temp)
+		}
+		if j.Backup != "" {
+			os.Remove(filepath.Join(s.store.Dir, "backups", filepath.Base(j.Backup)))
 		}
 		return "an interrupted " + j.Action + " had not changed config.json; its leftovers are removed", nil
 	default:
@@ -366,7 +470,42 @@ func (s *session) recover() (string, error) {
 		return "", err
 	}
 	s.st, s.stErr = &st, nil
-	return "completed an interrupted " + j.Action + " of " + s.o.display(s.configPath), nil
+	note := "completed an interrupted " + j.Action + " of " + s.o.display(s.configPath)
+	if kept != "" {
+		note += "; an edit made at the moment of its commit is in " + s.o.display(kept) + ": merge it by hand"
+	}
+	return note, nil
+}
+
+// committed tells whether the journal's change was committed, the config's
+// content now being cur. With a temporary config named, that file
+// decides (see the top of this file): still the new content, no commit;
+// gone, or holding what the exchange swapped out, a commit. When what it
+// holds is neither the content before nor after, the exchange swapped out
+// an edit and the crash came before it could be put back: kept names the
+// file it is moved to, for the person to merge.
+func (j *journal) committed(cur string) (ok bool, kept string, err error) {
+	if j.Temp == "" {
+		return !(cur == j.Before && j.Before != j.After), "", nil
+	}
+	data, err := statefile.ReadRegular(j.Temp, statefile.MaxConfig)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return true, "", nil
+	case err != nil:
+		return false, "", err
+	}
+	switch digest(data) {
+	case j.After:
+		return j.Before == j.After, "", nil
+	case j.Before:
+		return true, "", nil
+	}
+	kept = j.Target + ".edit-" + strconv.FormatInt(time.Now().Unix(), 10)
+	if err := os.Rename(j.Temp, kept); err != nil {
+		return false, "", fmt.Errorf("keeping an edit found in %s: %w", j.Temp, err)
+	}
+	return true, kept, nil
 }
 
 func unionDigests(a, b statefile.Grants) statefile.Grants {

@@ -1,0 +1,212 @@
+package setup
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/statefile"
+)
+
+// crashAt runs o in a child process that exits at step, as a crash would.
+func (e *env) crashAt(t *testing.T, step string, o Options) {
+	t.Helper()
+	data, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashEnv+"="+step, optsEnv+"="+string(data), "HOME="+e.home)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != crashCode {
+		t.Fatalf("the run did not crash at %s: %v\n%s", step, err, out)
+	}
+}
+
+// editConfig adds grant to the config's allow list as an editor would:
+// no lock, written in place.
+func editConfig(t *testing.T, path, grant string) {
+	t.Helper()
+	f, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Grants.Allow = append(f.Grants.Allow, grant)
+	data, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, string(data))
+}
+
+func loadConfig(t *testing.T, path string) *config.File {
+	t.Helper()
+	f, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestSyncEIO: the directory's fsync fails after the rename (EIO). The
+// rename was the commit: the error says "written, but", the change is in
+// the history at once, the journal stays for the next run, and
+// --rollback reaches the state before it.
+func TestSyncEIO(t *testing.T) {
+	e := newEnv(t)
+	e.mustRun(t, e.opts(applyA))
+	cfgA := readFile(t, e.cfg)
+	stepHook = func(name string) error {
+		if name == stepSync {
+			return &os.PathError{Op: "fsync", Path: filepath.Dir(e.cfg), Err: syscall.EIO}
+		}
+		return nil
+	}
+	out, err := e.run(t, e.opts(applyB))
+	stepHook = nil
+	if err == nil || !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "written, but") || strings.Contains(err.Error(), "nothing written") {
+		t.Fatalf("got %v, want a \"written, but\" EIO\n%s", err, out)
+	}
+	if p := loadConfig(t, e.cfg).Shim.Profile; p != "full-access" {
+		t.Errorf("profile %q after the commit", p)
+	}
+	if got := e.actions(t); !slices.Equal(got, []string{"apply", "apply"}) {
+		t.Errorf("history %v, want the change in it", got)
+	}
+	if _, err := os.Stat(filepath.Join(e.state, journalFile)); err != nil {
+		t.Errorf("journal not kept: %v", err)
+	}
+	out = e.mustRun(t, e.opts(applyB))
+	if !strings.Contains(out, "completed an interrupted apply") {
+		t.Errorf("next run: %s", out)
+	}
+	e.assertClean(t)
+	if got := e.actions(t); !slices.Equal(got, []string{"apply", "apply"}) {
+		t.Errorf("history %v after the next run", got)
+	}
+	e.mustRun(t, e.opts(undo1))
+	if got := readFile(t, e.cfg); got != cfgA {
+		t.Errorf("--rollback did not reach the state before the change:\n%s\nwant:\n%s", got, cfgA)
+	}
+}
+
+// TestEditAtRename: an editor writes config.json after the last re-read,
+// at the rename itself. What the exchange swapped out is not what was
+// read: it is put back and merged, never lost.
+func TestEditAtRename(t *testing.T) {
+	e := newEnv(t)
+	e.mustRun(t, e.opts(applyA))
+	edits := 0
+	stepHook = func(name string) error {
+		if name == stepConfig && edits == 0 {
+			edits++
+			editConfig(t, e.cfg, "command(edited-at-rename)")
+		}
+		return nil
+	}
+	e.mustRun(t, e.opts(applyB))
+	stepHook = nil
+	f := loadConfig(t, e.cfg)
+	if !slices.Contains(f.Grants.Allow, "command(edited-at-rename)") || f.Shim.Profile != "full-access" {
+		t.Errorf("after an edit at the rename: profile %q, allow %q", f.Shim.Profile, f.Grants.Allow)
+	}
+	handKept(t, e.cfg)
+	e.assertClean(t)
+	if got := e.actions(t); !slices.Equal(got, []string{"apply", "apply"}) {
+		t.Errorf("history %v", got)
+	}
+
+	// Created: no file when read, one at the rename. It is not replaced
+	// but merged.
+	e = newEnv(t)
+	os.Remove(e.cfg)
+	created := false
+	stepHook = func(name string) error {
+		if name == stepConfig && !created {
+			created = true
+			writeFile(t, e.cfg, handConfig)
+		}
+		return nil
+	}
+	e.mustRun(t, e.opts(applyA))
+	stepHook = nil
+	handKept(t, e.cfg)
+	if p := loadConfig(t, e.cfg).Shim.Profile; p != "read-only" {
+		t.Errorf("profile %q", p)
+	}
+	e.assertClean(t)
+}
+
+// TestPhantomApply: a crash before the commit, then an editor's change.
+// The next run must not take the change for one that happened ("completed
+// an interrupted apply"), and --rollback undoes the last real change, not
+// the phantom.
+func TestPhantomApply(t *testing.T) {
+	for _, step := range []string{stepJournal, stepConfig} {
+		t.Run(step, func(t *testing.T) {
+			e := newEnv(t)
+			e.mustRun(t, e.opts(applyA))
+			e.crashAt(t, step, e.opts(applyB))
+			editConfig(t, e.cfg, "command(edited-after-crash)")
+			out := e.mustRun(t, e.opts(func(o *Options) { o.Status = true }))
+			t.Logf("status: %s", out)
+			out = e.mustRun(t, e.opts(undo1))
+			if strings.Contains(out, "completed an interrupted") {
+				t.Errorf("a phantom change was completed:\n%s", out)
+			}
+			if got := e.actions(t); !slices.Equal(got, []string{"apply(undone)", "rollback"}) {
+				t.Errorf("history %v, want A undone", got)
+			}
+			f := loadConfig(t, e.cfg)
+			if f.Shim.Profile == "read-only" || f.Shim.Profile == "full-access" {
+				t.Errorf("profile %q after rolling back the only real change", f.Shim.Profile)
+			}
+			if !slices.Contains(f.Grants.Allow, "command(edited-after-crash)") {
+				t.Errorf("the edit was lost: %q", f.Grants.Allow)
+			}
+			handKept(t, e.cfg)
+			e.assertClean(t)
+		})
+	}
+}
+
+// TestRecoverKeepsSwappedEdit: a crash after the exchange swapped out an
+// edit and before it was put back. The change happened; the edit is kept
+// in a file the note names, never swept as a temporary file.
+func TestRecoverKeepsSwappedEdit(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "config.json")
+	tmp := filepath.Join(dir, statefile.TxnPrefix(target)+"999999999-1")
+	for _, tc := range []struct {
+		temp      string // "" : no temporary file
+		committed bool
+		kept      bool
+	}{
+		{"", true, false},
+		{"after", false, false},
+		{"before", true, false},
+		{"edited", true, true},
+	} {
+		t.Logf("input: %q", tc.temp)
+		if tc.temp != "" {
+			writeFile(t, tmp, tc.temp)
+		}
+		j := journal{Target: target, Temp: tmp, Before: digest([]byte("before")), After: digest([]byte("after"))}
+		ok, kept, err := j.committed(digest([]byte("whatever")))
+		if err != nil || ok != tc.committed || (kept != "") != tc.kept {
+			t.Errorf("committed %v kept %q %v, want %v %v", ok, kept, err, tc.committed, tc.kept)
+		}
+		if tc.kept && readFile(t, kept) != "edited" {
+			t.Errorf("kept %s does not hold the edit", kept)
+		}
+		os.Remove(tmp)
+	}
+}
