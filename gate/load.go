@@ -28,13 +28,8 @@ import (
 //   - CacheDir with CacheKey keeps an authenticated compact copy of the
 //     file's policy (see cache.go); one without the other is an error.
 func Load(configPath string, opts Options) (*Gate, error) {
-	switch {
-	case opts.Mode != ModeAsk:
-		return nil, errors.New("loading the gate: Options.Mode is config.json's agentShim.mode; leave it zero")
-	case opts.Level != LevelReadOnly:
-		return nil, errors.New("loading the gate: Options.Level is config.json's agentShim.profile; leave it zero")
-	case (opts.CacheDir == "") != (opts.CacheKey == ""):
-		return nil, errors.New("loading the gate: Options.CacheDir and Options.CacheKey go together")
+	if err := checkLoadOptions(opts); err != nil {
+		return nil, err
 	}
 	var o Options
 	var err error
@@ -46,26 +41,63 @@ func Load(configPath string, opts Options) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
+	if abs, err := filepath.Abs(configPath); err == nil {
+		o.protected = append(o.protected, abs)
+	}
+	return finish(o, opts), nil
+}
+
+// FromConfig builds a gate from a config.json already in memory, as Load
+// builds it from the file: agents-setup's policy tests decide with the
+// config it would write (manifest.Tree.Config). opts are taken as Load
+// takes them; CacheDir and CacheKey are refused, as there is no file to
+// keep a copy of.
+func FromConfig(f *config.File, opts Options) (*Gate, error) {
+	if err := checkLoadOptions(opts); err != nil {
+		return nil, err
+	}
+	if opts.CacheDir != "" {
+		return nil, errors.New("building the gate: Options.CacheDir is for Load")
+	}
+	o, err := optionsOf(f, opts.Scope)
+	if err != nil {
+		return nil, err
+	}
+	return finish(o, opts), nil
+}
+
+func checkLoadOptions(opts Options) error {
+	switch {
+	case opts.Mode != ModeAsk:
+		return errors.New("loading the gate: Options.Mode is config.json's agentShim.mode; leave it zero")
+	case opts.Level != LevelReadOnly:
+		return errors.New("loading the gate: Options.Level is config.json's agentShim.profile; leave it zero")
+	case (opts.CacheDir == "") != (opts.CacheKey == ""):
+		return errors.New("loading the gate: Options.CacheDir and Options.CacheKey go together")
+	}
+	return nil
+}
+
+// finish adds to o, the options of a config file, what the caller gave in
+// opts (see Load), and builds the gate.
+func finish(o, opts Options) *Gate {
 	if opts.Policy != nil {
 		for _, r := range opts.Policy.Rules() {
 			o.Policy.Add(r.Decision, r.Text, r.Source)
 		}
 	}
-	o.ownPolicy = true // built above, for this gate only
+	o.ownPolicy = true // built by the caller, for this gate only
 	o.Tools.merge(opts.Tools)
 	o.Prompter, o.Persist, o.Audit, o.Now, o.Session = opts.Prompter, opts.Persist, opts.Audit, opts.Now, opts.Session
 	o.Decisions, o.Agent = opts.Decisions, opts.Agent
 	if opts.Dir != "" {
 		o.Dir = opts.Dir
 	}
-	if abs, err := filepath.Abs(configPath); err == nil {
-		o.protected = append(o.protected, abs)
-	}
 	if opts.CacheKey != "" {
 		o.secrets = append(o.secrets, opts.CacheKey)
 		o.protected = append(o.protected, opts.CacheKey)
 	}
-	return New(o), nil
+	return New(o)
 }
 
 // loadOptions reads config.json into the options it decides.

@@ -124,7 +124,7 @@ func Run(tree *manifest.Tree, tests []Test, only ...string) (failures []Failure,
 			return nil, 0, err
 		}
 	}
-	e := newEngine(tree.Lines, tree.Root)
+	e := newEngine(tree)
 	for _, t := range tests {
 		for _, p := range t.Profiles {
 			if len(only) > 0 && !slices.Contains(only, p) {

@@ -2,6 +2,7 @@ package policycheck
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -141,7 +142,7 @@ func TestPolicyProfiles(t *testing.T) {
 		{"full-access", "make", "allow"},
 		{"local-changes", "make", "default"},
 	} {
-		g, err := Gate(lines, tc.profile, t.TempDir())
+		g, err := Gate(&manifest.Tree{Root: t.TempDir(), Lines: lines}, tc.profile)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,5 +167,35 @@ func TestVerify(t *testing.T) {
 	}
 	if want := "vendor/google/.agents/config/tests.txt:2: read-only: git push origin main: expected allow, got ask (matches an ask rule: `git push` (.agents/config/permissions/external_changes.txt:1))\n"; out.String() != want {
 		t.Errorf("Verify printed %q, want %q", out.String(), want)
+	}
+}
+
+// TestCheckUsesProgramFacts: the policy tests decide with the overlays'
+// program facts, as the hook does with what apply copies into
+// config.json. `mytool --hook CMD` runs CMD, so a test that expects it
+// allowed fails, and one that expects ask passes.
+func TestCheckUsesProgramFacts(t *testing.T) {
+	root := filepath.Join(pinHome(t), "tree")
+	for rel, text := range map[string]string{
+		".jiri_root/.keep":                         "",
+		".agents/config/permissions/read_only.txt": "mytool\n",
+		".agents/config/programs.txt":              "[mytool]\nexec --hook\n",
+		".agents/config/tests.txt":                 "profile: local-changes\nallow mytool build\nallow mytool --hook \"echo hi\"\n",
+	} {
+		if err := writeFile(root, rel, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	err := Verify(&out, loadTree(t, root))
+	if err == nil || !strings.Contains(out.String(), `mytool --hook "echo hi"`) || strings.Contains(out.String(), "mytool build") {
+		t.Fatalf("Verify: %v\n%s\nwant exactly the --hook test to fail", err, out.String())
+	}
+	if err := writeFile(root, ".agents/config/tests.txt", "profile: local-changes\nallow mytool build\nask mytool --hook \"echo hi\"\n"); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := Verify(&out, loadTree(t, root)); err != nil {
+		t.Fatalf("Verify: %v\n%s", err, out.String())
 	}
 }

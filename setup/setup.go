@@ -575,80 +575,17 @@ func (s *session) init(root string) error {
 // ad-hoc rules into the target grants and the shim's rules. A grant that
 // lands in two lists stays only in the strictest (deny, then ask).
 func buildTarget(x *manifest.Expander, lines []manifest.Line, adhoc []manifest.Line, to []int, profile string) (config.Grants, []config.Rule, error) {
-	var target config.Grants
-	rules := []config.Rule{}
-	listOf := map[string]int{}
 	if profile != "" {
-		allow, ask, deny, err := manifest.Lists(profile)
-		if err != nil {
-			return target, nil, Usagef("%v", err)
-		}
-		for li, cats := range [3][]string{allow, ask, deny} {
-			for _, c := range cats {
-				listOf[c] = li
-			}
+		if _, _, _, err := manifest.Lists(profile); err != nil {
+			return config.Grants{}, nil, Usagef("%v", err)
 		}
 	}
-	t := lists(&target)
-	seen := [3]map[string]bool{{}, {}, {}}
-	// The lines of each list, and the line each grant came from: the
-	// same line in a stricter list takes its grants out of a weaker one,
-	// though the deny list spells them otherwise.
-	seenLine := [3]map[string]bool{{}, {}, {}}
-	lineOf := [3]map[string]string{{}, {}, {}}
-	add := func(l manifest.Line, li int) error {
-		// The deny list's grants are the broad ones: the agent's own
-		// matching then denies `git push --force; echo`, `sudo git push
-		// --force` and the like too, as the shim does.
-		expand := x.Grants
-		if li == 2 {
-			expand = x.DenyGrants
-		}
-		grants, err := expand(l.Text)
-		if err != nil {
-			if l.File == "" {
-				return Usagef("--%s %q: %v", listNames[li], l.Text, err)
-			}
-			return fmt.Errorf("%s:%d: %w", l.File, l.Num, err)
-		}
-		if len(grants) == 0 {
-			return nil
-		}
-		seenLine[li][l.Text] = true
-		for _, g := range grants {
-			if !seen[li][g] {
-				seen[li][g] = true
-				lineOf[li][g] = l.Text
-				*t[li] = append(*t[li], g)
-			}
-		}
-		rules = append(rules, config.Rule{
-			Line: l.Text, Category: l.Category,
-			Source: config.Source{Overlay: l.Overlay, File: l.File, Line: l.Num},
-			Grants: grants,
-		})
-		return nil
+	// The one policy builder, which the policy tests use too.
+	target, rules, err := manifest.Build(x, lines, adhoc, to, profile)
+	if adhocErr := (*manifest.AdhocError)(nil); errors.As(err, &adhocErr) {
+		return target, nil, Usagef("%v", err)
 	}
-	for _, l := range lines {
-		li, ok := listOf[l.Category]
-		if !ok {
-			continue // the profile leaves this category to the agent's default
-		}
-		if err := add(l, li); err != nil {
-			return target, nil, err
-		}
-	}
-	for i, l := range adhoc {
-		if err := add(l, to[i]); err != nil {
-			return target, nil, err
-		}
-	}
-	// The strictest list wins, by grant and by line.
-	target.Allow = slices.DeleteFunc(target.Allow, func(g string) bool {
-		return seen[1][g] || seen[2][g] || seenLine[1][lineOf[0][g]] || seenLine[2][lineOf[0][g]]
-	})
-	target.Ask = slices.DeleteFunc(target.Ask, func(g string) bool { return seen[2][g] || seenLine[2][lineOf[1][g]] })
-	return target, rules, nil
+	return target, rules, err
 }
 
 // managedFromRules returns the grants of config.json that its agentShim
