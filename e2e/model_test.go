@@ -169,8 +169,8 @@ func (s sse) event(name string, data any) {
 // anthropic answers a Messages API request.
 func (m *modelServer) anthropic(w http.ResponseWriter, body []byte) {
 	var req struct {
-		Model    string `json:"model"`
-		Stream   bool   `json:"stream"`
+		Model    string                  `json:"model"`
+		Stream   bool                    `json:"stream"`
 		Tools    []struct{ Name string } `json:"tools"`
 		Messages []struct {
 			Role    string          `json:"role"`
