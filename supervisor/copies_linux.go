@@ -59,6 +59,7 @@ func newCopies(names []string, env []string) *copies {
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			c.path = v
+			break // the first, as getenv reads it
 		}
 	}
 	return c

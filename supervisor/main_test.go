@@ -7,6 +7,10 @@ import (
 	"testing"
 )
 
+// helpers are the test binary's other modes: programs the tests run under
+// the supervisor, each one system call whose result it prints.
+var helpers = map[string]func(args []string) int{}
+
 func TestMain(m *testing.M) {
 	// The test binary is the supervisor: Run re-executes it in the child
 	// mode. "nested-run" is a supervised program that tries to start a
@@ -22,6 +26,9 @@ func TestMain(m *testing.M) {
 			})
 			fmt.Println(err)
 			os.Exit(3)
+		}
+		if h, ok := helpers[os.Args[1]]; ok {
+			os.Exit(h(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())

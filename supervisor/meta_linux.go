@@ -249,6 +249,7 @@ func (l *loop) isProgram(r resolver, progs []string) bool {
 	for _, kv := range l.cfg.Env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			path = v
+			break // the first, as getenv reads it
 		}
 	}
 	for _, prog := range progs {
