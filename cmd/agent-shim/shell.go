@@ -13,6 +13,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/gate"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Test seams: tests observe the exec and answer the prompts.
@@ -100,11 +101,14 @@ options:
 
 // shell stands in for the agent's shell: it decides the -c command line
 // and execs the real shell with the same arguments, or refuses with exit
-// 126. It returns only when it does not exec.
+// 126. It returns only when it does not exec. An agent's wrapper around
+// the command (wrapper.go) is not decided: the command inside it is, as
+// the line, and the hook's ticket is matched on it. Every refusal is
+// written to the decision log.
 func (e *env) shell(ctx context.Context, args []string) int {
 	cmd, err := parseShellArgv(args)
 	if err != nil {
-		return e.refuse(err)
+		return e.refuseLogged(nil, strings.Join(args[1:], " "), err)
 	}
 	var prompter gate.Prompter
 	if tty, err := openTTY(); err == nil {
@@ -113,24 +117,52 @@ func (e *env) shell(ctx context.Context, args []string) int {
 	}
 	s, err := e.open(ctx, openOptions{})
 	if err != nil {
-		return e.refuse(err)
+		return e.refuseLogged(nil, cmd, err)
 	}
-	// Hook tickets (ticket.go): an ask ticket approves the line once;
-	// agentShim.requireHook refuses a line no hook has seen.
-	line, approved, err := e.ticketGate(s, cmd)
-	if err == nil && !approved {
-		approved, err = e.settle(ctx, s, prompter, line)
-	}
-	s.close()
-	if err != nil {
-		return e.refuse(err)
-	}
-	approved = approved || s.g.LineApproved(cmd)
+	// The real shell first: its dialect is how the line is read.
 	cfg := &lazyConfig{path: s.config}
 	path, err := e.realShell(cfg)
 	if err != nil {
-		return e.refuse(err)
+		s.close()
+		return e.refuseLogged(s, cmd, err)
 	}
+	line, dialect := cmd, path
+	if w, ok := unwrap(cmd, path, e.getenv); ok {
+		line = w.command
+		if w.shell != "" {
+			dialect = w.shell
+		}
+	}
+	// Hook tickets (ticket.go): an ask ticket approves the line once;
+	// agentShim.requireHook refuses a line no hook has seen.
+	seen, approved, err := e.ticketGate(s, line)
+	if err != nil {
+		s.close()
+		return e.refuseLogged(s, line, err)
+	}
+	if seen != line {
+		// The ticket was for a command inside line: line is decided
+		// whole all the same.
+		approved = false
+	}
+	key := dialectLine(line, dialect)
+	if approved && key != line {
+		// ticketGate checked the deny rules in bash; check them as
+		// the real shell reads the line.
+		if d := s.g.DecideBash(key); d.Verdict == gate.Deny {
+			err := fmt.Errorf("%w: %s", gate.ErrDenied, d.Reason)
+			s.close()
+			return e.refuseLogged(s, line, err)
+		}
+	}
+	if !approved {
+		approved, err = e.settle(ctx, s, prompter, line, dialect)
+	}
+	s.close()
+	if err != nil {
+		return e.refuse(err) // settle logged the decision
+	}
+	approved = approved || s.g.LineApproved(key)
 	argv := append([]string{filepath.Base(path)}, args[1:]...)
 	if strings.HasPrefix(args[0], "-") || strings.HasPrefix(filepath.Base(args[0]), "-") {
 		argv[0] = "-" + argv[0] // a login shell, as login(1) starts it
@@ -138,11 +170,31 @@ func (e *env) shell(ctx context.Context, args []string) int {
 	return e.runProgram(ctx, s, cfg, "shell", path, argv, approved)
 }
 
-// settle decides cmd and, when it needs a person, asks on the terminal.
-// A nil error means run it; approved reports that the person approved it
-// just now.
-func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd string) (approved bool, err error) {
-	d := s.g.DecideBash(cmd)
+// dialectLine is line as the gate is to decide it when shell runs it.
+// The gate reads a line as bash; a zsh line is given to it as
+// `zsh -c '<line>'`, whose script shellparse reads as zsh (glob
+// qualifiers, =(…), expansion flags), so what only zsh runs is not
+// allowed. The same text keys session answers and approvals, so that an
+// answer for a zsh line is not one for the bash line. It goes when the
+// gate takes the dialect itself.
+func dialectLine(line, shell string) string {
+	if filepath.Base(shell) != "zsh" {
+		return line
+	}
+	q, err := syntax.Quote(line, syntax.LangBash)
+	if err != nil {
+		// Not quotable (a NUL byte): a line that does not parse,
+		// which the gate sends to a person.
+		return "zsh -c " + line
+	}
+	return "zsh -c " + q
+}
+
+// settle decides cmd as shell reads it and, when it needs a person, asks
+// on the terminal. A nil error means run it; approved reports that the
+// person approved it just now.
+func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd, shell string) (approved bool, err error) {
+	d := s.g.DecideBash(dialectLine(cmd, shell))
 	defer e.logShell(s, cmd, d, &p)() // the decision log, with the answer (logcmd.go)
 	switch d.Verdict {
 	case gate.Allow:
@@ -169,6 +221,16 @@ func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd string) 
 		fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
 	}
 	return true, nil
+}
+
+// refuseLogged refuses as refuse does and writes the refusal of line to
+// the decision log: one that no decision of the gate made (a bad argv or
+// config, no hook ticket under requireHook, a deny found through a
+// ticket).
+func (e *env) refuseLogged(s *shim, line string, err error) int {
+	var p gate.Prompter
+	e.logShell(s, line, gate.Decision{Verdict: gate.Deny, Reason: oneLine(err.Error())}, &p)()
+	return e.refuse(err)
 }
 
 // hinted is an error with a hint on how to get past it.

@@ -214,7 +214,7 @@ func TestShellAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.settle(ctx, s, p, tc.cmd)
+		_, err = e.settle(ctx, s, p, tc.cmd, "")
 		s.close()
 		if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 			t.Errorf("settle: %v, want %v", err, tc.wantErr)
@@ -227,7 +227,7 @@ func TestShellAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.settle(ctx, s2, nil, tc.later)
+		_, err = e.settle(ctx, s2, nil, tc.later, "")
 		s2.close()
 		if runs := err == nil; runs != tc.laterRuns {
 			t.Errorf("later %q: %v, want runs=%v", tc.later, err, tc.laterRuns)
