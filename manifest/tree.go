@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/agent-shim/agent-shim/programs"
+	"github.com/agent-shim/agent-shim/statefile"
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -112,6 +113,9 @@ func isRepo(dir string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("opening git repository %s: %w", dir, err)
 	}
+	if err := checkGitFiles(dir, dot, common); err != nil {
+		return false, err
+	}
 	repoFS := dot
 	if common != nil {
 		repoFS = dotgit.NewRepositoryFilesystem(dot, common)
@@ -126,6 +130,46 @@ func isRepo(dir string) (bool, error) {
 	return true, nil
 }
 
+// checkGitFiles reads the files of dot (and common) that go-git will read,
+// without blocking and bounded (a FIFO there would hang it), and refuses
+// a repository whose HEAD exists but cannot be read or is empty: that is a
+// broken repository, whose overlay must not be skipped as if it were a
+// stray directory (its deny rules would go with it). A missing HEAD is no
+// repository, as go-git decides.
+func checkGitFiles(dir string, dot, common billy.Filesystem) error {
+	head := filepath.Join(dot.Root(), "HEAD")
+	if _, err := os.Lstat(head); errors.Is(err, fs.ErrNotExist) {
+		return nil // no repository, as go-git decides
+	}
+	data, err := statefile.ReadRegular(head, statefile.MaxSmall)
+	if err != nil {
+		return fmt.Errorf("opening git repository %s: %w", dir, err)
+	}
+	text := strings.TrimSpace(string(data))
+	if text == "" {
+		return fmt.Errorf("opening git repository %s: %s is empty", dir, head)
+	}
+	refs := dot.Root()
+	if common != nil {
+		refs = common.Root()
+	}
+	check := []string{filepath.Join(refs, "config"), filepath.Join(refs, "packed-refs")}
+	if ref, ok := strings.CutPrefix(text, "ref: "); ok && !strings.Contains(ref, "..") {
+		check = append(check, filepath.Join(refs, filepath.FromSlash(ref)), filepath.Join(dot.Root(), filepath.FromSlash(ref)))
+	}
+	for _, p := range check {
+		f, err := statefile.OpenRegular(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("opening git repository %s: %w", dir, err)
+		}
+		f.Close()
+	}
+	return nil
+}
+
 // gitDir returns dir's git directory: dir/.git, the directory a .git file
 // names, or dir itself when there is no .git.
 func gitDir(dir string) (billy.Filesystem, error) {
@@ -138,7 +182,7 @@ func gitDir(dir string) (billy.Filesystem, error) {
 	case fi.IsDir():
 		return osfs.New(filepath.Join(dir, ".git")), nil
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+	b, err := statefile.ReadRegular(filepath.Join(dir, ".git"), statefile.MaxSmall)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +202,7 @@ func gitDir(dir string) (billy.Filesystem, error) {
 // commonDir returns the directory a linked worktree's git directory shares
 // with its main repository (its commondir file), or nil.
 func commonDir(dot billy.Filesystem) (billy.Filesystem, error) {
-	b, err := os.ReadFile(filepath.Join(dot.Root(), "commondir"))
+	b, err := statefile.ReadRegular(filepath.Join(dot.Root(), "commondir"), statefile.MaxSmall)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -195,11 +239,11 @@ func overlays(root string) ([]overlay, error) {
 	if isDir(filepath.Join(root, ConfigDir)) {
 		res = append(res, overlay{".", filepath.Join(root, ConfigDir)})
 	}
-	ents, err := os.ReadDir(filepath.Join(root, "vendor"))
+	ents, err := statefile.ReadDir(filepath.Join(root, "vendor"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("reading overlays: %w", err)
 	}
-	// os.ReadDir sorts by name.
+	// statefile.ReadDir sorts by name.
 	for _, e := range ents {
 		name := "vendor/" + e.Name()
 		dir := filepath.Join(root, "vendor", e.Name(), ConfigDir)
@@ -278,7 +322,7 @@ func (t *Tree) readOverlay(p *lineParser, ov overlay, byCat map[string][]Line) e
 		rel = ConfigDir
 	}
 	permDir := filepath.Join(ov.dir, "permissions")
-	ents, err := os.ReadDir(permDir)
+	ents, err := statefile.ReadDir(permDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reading overlay %s: %w", ov.name, err)
 	}
@@ -299,7 +343,7 @@ func (t *Tree) readOverlay(p *lineParser, ov overlay, byCat map[string][]Line) e
 			continue
 		}
 		file := rel + "/permissions/" + c + ".txt"
-		data, err := os.ReadFile(filepath.Join(permDir, c+".txt"))
+		data, err := statefile.ReadRegular(filepath.Join(permDir, c+".txt"), statefile.MaxManifest)
 		if err != nil {
 			return fmt.Errorf("reading manifest %s: %w", file, err)
 		}
@@ -311,7 +355,7 @@ func (t *Tree) readOverlay(p *lineParser, ov overlay, byCat map[string][]Line) e
 		byCat[c] = append(byCat[c], lines...)
 	}
 	progFile := rel + "/programs.txt"
-	data, err := os.ReadFile(filepath.Join(ov.dir, "programs.txt"))
+	data, err := statefile.ReadRegular(filepath.Join(ov.dir, "programs.txt"), statefile.MaxManifest)
 	switch {
 	case err == nil:
 		t.Files = append(t.Files, progFile)
@@ -320,7 +364,7 @@ func (t *Tree) readOverlay(p *lineParser, ov overlay, byCat map[string][]Line) e
 		return fmt.Errorf("reading program facts %s: %w", progFile, err)
 	}
 	file := rel + "/services.txt"
-	data, err = os.ReadFile(filepath.Join(ov.dir, "services.txt"))
+	data, err = statefile.ReadRegular(filepath.Join(ov.dir, "services.txt"), statefile.MaxManifest)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
@@ -407,7 +451,7 @@ func Fingerprint(root string) (string, error) {
 			writeField("git", marker)
 		}
 		permDir := filepath.Join(ov.dir, "permissions")
-		ents, err := os.ReadDir(permDir)
+		ents, err := statefile.ReadDir(permDir)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("fingerprinting overlay %s: %w", ov.name, err)
 		}
@@ -415,14 +459,14 @@ func Fingerprint(root string) (string, error) {
 			if !strings.HasSuffix(e.Name(), ".txt") || e.IsDir() {
 				continue
 			}
-			data, err := os.ReadFile(filepath.Join(permDir, e.Name()))
+			data, err := statefile.ReadRegular(filepath.Join(permDir, e.Name()), statefile.MaxManifest)
 			if err != nil {
 				return "", fmt.Errorf("fingerprinting overlay %s: %w", ov.name, err)
 			}
 			writeField("manifest", e.Name(), string(data))
 		}
 		for _, name := range []string{"services.txt", "programs.txt"} {
-			data, err := os.ReadFile(filepath.Join(ov.dir, name))
+			data, err := statefile.ReadRegular(filepath.Join(ov.dir, name), statefile.MaxManifest)
 			switch {
 			case err == nil:
 				writeField(name, string(data))
@@ -456,7 +500,7 @@ func repoMarker(dir string) (string, error) {
 	case err != nil:
 		return "", fmt.Errorf("fingerprinting %s: %w", dir, err)
 	case fi.Mode().IsRegular():
-		data, err := os.ReadFile(filepath.Join(dir, ".git"))
+		data, err := statefile.ReadRegular(filepath.Join(dir, ".git"), statefile.MaxSmall)
 		if err != nil {
 			return "", fmt.Errorf("fingerprinting %s: %w", dir, err)
 		}
