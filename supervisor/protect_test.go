@@ -1,0 +1,125 @@
+package supervisor
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// A line's changes to the protected paths of a checkout are undone and
+// named: a planted hook, a rewritten .git/config, a changed manifest, a
+// deleted settings file, a mode made executable; .git replaced by a link
+// is named and nothing is written through it. Other files stay as the
+// line left them, and a kept change stays.
+func TestSnapshotRestore(t *testing.T) {
+	type op struct{ name, file, content string }
+	tests := []struct {
+		name    string
+		change  func(top string) error
+		keep    string
+		want    []string // changed, relative to top
+		wantErr bool
+	}{
+		{name: "nothing", change: func(string) error { return nil }},
+		{name: "planted hook", change: func(top string) error {
+			return os.WriteFile(filepath.Join(top, ".git/hooks/post-checkout"), []byte("#!/bin/sh\ntouch pwned\n"), 0o755)
+		}, want: []string{".git/hooks/post-checkout"}},
+		{name: "config", change: func(top string) error {
+			return os.WriteFile(filepath.Join(top, ".git/config"), []byte("[core]\n\tfsmonitor = touch pwned\n"), 0o644)
+		}, want: []string{".git/config"}},
+		{name: "config kept", keep: ".git/config", change: func(top string) error {
+			return os.WriteFile(filepath.Join(top, ".git/config"), []byte("[user]\n\tname = x\n"), 0o644)
+		}},
+		{name: "manifest and settings", change: func(top string) error {
+			if err := os.WriteFile(filepath.Join(top, ".agents/config/new.txt"), []byte("allow curl\n"), 0o644); err != nil {
+				return err
+			}
+			return os.Remove(filepath.Join(top, ".claude/settings.json"))
+		}, want: []string{".agents/config/new.txt", ".claude/settings.json"}},
+		{name: "mode", change: func(top string) error {
+			return os.Chmod(filepath.Join(top, ".git/hooks/pre-commit.sample"), 0o755)
+		}, want: []string{".git/hooks/pre-commit.sample"}},
+		{name: "hooks dir replaced", change: func(top string) error {
+			if err := os.RemoveAll(filepath.Join(top, ".git/hooks")); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Join(top, "elsewhere"), filepath.Join(top, ".git/hooks"))
+		}, want: []string{".git/hooks", ".git/hooks/pre-commit.sample"}},
+		{name: "git dir replaced", change: func(top string) error {
+			if err := os.Rename(filepath.Join(top, ".git"), filepath.Join(top, "git-moved")); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Join(top, "elsewhere"), filepath.Join(top, ".git"))
+		}, want: []string{".git/config", ".git/hooks", ".git/hooks/pre-commit.sample"}, wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			top := t.TempDir()
+			for _, f := range []op{
+				{file: ".git/config", content: "[core]\n"},
+				{file: ".git/hooks/pre-commit.sample", content: "#!/bin/sh\n"},
+				{file: ".agents/config/grants.txt", content: "allow git status\n"},
+				{file: ".claude/settings.json", content: "{}\n"},
+				{file: "elsewhere/keep", content: "person's\n"},
+				{file: "src.go", content: "package x\n"},
+			} {
+				p := filepath.Join(top, f.file)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(f.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err := TakeSnapshot([]string{top, top})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := map[string]string{}
+			for _, f := range []string{".git/config", ".git/hooks/pre-commit.sample", ".agents/config/grants.txt", ".claude/settings.json"} {
+				data, _ := os.ReadFile(filepath.Join(top, f))
+				before[f] = string(data)
+			}
+			if err := tc.change(top); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(top, "src.go"), []byte("package y\n"), 0o644)
+			got, err := s.Restore(func(p string) bool { return tc.keep != "" && p == filepath.Join(top, tc.keep) })
+			if (err != nil) != tc.wantErr {
+				t.Errorf("err %v, want error %v", err, tc.wantErr)
+			}
+			var rel []string
+			for _, p := range got {
+				r, _ := filepath.Rel(top, p)
+				rel = append(rel, r)
+			}
+			if !slices.Equal(rel, tc.want) {
+				t.Errorf("changed %q, want %q", rel, tc.want)
+			}
+			if data, _ := os.ReadFile(filepath.Join(top, "elsewhere/keep")); string(data) != "person's\n" {
+				t.Errorf("a file through the link changed: %q", data)
+			}
+			if entries, _ := os.ReadDir(filepath.Join(top, "elsewhere")); len(entries) != 1 {
+				t.Errorf("files written through the link: %v", entries)
+			}
+			if data, _ := os.ReadFile(filepath.Join(top, "src.go")); string(data) != "package y\n" {
+				t.Error("an unprotected file was undone")
+			}
+			if tc.wantErr || tc.keep != "" {
+				return
+			}
+			for f, c := range before {
+				if data, _ := os.ReadFile(filepath.Join(top, f)); string(data) != c {
+					t.Errorf("%s = %q, want %q", f, data, c)
+				}
+			}
+			if fi, _ := os.Stat(filepath.Join(top, ".git/hooks/pre-commit.sample")); fi == nil || fi.Mode().Perm() != 0o644 {
+				t.Errorf("hook mode not restored: %v", fi)
+			}
+			if _, err := os.Stat(filepath.Join(top, ".git/hooks/post-checkout")); err == nil {
+				t.Error("the planted hook stayed")
+			}
+		})
+	}
+}
