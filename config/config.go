@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"unsafe"
@@ -133,22 +132,35 @@ func DefaultPath(getenv func(string) string) (string, error) {
 	return filepath.Join(home, ".gemini", "config", "config.json"), nil
 }
 
-// Load reads and parses the config file at path. A missing file is not an
-// error: it yields a File with Exists false and no grants.
+// Load reads, parses and validates (see Validate) the config file at
+// path: both binaries read config.json through it or LoadSettings, so
+// neither takes a file the other refuses. A missing file is not an error:
+// it yields a File with Exists false and no grants. Anything but a regular
+// file (a FIFO, a device), or one past statefile.MaxConfig, is an error
+// naming it, read without blocking.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := statefile.ReadRegular(path, statefile.MaxConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &File{Path: path}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
+	var f *File
 	if len(data) == 0 {
-		return Parse(path, data)
+		f, err = Parse(path, data)
+	} else {
+		// data is read here and never written again: the strings decoded
+		// from it can share its memory instead of a copy of a few megabytes.
+		f, err = parse(path, data, unsafe.String(unsafe.SliceData(data), len(data)))
 	}
-	// data is read here and never written again: the strings decoded from
-	// it can share its memory instead of a copy of a few megabytes.
-	return parse(path, data, unsafe.String(unsafe.SliceData(data), len(data)))
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // LoadSettings reads only the shim's settings of the config file at path
@@ -156,7 +168,7 @@ func Load(path string) (*File, error) {
 // lists and rules are checked as JSON but not decoded, which is what shell
 // mode needs before every line. The File it returns cannot be marshalled.
 func LoadSettings(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := statefile.ReadRegular(path, statefile.MaxConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &File{Path: path, partial: true}, nil
 	}
@@ -172,6 +184,9 @@ func LoadSettings(path string) (*File, error) {
 		return nil, decodeError(path, data, err)
 	}
 	f.text, f.layout = "", layout{}
+	if errs := f.validateSettings(); len(errs) > 0 {
+		return nil, &ValidationError{Problems: errs}
+	}
 	return f, nil
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 
@@ -70,6 +70,17 @@ func (f *File) Validate() error {
 			}
 		}
 	}
+	errs = append(errs, f.validateSettings()...)
+	if len(errs) > 0 {
+		return &ValidationError{Problems: errs}
+	}
+	return nil
+}
+
+// validateSettings is the part of Validate that LoadSettings can check:
+// the shim's settings hold known values.
+func (f *File) validateSettings() []string {
+	var errs []string
 	for _, v := range []struct {
 		key, value string
 		allowed    []string
@@ -78,10 +89,7 @@ func (f *File) Validate() error {
 			errs = append(errs, fmt.Sprintf("%s: agentShim.%s: unknown value %q (allowed: %s)", f.Path, v.key, v.value, strings.Join(v.allowed, ", ")))
 		}
 	}
-	if len(errs) > 0 {
-		return &ValidationError{Problems: errs}
-	}
-	return nil
+	return errs
 }
 
 // ValidationError lists every problem Validate found, one per line.
@@ -90,10 +98,11 @@ type ValidationError struct{ Problems []string }
 func (e *ValidationError) Error() string { return strings.Join(e.Problems, "\n") }
 
 // CheckGrant reports whether a grant is well formed: a command(regex:RE)
-// grant's RE must compile.
+// grant's RE must parse as RE2 (as regexp.Compile parses it; the program
+// is not built, which would cost the reader twice).
 func CheckGrant(g string) error {
 	if re, ok := strings.CutPrefix(g, "command(regex:"); ok && strings.HasSuffix(re, ")") {
-		if _, err := regexp.Compile(strings.TrimSuffix(re, ")")); err != nil {
+		if _, err := syntax.Parse(strings.TrimSuffix(re, ")"), syntax.Perl); err != nil {
 			return fmt.Errorf("grant %.80q: %w", g, err)
 		}
 	}
