@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/supervisor"
 )
@@ -318,5 +319,94 @@ func TestAlwaysSurvivesAgentsSetup(t *testing.T) {
 	}
 	if len(f.Shim.PathScope.Allow) != grants {
 		t.Errorf("after agents-setup: pathScope.allow = %q", f.Shim.PathScope.Allow)
+	}
+}
+
+// Shell mode with each agent's real wrapper, and with zsh as the real
+// shell: what runs (the exec seam; nothing is exec'd) and what the
+// decision log says, refusals included.
+func TestShellWrappers(t *testing.T) {
+	const cfgJSON = `{"userSettings": {"globalPermissionGrants": {
+  "allow": ["command(git status)", "command(ls)", "command(cat)"], "ask": ["command(git push)"], "deny": ["command(rm)"]}}}`
+	qlsE := `ls *(e:"rm -rf ~":)`
+	tests := []struct {
+		shell   string // the real shell's name: bash or zsh
+		args    []string
+		run     bool
+		command string // the decision log's command
+		verdict string
+	}{
+		{"bash", []string{"-c", "-l", claudeHead + "eval 'git status'" + claudeTail}, true, "git status", "allow"},
+		{"bash", []string{"-c", claudeHead + "eval 'git status'" + claudeTail + "; rm -rf build"}, false, "", "deny"},
+		{"bash", []string{"-c", claudeHead + "eval " + claudeQuote("rm -rf build") + claudeTail}, false, "rm -rf build", "deny"},
+		{"bash", []string{"-c", claudeHead + "eval 'git push origin main'" + claudeTail}, false, "git push origin main", "ask"},
+		{"bash", []string{"-c", codexHead + "'git status'"}, true, "git status", "allow"},
+		{"bash", []string{"-c", strings.Replace(codexHead, "/bin/bash", "/usr/bin/zsh", 1) + claudeQuote(qlsE)}, false, qlsE, "ask"},
+		{"bash", []string{"-c", geminiHead + "git status" + geminiTail}, true, "git status", "allow"},
+		{"bash", []string{"-c", geminiHead + "ls\n)\nrm -rf build\n(\ntrue" + geminiTail}, false, "", "deny"},
+		{"zsh", []string{"-c", qlsE}, false, qlsE, "ask"},
+		{"zsh", []string{"-c", "echo *(+f)"}, false, "echo *(+f)", "ask"},
+		{"zsh", []string{"-c", "cat =(rm -rf build)"}, false, "cat =(rm -rf build)", "deny"},
+		{"zsh", []string{"-c", "ls -la && git status"}, true, "ls -la && git status", "allow"},
+		{"zsh", []string{"-c", "source /home/u/.claude/shell-snapshots/snapshot-zsh-1-x.sh 2>/dev/null || true && " +
+			`\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_EQUALS 2>/dev/null || true && ` +
+			"eval " + claudeQuote(qlsE) + claudeTail}, false, qlsE, "ask"},
+		{"bash", []string{"-l", "script.sh"}, false, "-l script.sh", "deny"},
+	}
+	for i, tc := range tests {
+		t.Logf("input: %s %q", tc.shell, tc.args)
+		dir, _ := testEnv(t, cfgJSON)
+		// The agents' directories of the wrapper texts; nothing is
+		// written there.
+		t.Setenv("CLAUDE_CONFIG_DIR", wHome+"/.claude")
+		t.Setenv("CODEX_HOME", wHome+"/.codex")
+		t.Setenv("TMPDIR", "/tmp")
+		t.Setenv("CLAUDE_CODE_TMPDIR", "")
+		t.Setenv("AGENT_SHIM_SESSION", fmt.Sprintf("wrappers-%d", i))
+		bin := filepath.Join(dir, "bin")
+		if err := os.MkdirAll(bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		fake := filepath.Join(bin, tc.shell)
+		if err := os.WriteFile(fake, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("AGENT_SHIM_SHELL", fake)
+		s := useSeams(t, nil)
+		var stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"agent-shim"}, tc.args...), strings.NewReader(""), io.Discard, &stderr)
+		if ran := code == 0 && len(s.execs) == 1; ran != tc.run {
+			t.Errorf("ran: %v (exit %d, execs %q, %s), want %v", ran, code, s.execs, stderr.String(), tc.run)
+		}
+		if tc.run && len(s.execs) == 1 && !slices.Equal(s.execs[0][2:], tc.args) {
+			t.Errorf("the real shell got %q, want %q unchanged", s.execs[0][2:], tc.args)
+		}
+		if !tc.run && code != exitDenied {
+			t.Errorf("exit %d, want %d", code, exitDenied)
+		}
+		entries, _, err := decisionlog.Read(filepath.Join(dir, "xdg", "state", "agent-shim", decisionlog.FileName), 0)
+		if err != nil || len(entries) != 1 {
+			t.Fatalf("decision log: %d entries, %v; want 1", len(entries), err)
+		}
+		want := tc.command
+		if want == "" { // decided whole
+			want = tc.args[len(tc.args)-1]
+		}
+		if got := entries[0]; got.Command != want || got.Verdict != tc.verdict || got.Layer != decisionlog.LayerShell {
+			t.Errorf("logged %q %s (%s), want %q %s", got.Command, got.Verdict, got.Layer, want, tc.verdict)
+		}
+	}
+}
+
+// The zsh lines above are zsh: checked with zsh -n (syntax only).
+func TestShellZshSyntax(t *testing.T) {
+	zsh, err := exec.LookPath("zsh")
+	if err != nil {
+		t.Fatalf("zsh is needed (apt-get install zsh): %v", err)
+	}
+	for _, l := range []string{`ls *(e:"rm -rf ~":)`, "echo *(+f)", "cat =(rm -rf build)"} {
+		if out, err := exec.Command(zsh, "-n", "-c", l).CombinedOutput(); err != nil {
+			t.Errorf("zsh -n %q: %v: %s", l, err, out)
+		}
 	}
 }
