@@ -9,12 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/shellparse"
 	"github.com/agent-shim/agent-shim/supervisor"
 )
 
@@ -76,7 +79,22 @@ func (e *env) runProgram(ctx context.Context, s *shim, cfg *lazyConfig, agent, p
 	default:
 		return e.refuse(fmt.Errorf("%s: agentShim.runtime: unknown value %q (on, off, require)", cfg.path, mode))
 	}
-	st, err := e.supervise(ctx, s, agent, path, argv, approved)
+	line := ""
+	if agent == "shell" {
+		line, _ = parseShellArgv(argv)
+	}
+	snap, snapErr := supervisor.TakeSnapshot(e.checkouts(s.g))
+	if snapErr != nil {
+		return e.refuse(snapErr)
+	}
+	st, err := e.supervise(ctx, s, agent, path, argv, approval{approved: approved, line: line})
+	if err == nil {
+		if code := e.restoreProtected(s, snap, line, approved); code != exitOK {
+			if st.Signal == 0 && st.Code == 0 {
+				st.Code = code
+			}
+		}
+	}
 	switch {
 	case errors.Is(err, supervisor.ErrUnavailable) && mode == "require":
 		return e.refuse(&hinted{fmt.Errorf("%v, and agentShim.runtime is \"require\"", err),
@@ -103,7 +121,7 @@ func (e *env) execProgram(path string, argv []string) int {
 
 // supervise runs the program under the supervisor, deciding every
 // execution with the shim's gate; refusals go to the decision log too.
-func (e *env) supervise(ctx context.Context, s *shim, agent, path string, argv []string, approved bool) (supervisor.Status, error) {
+func (e *env) supervise(ctx context.Context, s *shim, agent, path string, argv []string, ap approval) (supervisor.Status, error) {
 	g := s.g
 	// The refusals and the tree's stderr share one writer.
 	report := io.Writer(e.stderr)
@@ -119,19 +137,114 @@ func (e *env) supervise(ctx context.Context, s *shim, agent, path string, argv [
 	if confine {
 		writable = e.writable(g)
 	}
+	ap.path, ap.argv = path, argv
+	if ap.approved && ap.line != "" {
+		ap.cmds = lineCommands(g, ap.line)
+	}
 	return superviseRun(ctx, supervisor.Config{
 		Path: path, Argv: argv, Env: os.Environ(),
 		Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Confine: confine, Writable: writable,
-		Decide: e.logExecs(s, agent, execDecider(g, approved)),
-		Report: report,
+		Decide:   e.logExecs(s, agent, execDecider(g, ap)),
+		Report:   report,
+		Programs: restrictedPrograms(),
 	})
 }
 
+// approval is what a person approved: the line that starts the tree (its
+// program and argv, and for shell mode the command line), and so its
+// own commands. What those run is decided as if nobody had approved
+// anything: an approved `git commit` does not approve the `git push` a
+// planted hook runs.
+type approval struct {
+	approved bool
+	line     string
+	path     string
+	argv     []string
+	cmds     [][]shellparse.Word // the line's commands, runners unwrapped
+}
+
+// lineCommands returns the commands of an approved line.
+func lineCommands(g *gate.Gate, line string) [][]shellparse.Word {
+	var out [][]shellparse.Word
+	for _, c := range g.Explain(line).Commands {
+		if c.Command != nil && len(c.Command.Args) > 0 {
+			out = append(out, c.Command.Args)
+		}
+	}
+	return out
+}
+
+// covers reports whether the approval covers the execution x: the line's
+// program itself, or one of the line's commands, possibly behind runners
+// (its words end x's argv; a word not known statically stands for any).
+func (ap approval) covers(x supervisor.Exec) bool {
+	if !ap.approved {
+		return false
+	}
+	if x.Path == ap.path && slices.Equal(x.Argv, ap.argv) {
+		return true
+	}
+	for _, cmd := range ap.cmds {
+		for k := range x.Argv {
+			if wordsMatch(cmd, x.Argv[k:], k == 0, x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wordsMatch reports whether argv is the command words; the program is
+// compared by base name (for argv[0], also the file's own).
+func wordsMatch(words []shellparse.Word, argv []string, first bool, x supervisor.Exec) bool {
+	for i, w := range words {
+		if !w.Static && w.Split {
+			return true // any number of words from here on
+		}
+		if i == len(argv) {
+			return false
+		}
+		switch {
+		case !w.Static:
+		case i == 0:
+			b := filepath.Base(w.Text)
+			if filepath.Base(argv[0]) != b && !(first && (filepath.Base(x.Path) == b || filepath.Base(x.Real) == b)) {
+				return false
+			}
+		case w.Text != argv[i]:
+			return false
+		}
+	}
+	return len(words) == len(argv)
+}
+
+// restrictedPrograms are the programs whose copies and hard links the
+// run-time layer decides as them: those of the never-allow list and the
+// ones that reach beyond the tree.
+func restrictedPrograms() []string {
+	names := []string{"git", "curl", "wget", "ssh", "scp", "sftp", "rsync", "sudo", "su", "doas", "pkexec",
+		"docker", "podman", "kubectl", "tmux", "screen", "systemctl", "systemd-run", "gh", "nc", "ncat", "socat"}
+	for _, l := range gate.NeverAllow() {
+		if f := strings.Fields(l); len(f) > 0 && !slices.Contains(names, f[0]) {
+			names = append(names, f[0])
+		}
+	}
+	return names
+}
+
 // execDecider decides each execution by every argv it may amount to; the
-// strictest wins. Deny, and Ask without approval, refuse it.
-func execDecider(g *gate.Gate, approved bool) func(supervisor.Exec) (supervisor.Verdict, gate.Decision) {
+// strictest wins. Deny, and Ask without approval, refuse it, and so does
+// an execution that loads code through the loader's variables, unless
+// approved. The approval counts for the approved line's own commands
+// only.
+func execDecider(g *gate.Gate, ap approval) func(supervisor.Exec) (supervisor.Verdict, gate.Decision) {
 	return func(x supervisor.Exec) (supervisor.Verdict, gate.Decision) {
+		approved := ap.covers(x)
+		if len(x.Env) > 0 && !approved {
+			reason := "runs with " + strings.Join(x.Env, " ") + ", which loads code the program does not name"
+			return supervisor.Verdict{Reason: reason + ", and nobody approved it"}, gate.Decision{Verdict: gate.Ask, Reason: reason}
+		}
 		var last gate.Decision
 		for _, argv := range x.Spellings() {
 			d := g.DecideExec(argv, x.Dir, approved)
@@ -139,6 +252,9 @@ func execDecider(g *gate.Gate, approved bool) func(supervisor.Exec) (supervisor.
 			case gate.Deny:
 				return supervisor.Verdict{Reason: d.Reason}, d
 			case gate.Ask:
+				if ap.approved {
+					return supervisor.Verdict{Reason: d.Reason + ", and the approval of the line covers its own commands only"}, d
+				}
 				return supervisor.Verdict{Reason: d.Reason + ", and nobody approved the line that runs it"}, d
 			}
 			last = d
@@ -276,4 +392,66 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// checkouts are the tops of the checkouts a line may write: the scope's
+// roots and the checkout of the working directory (the nearest directory
+// above it with a .git), whose protected paths hold at run time.
+func (e *env) checkouts(g *gate.Gate) []string {
+	out := slices.Clone(g.Scope().Roots())
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+				out = append(out, d)
+				break
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// restoreProtected undoes what the line changed of the protected paths of
+// its checkouts, but for the writes a person approved with the line
+// (gate's Protected: the line's commands that write them), and says so:
+// one line each on stderr and in the decision log. It returns exitError
+// when it undid or could not undo anything.
+func (e *env) restoreProtected(s *shim, snap *supervisor.Snapshot, line string, approved bool) int {
+	var approvedWrites []string
+	if approved && line != "" {
+		for _, c := range s.g.Explain(line).Commands {
+			if c.Protected != "" {
+				approvedWrites = append(approvedWrites, c.Protected)
+			}
+		}
+	}
+	keep := func(p string) bool {
+		for _, w := range approvedWrites {
+			for _, top := range e.checkouts(s.g) {
+				if rel, err := filepath.Rel(top, p); err == nil && !strings.HasPrefix(rel, "..") && strings.Contains(w, rel) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	changed, err := snap.Restore(keep)
+	if len(changed) == 0 && err == nil {
+		return exitOK
+	}
+	w := e.decisionLog()
+	for _, p := range changed {
+		fmt.Fprintf(e.stderr, "agent-shim: denied at run time: the line changed %s, a protected path; undone\n", p)
+		if w != nil {
+			w.Log(entryOf(gate.Decision{Verdict: gate.Deny, Reason: "a protected path changed at run time; undone"}, decisionlog.Entry{
+				Agent: "shell", Layer: decisionlog.LayerRuntime, Tool: "write", Command: p,
+			}))
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agent-shim: error: undoing the changes to protected paths: %s\n", oneLine(err.Error()))
+	}
+	return exitError
 }

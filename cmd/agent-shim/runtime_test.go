@@ -39,10 +39,16 @@ type rt struct {
 // kernel lacks the run-time layer.
 func newRT(t *testing.T, profile string) *rt {
 	t.Helper()
+	return newRTConfig(t, fmt.Sprintf(runtimeConfig, profile))
+}
+
+// newRTConfig is newRT with a config.json of its own.
+func newRTConfig(t *testing.T, configJSON string) *rt {
+	t.Helper()
 	if ok, why := supervisor.Available(); !ok {
 		t.Skipf("the kernel lacks the run-time layer: %s", why)
 	}
-	dir, _ := testEnv(t, fmt.Sprintf(runtimeConfig, profile))
+	dir, _ := testEnv(t, configJSON)
 	r := &rt{dir: dir, proj: filepath.Join(dir, "proj"), outside: filepath.Join(dir, "outside")}
 	for _, d := range []string{filepath.Join(r.proj, ".git"), r.outside, filepath.Join(dir, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -518,7 +524,7 @@ func BenchmarkExecDecision(b *testing.B) {
 		b.Fatal(err)
 	}
 	s.close()
-	decide := execDecider(s.g, false)
+	decide := execDecider(s.g, approval{})
 	execs := []supervisor.Exec{
 		{Path: "/usr/bin/git", Real: "/usr/bin/git", Argv: []string{"git", "status", "--porcelain"}, Dir: dir},
 		{Path: "/bin/true", Real: "/usr/bin/true", Argv: []string{"/bin/true"}, Dir: dir},
@@ -577,5 +583,195 @@ func TestDecideExec(t *testing.T) {
 		if d.Verdict != tc.want {
 			t.Errorf("%s: %v (%s), want %v", key, d.Verdict, d.Reason, tc.want)
 		}
+	}
+}
+
+// gitConfig allows git and bash, asks for git commit and git push (the
+// never-allow list denies the force pushes).
+const gitConfig = `{"userSettings": {"globalPermissionGrants": {
+  "allow": ["command(bash)", "command(git)", "command(true)", "command(cp)", "command(chmod)", "command(mv)", "command(mkdir)"],
+  "ask": ["command(git commit)", "command(git push)"],
+  "deny": []}},
+ "agentShim": {"version": 1, "profile": "%s", "rules": []}}`
+
+// gitRT is a checkout with one commit, and a bare repository in the
+// temporary directory to push to: harmless.
+func gitRT(t *testing.T, profile string) (*rt, string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	r := newRTConfig(t, fmt.Sprintf(gitConfig, profile))
+	for k, v := range map[string]string{"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"} {
+		t.Setenv(k, v)
+	}
+	bare := filepath.Join(r.dir, "tmp", "bare.git")
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main", r.proj}, {"init", "-q", "--bare", "-b", "main", bare},
+		{"-C", r.proj, "commit", "-q", "--allow-empty", "-m", "one"},
+	} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return r, bare
+}
+
+// pushed reports whether the bare repository got a branch.
+func pushed(t *testing.T, bare string) bool {
+	t.Helper()
+	out, _ := exec.Command("git", "-C", bare, "for-each-ref").CombinedOutput()
+	return len(bytes.TrimSpace(out)) > 0
+}
+
+// A force push is decided as git however the program is named: by a
+// descriptor (/proc/self/fd, /dev/fd), through the dynamic loader, as a
+// copy or hard link of git; an allowed git status with LD_PRELOAD set is
+// refused (it would load code into git); a memfd cannot run at all.
+func TestRuntimeExecIdentity(t *testing.T) {
+	r, bare := gitRT(t, "local-changes")
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	git, _ = filepath.EvalSymlinks(git)
+	push := " push -q --force " + bare + " HEAD:main"
+	tests := []struct{ name, script, want string }{
+		{"proc-self-fd", "exec 3<" + git + "; /proc/self/fd/3" + push, "never allowed"},
+		{"dev-fd", "exec 3<" + git + "; /dev/fd/3" + push, "never allowed"},
+		{"copy", "cp " + git + " ./notgit; ./notgit" + push, "never allowed"},
+		{"hard-link", "ln " + git + " ./g2 2>/dev/null || cp " + git + " ./g2; ./g2" + push, "never allowed"},
+		{"preload", "LD_PRELOAD=/nonexistent.so git status", "LD_PRELOAD=/nonexistent.so"},
+		{"library-path", "LD_LIBRARY_PATH=. git status", "LD_LIBRARY_PATH=."},
+	}
+	loaders, _ := filepath.Glob("/lib*/ld-linux*.so*")
+	for _, l := range loaders {
+		tests = append(tests,
+			struct{ name, script, want string }{"loader-" + filepath.Base(l), l + " " + git + push, "never allowed"},
+			struct{ name, script, want string }{"loader-preload-" + filepath.Base(l), l + " --preload /nonexistent.so " + git + " status", "LD_PRELOAD=/nonexistent.so"})
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Logf("input: %q", tc.script)
+			r.file(t, "id.sh", tc.script+"\ntouch after\n")
+			os.Remove(filepath.Join(r.proj, "after"))
+			code, _, stderr := shellRun(context.Background(), "bash id.sh")
+			if pushed(t, bare) {
+				t.Fatalf("the force push ran (exit %d):\n%s", code, stderr)
+			}
+			if !strings.Contains(stderr, "denied at run time") || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d; stderr does not say %q:\n%s", code, tc.want, stderr)
+			}
+			if !r.exists("after") {
+				t.Errorf("the script stopped:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// An approval covers the approved line's own commands: after the person
+// approves git commit, the pre-commit hook planted earlier cannot push
+// (an ask rule) unasked; the refusal names the push.
+func TestRuntimeApprovalScope(t *testing.T) {
+	r, bare := gitRT(t, "local-changes")
+	hook := filepath.Join(r.proj, ".git", "hooks", "pre-commit")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\ngit push -q "+bare+" HEAD:main\necho hook ran > hook-ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tty := filepath.Join(r.dir, "tty-y")
+	if err := os.WriteFile(tty, []byte("y\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	openTTY = func() (io.ReadWriteCloser, error) { return openFakeTTY(tty) }
+	code, _, stderr := shellRun(context.Background(), "git commit -q --allow-empty -m two")
+	if pushed(t, bare) {
+		t.Fatalf("the hook pushed (exit %d):\n%s", code, stderr)
+	}
+	if !r.exists("hook-ran") || !strings.Contains(stderr, "denied at run time: ") ||
+		!strings.Contains(stderr, "push") || !strings.Contains(stderr, "covers its own commands only") {
+		t.Errorf("exit %d; stderr:\n%s", code, stderr)
+	}
+	// The approved line itself ran.
+	out, _ := exec.Command("git", "-C", r.proj, "log", "--oneline").CombinedOutput()
+	if !bytes.Contains(out, []byte("two")) {
+		t.Errorf("the approved commit did not run: %s\n%s", out, stderr)
+	}
+	// Approved, the push itself runs.
+	os.Remove(hook)
+	code, _, stderr = shellRun(context.Background(), "git push -q "+bare+" HEAD:main")
+	if code != 0 || !pushed(t, bare) {
+		t.Errorf("the approved push: exit %d\n%s", code, stderr)
+	}
+}
+
+// What a line changes of the checkout's protected paths (.git/config, a
+// hook, a manifest, agent settings) is undone when it ends, named on
+// stderr and in the decision log, and the line fails; other files stay.
+func TestRuntimeProtectedPaths(t *testing.T) {
+	r, _ := gitRT(t, "local-changes")
+	config, _ := os.ReadFile(filepath.Join(r.proj, ".git", "config"))
+	if err := os.MkdirAll(filepath.Join(r.proj, ".agents", "config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.file(t, ".agents/config/grants.txt", "allow git status\n")
+	r.file(t, "plant.sh", `printf '[core]\n\tfsmonitor = touch pwned\n' >> .git/config
+printf '#!/bin/sh\ntouch pwned\n' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout
+echo 'allow curl' >> .agents/config/grants.txt
+mkdir -p .claude && echo '{}' > .claude/settings.json
+echo ok > src.txt
+`)
+	code, _, stderr := shellRun(context.Background(), "bash plant.sh")
+	if code == 0 {
+		t.Errorf("exit 0:\n%s", stderr)
+	}
+	for _, f := range []string{".git/config", ".git/hooks/post-checkout", ".agents/config/grants.txt", ".claude/settings.json"} {
+		if !strings.Contains(stderr, filepath.Join(r.proj, f)+", a protected path; undone") {
+			t.Errorf("%s not reported:\n%s", f, stderr)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(r.proj, ".git", "config")); !bytes.Equal(got, config) {
+		t.Errorf(".git/config not restored:\n%s", got)
+	}
+	if r.exists(".git/hooks/post-checkout") || r.exists(".claude/settings.json") {
+		t.Error("a planted file stayed")
+	}
+	if got, _ := os.ReadFile(filepath.Join(r.proj, ".agents", "config", "grants.txt")); string(got) != "allow git status\n" {
+		t.Errorf("manifest: %q", got)
+	}
+	if !r.exists("src.txt") {
+		t.Error("an unprotected file was undone")
+	}
+	logPath, _ := decisionlog.Path(os.Getenv)
+	if data, _ := os.ReadFile(logPath); !bytes.Contains(data, []byte(`"tool":"write"`)) || !bytes.Contains(data, []byte("post-checkout")) {
+		t.Errorf("not in the decision log:\n%s", data)
+	}
+	// A line that changes nothing protected succeeds.
+	if code, _, stderr := shellRun(context.Background(), "git status --short"); code != 0 {
+		t.Errorf("git status: exit %d\n%s", code, stderr)
+	}
+}
+
+// Metadata outside the scope cannot change; a cross-directory rename
+// inside it works at every level.
+func TestRuntimeMetadataAndRenames(t *testing.T) {
+	for _, profile := range []string{"local-changes", "full-access"} {
+		t.Run(profile, func(t *testing.T) {
+			r := newRT(t, profile)
+			canary := filepath.Join(r.outside, "canary")
+			if err := os.WriteFile(canary, []byte("c"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r.file(t, "m.sh", "mkdir -p a b && echo x > a/f && mv a/f b/f && echo moved\nchmod 666 "+canary+"\ntouch -d 2001-01-01 "+canary+"\n")
+			_, stdout, stderr := shellRun(context.Background(), "bash m.sh")
+			if !strings.Contains(stdout, "moved") {
+				t.Errorf("rename failed:\n%s", stderr)
+			}
+			fi, _ := os.Stat(canary)
+			changed := fi.Mode().Perm() != 0o600
+			if want := profile == "full-access"; changed != want {
+				t.Errorf("canary changed %v, want %v:\n%s", changed, want, stderr)
+			}
+		})
 	}
 }
