@@ -401,3 +401,55 @@ func TestRunRenames(t *testing.T) {
 		}
 	}
 }
+
+func init() {
+	// race-exec FILE: execute /bin/echo status from a buffer whose
+	// address it writes to FILE first, for the decider to change.
+	helpers["race-exec"] = func(args []string) int {
+		buf := []byte("/bin/echo\x00status\x00")
+		addr := uintptr(unsafe.Pointer(&buf[0]))
+		if err := os.WriteFile(args[0], []byte(fmt.Sprint(addr)), 0o600); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		argv := []uintptr{addr, addr + 10, 0}
+		envv := []uintptr{0}
+		_, _, errno := unix.RawSyscall(unix.SYS_EXECVE, addr, uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
+		fmt.Println("race-exec:", errno)
+		return 1
+	}
+}
+
+// The argv race, won every time: the decider itself rewrites the
+// process's argv after reading it (as a racing thread would), and the
+// execution is refused because what the kernel would run is not what
+// was decided.
+func TestRunArgvChanged(t *testing.T) {
+	needKernel(t)
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	decide := func(x Exec) Verdict {
+		if len(x.Argv) == 2 && x.Argv[1] == "status" {
+			data, err := os.ReadFile(addrFile)
+			var addr int64
+			if err == nil {
+				_, err = fmt.Sscan(string(data), &addr)
+			}
+			if err == nil {
+				var f *os.File
+				if f, err = os.OpenFile(fmt.Sprintf("/proc/%d/mem", x.Pid), os.O_RDWR, 0); err == nil {
+					_, err = f.WriteAt([]byte("pushed"), addr+10)
+					f.Close()
+				}
+			}
+			if err != nil {
+				return Verdict{Reason: "the test could not race: " + err.Error()}
+			}
+		}
+		return Verdict{Allow: true}
+	}
+	st, out := runSelf(t, Config{Decide: decide}, "race-exec", addrFile)
+	if st.Code != 1 || !strings.Contains(out, "race-exec: operation not permitted") || !strings.Contains(out, "changed while it was decided") ||
+		strings.Contains(out, "pushed\n") {
+		t.Errorf("status %+v:\n%s", st, out)
+	}
+}

@@ -14,6 +14,71 @@
 // the other end of that socket, and it takes the program only from the
 // socket, so it is no way around the decision of the line.
 //
+// # What an execution is
+//
+// The program is resolved as the calling thread sees it, never as the
+// supervisor does: relative paths against its working directory or
+// execveat's descriptor, /proc/self, /proc/thread-self and /dev/fd as its
+// own, and every link of /proc/<pid>/ (a descriptor, cwd, exe) followed to
+// the file it holds, which must still be at its name. A memfd, a deleted
+// file, a pipe, or a file whose name now holds another, cannot be run. A
+// process whose root is not the supervisor's (chroot) cannot run anything.
+// A dynamic loader (ld-linux*.so*, ld.so, a copy of one) is a runner: the
+// program it loads is an execution too (Exec.Loaded), and its --preload,
+// --audit and --library-path count as the variables. The variables that
+// load code into a program (LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH,
+// GCONV_PATH, …) are read from the caller's environment and shown to the
+// decider (Exec.Env) when the tree set them. A hard link or a byte-for-byte
+// copy of a restricted program (Config.Programs found on PATH) is decided
+// as that program (Exec.Copies); a copy changed by one byte is not.
+//
+// # What else the filter holds
+//
+//   - TIOCSTI and TIOCLINUX fail with EPERM: nothing in the tree can type
+//     into a terminal, the person's next approval prompt included.
+//   - connect to a Unix socket of a server that runs what it is told as
+//     the person (a tmux server, screen, systemd and the user's session
+//     bus, Docker, containerd, Podman) fails with EPERM, unless the caller
+//     is that very program as found on the tree's PATH, whose execution
+//     was decided. Not covered: abstract sockets (X11's among them), the
+//     X11 and Wayland displays (a tree can send key events to the
+//     person's windows), ssh-agent and gpg-agent (the person's keys, not
+//     commands), and a socket the tree received already connected.
+//   - io_uring_setup fails: a ring's operations would pass the filter.
+//   - with Confine, chmod, chown, utimes and the xattr calls (every
+//     spelling: path, descriptor, *at, fchmodat2) on a file outside the
+//     writable directories fail with EPERM; the path is resolved as the
+//     caller sees it. Landlock has no right for metadata, hence the
+//     filter.
+//   - the i386 (and arm32) compatibility mode may not exec, connect or
+//     change metadata; x32 and foreign architectures are killed.
+//
+// Cross-directory renames and links work inside the writable directories
+// and, without Confine, everywhere (Landlock ABI 2's REFER right; on ABI 1
+// Landlock refuses them all with EXDEV).
+//
+// # What remains: the time between the check and the use
+//
+// The supervisor is unprivileged: it cannot stop the tree, copy its
+// arguments into memory the tree cannot write, or perform the call on the
+// tree's behalf (SECCOMP_USER_NOTIF_FLAG_CONTINUE lets the kernel read the
+// arguments again after the answer). So:
+//
+//   - argv and path: after an allowing decision they are read again and
+//     the execution refused when they changed. A writer that changes them
+//     after that second reading and before the kernel copies them (a
+//     thread of the process, a process sharing its memory by CLONE_VM or
+//     a shared mapping) still wins; the window is the answer's round trip,
+//     a few microseconds.
+//   - files: the program file, a link on its path, a metadata call's or a
+//     socket's path can be swapped between the check and the call by any
+//     process of the tree. Landlock keeps such swaps inside the writable
+//     directories; the identity checks make the swap a race rather than a
+//     path trick.
+//   - what the tree leaves running after the line cannot execute anything
+//     (the listener is closed: ENOSYS), but may still write inside the
+//     writable directories and change metadata there.
+//
 // Where the kernel lacks either feature (other systems, old kernels,
 // seccomp blocked by a container), Available says why, and Run fails with
 // ErrUnavailable.
