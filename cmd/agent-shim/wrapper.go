@@ -85,10 +85,10 @@ func unwrap(line, shell string, getenv func(string) string) (wrapped, bool) {
 	if err != nil {
 		return wrapped{}, false
 	}
-	for _, fn := range []func(string, *syntax.File, func(string) string) (wrapped, bool){
+	for _, fn := range []func(string, syntax.LangVariant, *syntax.File, func(string) string) (wrapped, bool){
 		claudeWrapper, codexWrapper, geminiWrapper,
 	} {
-		if w, ok := fn(line, f, getenv); ok {
+		if w, ok := fn(line, lang, f, getenv); ok {
 			return w, true
 		}
 	}
@@ -266,7 +266,7 @@ var (
 
 // claudeWrapper recognises Claude Code's wrapper (see above): its parts
 // in their order, each at most once, the eval and the cwd file last.
-func claudeWrapper(_ string, f *syntax.File, getenv func(string) string) (wrapped, bool) {
+func claudeWrapper(_ string, _ syntax.LangVariant, f *syntax.File, getenv func(string) string) (wrapped, bool) {
 	parts, ok := andOrParts(f)
 	if !ok || len(parts) < 2 {
 		return wrapped{}, false
@@ -400,7 +400,7 @@ func tempDir(getenv func(string) string) string {
 var codexShells = map[string]bool{"bash": true, "zsh": true, "sh": true}
 
 // codexWrapper recognises Codex's snapshot wrapper (see above).
-func codexWrapper(_ string, f *syntax.File, getenv func(string) string) (wrapped, bool) {
+func codexWrapper(_ string, _ syntax.LangVariant, f *syntax.File, getenv func(string) string) (wrapped, bool) {
 	if len(f.Stmts) != 2 {
 		return wrapped{}, false
 	}
@@ -459,7 +459,7 @@ var geminiTempRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustComp
 const geminiSuffix = "\n)\n__code=$?\nexit $__code"
 
 // geminiWrapper recognises Gemini CLI's wrapper (see above).
-func geminiWrapper(line string, f *syntax.File, getenv func(string) string) (wrapped, bool) {
+func geminiWrapper(line string, lang syntax.LangVariant, f *syntax.File, getenv func(string) string) (wrapped, bool) {
 	fixed := geminiFixed()
 	if len(f.Stmts) != 5 || !strings.HasSuffix(line, geminiSuffix) {
 		return wrapped{}, false
@@ -499,7 +499,7 @@ func geminiWrapper(line string, f *syntax.File, getenv func(string) string) (wra
 	}
 	cmd := line[start+1 : end]
 	// Read alone, the command must be what the subshell runs.
-	alone, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	alone, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(cmd), "")
 	if err != nil || len(alone.Stmts) != len(sub.Stmts)-1 {
 		return wrapped{}, false
 	}

@@ -234,3 +234,26 @@ func TestUnwrapPlantedCwdFile(t *testing.T) {
 		}
 	}
 }
+
+// FuzzUnwrap: never panics, and no recognised wrapper stays one with a
+// command added before or after it.
+func FuzzUnwrap(f *testing.F) {
+	for _, s := range []string{
+		claudeHead + "eval " + claudeQuote("echo 'a b' && ls") + claudeTail,
+		"eval 'ls'" + claudeTail,
+		codexHead + claudeQuote("git status"),
+		geminiHead + "cat <<EOF\nhi\nEOF\nls" + geminiTail,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if _, ok := unwrap(line, "bash", wrapperEnv); !ok {
+			return
+		}
+		for _, more := range []string{line + "; rm -rf /", line + "\nrm -rf /", line + " & rm -rf /", "rm -rf /; " + line, "rm -rf /\n" + line} {
+			if w, ok := unwrap(more, "bash", wrapperEnv); ok {
+				t.Errorf("%q recognised as %s's wrapper of %q", more, w.agent, w.command)
+			}
+		}
+	})
+}
