@@ -2,13 +2,10 @@ package gate
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -33,12 +30,20 @@ import (
 // and trusted only while the file's identity (device, inode, size, change
 // and modification times) is the one it was made from; any mismatch or
 // unreadable copy falls back to reading config.json itself.
+//
+// The copy is not authenticated: a MAC under a key the agent's processes
+// can read (hook mode's allowed cat, anything under the run-time layer)
+// stops nobody. What keeps it honest is where it lives: the cache
+// directory must be one the agent's process tree cannot write, as
+// config.json is (agent-shim keeps it in its state directory, a protected
+// path outside every run-time scope). Nor does it hold the never-allow
+// rules: they always come from the binary (see withNever).
 
 // loadConfig reads config.json; tests count its calls.
 var loadConfig = config.Load
 
 // compactVersion changes whenever the format of compact changes.
-const compactVersion = 7
+const compactVersion = 8
 
 type compact struct {
 	Version     int
@@ -52,8 +57,7 @@ type compact struct {
 	PathScope   []string
 	Tools       config.Tools
 	Programs    []config.ProgramFile
-	Never       string // neverDigest of the never-allow rules filed with the others
-	Count       int    // rules in the policy
+	Count       int // rules in the policy
 	Buckets     int
 	Sections    []matcher.Section // what marshal writes
 }
@@ -72,7 +76,7 @@ func cachePath(cacheDir, configPath string) string {
 // cacheDir when it is current and authentic, else reads config.json and
 // refreshes the copy. Failing to write the copy is not an error: it only
 // costs speed.
-func loadCached(configPath, cacheDir, keyPath string, scope *Scope) (Options, error) {
+func loadCached(configPath, cacheDir string, scope *Scope) (Options, error) {
 	abs, err := filepath.Abs(configPath)
 	if err != nil {
 		return Options{}, fmt.Errorf("reading config: %w", err)
@@ -88,13 +92,10 @@ func loadCached(configPath, cacheDir, keyPath string, scope *Scope) (Options, er
 	if !ok {
 		return loadOptions(configPath, scope)
 	}
-	key, kerr := cacheKey(keyPath)
 	cp := cachePath(cacheDir, abs)
-	if kerr == nil {
-		if s, c, err := openCompact(cp, key); err == nil && c.Path == abs && c.Stamp == st {
-			if o, err := c.options(configPath, scope, s); err == nil {
-				return o, nil
-			}
+	if s, c, err := openCompact(cp); err == nil && c.Path == abs && c.Stamp == st {
+		if o, err := c.options(configPath, scope, s); err == nil {
+			return o, nil
 		}
 	}
 	f, err := loadConfig(configPath)
@@ -106,86 +107,12 @@ func loadCached(configPath, cacheDir, keyPath string, scope *Scope) (Options, er
 		return Options{}, err
 	}
 	// Only a file that did not change while it was read is worth a copy.
-	if fi2, err := os.Stat(abs); err == nil && kerr == nil {
+	if fi2, err := os.Stat(abs); err == nil {
 		if st2, ok := stampOf(fi2); ok && st2 == st {
-			writeCompact(cp, newCompact(abs, st, f, o.Policy), key)
+			writeCompact(cp, newCompact(abs, st, f, o.Policy))
 		}
 	}
 	return o, nil
-}
-
-// Key returns the per-user key that authenticates what the shim keeps
-// where an agent could write it (the compact policy copy, session answer
-// files): keySize random bytes in the file at path, created (0600, in a
-// 0700 directory) on first use. A key file that is not a regular file of
-// keySize bytes only its owner can read and write is an error: what it
-// would authenticate is then not trusted.
-func Key(path string) ([]byte, error) { return cacheKey(path) }
-
-// keySize is the length of the cache key.
-const keySize = 32
-
-// cacheKey returns the key that authenticates compact copies, creating it
-// (random, 0600, in a 0700 directory) on first use. A key file that is
-// not a regular file of keySize bytes that only its owner can read and
-// write is not used: the cache is then skipped, never trusted.
-func cacheKey(path string) ([]byte, error) {
-	f, err := openRead(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return newCacheKey(path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 || fi.Size() != keySize {
-		return nil, fmt.Errorf("cache key %s: not a %d-byte file only its owner can read", path, keySize)
-	}
-	key := make([]byte, keySize)
-	if _, err := io.ReadFull(f, key); err != nil {
-		return nil, fmt.Errorf("reading cache key %s: %w", path, err)
-	}
-	return key, nil
-}
-
-func newCacheKey(path string) ([]byte, error) {
-	key := make([]byte, keySize)
-	if _, err := rand.Read(key); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	// Written under another name and linked into place: a reader never
-	// sees a short key, and of two first uses at once one key wins.
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".cache-key-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.Write(key)
-	serr := tmp.Sync()
-	if cerr := tmp.Close(); werr != nil || serr != nil || cerr != nil {
-		return nil, errors.Join(werr, serr, cerr)
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return cacheKey(path)
-		}
-		return nil, err
-	}
-	return key, nil
-}
-
-// mac is the authentication tag of a compact copy's text.
-func mac(key []byte, text string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(text))
-	return hex.EncodeToString(m.Sum(nil))
 }
 
 // The copy is a small line format, not JSON, because it is read before
@@ -194,7 +121,7 @@ func mac(key []byte, text string) string {
 // each quoted (strconv) when it holds a tab, newline, quote or backslash,
 // or is empty.
 //
-//	agent-shim compact policy 7
+//	agent-shim compact policy 8
 //	path	/home/u/.gemini/config/config.json
 //	stamp	2049 1234 56789 1732950000000000000 1732950000000000000
 //	mode	ask
@@ -205,31 +132,25 @@ func mac(key []byte, text string) string {
 //	scope	/opt/data/...
 //	tool	allow	bash:make *
 //	programs	.agents/config/programs.txt	"[mytool]\nexec --hook\n"
-//	never	5d41402abc4b2a76b9719d911017c592
 //	rules	483
 //	buckets	256
-//	smac	9a0e…
+//	end
 //	0000000000000a3c 000001f2     (buckets+1 lines: offset and length of each region)
 //	…
+//	region	0
 //	section	git	status diff log
 //	rule	git	12	allow	""	read_only	.	.agents/config/permissions/read_only.txt	4	git --version
-//	mac	3f1c…
 //	…
 //
-// smac is an HMAC-SHA256, under the cache key, of everything before it,
-// the path and stamp of config.json included, so that a copy written by
-// anyone without the key is not read, and its settings (see Settings) can
-// be trusted without reading any rule. never is the digest of the
-// never-allow list, whose rules are filed with the policy's (a copy made
-// with another list is not used). The policy's sections (see
+// The header holds the path and stamp of config.json and the settings
+// (see Settings, which reads no rule). The policy's sections (see
 // matcher.Store) are filed in buckets by a hash of their name; region i
 // < buckets holds the sections of bucket i, region buckets the programs
-// that have sections. Each region ends with its own mac, of smac, the
-// region's number and its text: a region cannot be moved, dropped,
-// emptied or taken from another copy. A decision reads the header, then
-// the buckets of the names it looks up (the copy is mapped, not read),
-// so its cost does not grow with the policy.
-const compactHeader = "agent-shim compact policy 7"
+// that have sections. A decision reads the header, then the buckets of
+// the names it looks up, so its cost does not grow with the policy. A
+// region that does not parse makes the decisions that need it ask, and
+// the copy is removed (see compactStore.fail).
+const compactHeader = "agent-shim compact policy 8"
 
 // tableLine is the length of a line of the region table.
 const tableLine = len("0000000000000000 00000000\n")
@@ -257,25 +178,8 @@ func bucketOf(name string, buckets int) int {
 	return int(h % uint32(buckets))
 }
 
-// regionMac authenticates region i of the copy whose header has smac:
-// HMAC-SHA256 cut to 128 bits, as there are as many regions as sections.
-func regionMac(key []byte, smac string, i int, text []byte) string {
-	return regionMacWith(hmac.New(sha256.New, key), smac, i, text)
-}
-
-// regionMacWith is regionMac with m, an HMAC under the key, reset first:
-// a store keeps one for all its regions.
-func regionMacWith(m hash.Hash, smac string, i int, text []byte) string {
-	m.Reset()
-	m.Write([]byte(smac))
-	m.Write(strconv.AppendInt([]byte{'\n'}, int64(i), 10))
-	m.Write([]byte{'\n'})
-	m.Write(text)
-	return hex.EncodeToString(m.Sum(nil)[:16])
-}
-
-// marshalHeader writes the header up to its smac line and returns smac.
-func (c *compact) marshalHeader(b *strings.Builder, key []byte) string {
+// marshalHeader writes the header, up to its end line.
+func (c *compact) marshalHeader(b *strings.Builder) {
 	b.WriteString(compactHeader + "\n")
 	fmt.Fprintf(b, "path\t%s\n", field(c.Path))
 	fmt.Fprintf(b, "stamp\t%d %d %d %d %d\n", c.Stamp.Dev, c.Stamp.Ino, c.Stamp.Size, c.Stamp.Mtime, c.Stamp.Ctime)
@@ -296,16 +200,13 @@ func (c *compact) marshalHeader(b *strings.Builder, key []byte) string {
 	for _, p := range c.Programs {
 		fmt.Fprintf(b, "programs\t%s\t%s\n", field(p.File), field(p.Text))
 	}
-	fmt.Fprintf(b, "never\t%s\n", field(c.Never))
 	fmt.Fprintf(b, "rules\t%d\n", c.Count)
 	fmt.Fprintf(b, "buckets\t%d\n", c.Buckets)
-	smac := mac(key, b.String())
-	fmt.Fprintf(b, "smac\t%s\n", smac)
-	return smac
+	b.WriteString("end\n")
 }
 
 // marshal returns the whole copy.
-func (c *compact) marshal(key []byte) []byte {
+func (c *compact) marshal() []byte {
 	// At least a bucket a section: a decision parses only the lines
 	// of the sections it asks for, whatever else shares their bucket.
 	c.Buckets = 8
@@ -327,12 +228,16 @@ func (c *compact) marshal(key []byte) []byte {
 		}
 	}
 	regions[c.Buckets] = progs
+	for i, r := range regions {
+		// Each region names itself: one read in the wrong place (a
+		// table entry gone bad) is not taken for an empty bucket.
+		regions[i] = append(fmt.Appendf(nil, "region\t%d\n", i), r...)
+	}
 	var b strings.Builder
-	smac := c.marshalHeader(&b, key)
+	c.marshalHeader(&b)
 	off := b.Len() + tableLine*len(regions)
 	for i, r := range regions {
-		regions[i] = fmt.Appendf(r, "mac\t%s\n", regionMac(key, smac, i, r))
-		fmt.Fprintf(&b, "%016x %08x\n", off, len(regions[i]))
+		fmt.Fprintf(&b, "%016x %08x\n", off, len(r))
 		off += len(regions[i])
 	}
 	for _, r := range regions {
@@ -341,7 +246,7 @@ func (c *compact) marshal(key []byte) []byte {
 	return []byte(b.String())
 }
 
-// parseHeader parses the authenticated header of a copy, up to smac.
+// parseHeader parses the header of a copy, before its end line.
 func parseHeader(text string) (*compact, error) {
 	header, text, ok := strings.Cut(text, "\n")
 	if !ok || header != compactHeader || !strings.HasSuffix(text, "\n") {
@@ -380,8 +285,6 @@ func parseHeader(text string) (*compact, error) {
 			c.Tools.Deny = append(c.Tools.Deny, f[2])
 		case f[0] == "programs" && len(f) == 3:
 			c.Programs = append(c.Programs, config.ProgramFile{File: f[1], Text: f[2]})
-		case f[0] == "never" && len(f) == 2:
-			c.Never = f[1]
 		case f[0] == "rules" && len(f) == 2:
 			if c.Count, err = strconv.Atoi(f[1]); err != nil || c.Count < 0 {
 				return nil, fmt.Errorf("bad compact policy line %q", line)
@@ -427,47 +330,33 @@ func fields(line string, max int) ([]string, error) {
 	return f[:n], err
 }
 
-// splitHeader returns the text of data's header before its smac line,
-// the smac, and where the region table starts, checking the smac.
-func splitHeader(data []byte, key []byte) (text, smac string, table int, err error) {
-	i := bytes.Index(data, []byte("\nsmac\t"))
+// splitHeader returns the text of data's header before its end line and
+// where the region table starts.
+func splitHeader(data []byte) (text string, table int, err error) {
+	i := bytes.Index(data, []byte("\nend\n"))
 	if i < 0 {
-		return "", "", 0, errors.New("compact policy without an smac")
+		return "", 0, errors.New("compact policy without an end of its header")
 	}
-	j := bytes.IndexByte(data[i+1:], '\n')
-	if j < 0 {
-		return "", "", 0, errors.New("compact policy without an smac")
-	}
-	smac = string(data[i+len("\nsmac\t") : i+1+j])
-	text = string(data[:i+1])
-	if !hmac.Equal([]byte(smac), []byte(mac(key, text))) {
-		return "", "", 0, errors.New("compact policy: the smac does not match")
-	}
-	return text, smac, i + 1 + j + 1, nil
+	return string(data[:i+1]), i + len("\nend\n"), nil
 }
 
 // compactStore reads a copy's sections for matcher.Open: each region is
-// copied out of the mapping, then authenticated, then parsed, once.
+// read (pread) into memory of its own, then parsed, once.
 type compactStore struct {
 	path    string
-	key     []byte
 	f       *os.File
 	size    int64
 	head    []byte // the start of the copy, read when it was opened
-	smac    string
 	table   int
 	buckets int
 
 	mu      sync.Mutex
-	regions map[int]string // authenticated region texts
-	mac     hash.Hash      // an HMAC under key, for the regions
+	regions map[int]string // region texts
 	progs   []string
 	bad     bool
 }
 
-// region returns region i's text, authenticated. It is read into memory
-// of its own before its mac is checked: what is checked is what is used,
-// whatever happens to the file meanwhile.
+// region returns region i's text.
 func (s *compactStore) region(i int) ([]byte, error) {
 	at := int64(s.table) + int64(i)*int64(tableLine)
 	if at+int64(tableLine) > s.size {
@@ -489,18 +378,11 @@ func (s *compactStore) region(i int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := bytes.LastIndex(text, []byte("mac\t"))
-	if k < 0 || (k > 0 && text[k-1] != '\n') || !bytes.HasSuffix(text, []byte("\n")) {
-		return nil, errors.New("compact policy: region without a mac")
+	name := fmt.Appendf(nil, "region\t%d\n", i)
+	if !bytes.HasPrefix(text, name) || text[len(text)-1] != '\n' {
+		return nil, fmt.Errorf("compact policy: region %d is not where the table says", i)
 	}
-	want := text[k+len("mac\t") : len(text)-1]
-	if s.mac == nil {
-		s.mac = hmac.New(sha256.New, s.key)
-	}
-	if !hmac.Equal(want, []byte(regionMacWith(s.mac, s.smac, i, text[:k]))) {
-		return nil, fmt.Errorf("compact policy: region %d: the mac does not match", i)
-	}
-	return text[:k], nil
+	return text[len(name):], nil
 }
 
 // read returns n bytes of the copy at off, a copy of its own: from what
@@ -526,7 +408,7 @@ func (s *compactStore) fail(err error) error {
 	return err
 }
 
-// text returns region i's authenticated text, read once.
+// text returns region i's text, read once.
 func (s *compactStore) text(i int) (string, error) {
 	if t, ok := s.regions[i]; ok {
 		return t, nil
@@ -667,16 +549,16 @@ func (s *compactStore) All() ([]matcher.Section, error) {
 // for a policy of ordinary size, the region table and the first regions.
 var headRead int64 = 8 << 10
 
-// openCompact opens the copy at path and checks its header: the copy
-// and its header, or an error when it is not authentic. The file stays
+// openCompact opens the copy at path and reads its header: the copy and
+// its header, or an error when it is not one. The file stays
 // open while the store is in use (os.File closes it when unreachable);
 // regions are read as decisions need them (see compactStore).
-func openCompact(path string, key []byte) (*compactStore, *compact, error) {
+func openCompact(path string) (*compactStore, *compact, error) {
 	f, err := openRead(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, c, err := readHeader(f, path, key)
+	s, c, err := readHeader(f, path)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
@@ -684,7 +566,7 @@ func openCompact(path string, key []byte) (*compactStore, *compact, error) {
 	return s, c, nil
 }
 
-func readHeader(f *os.File, path string, key []byte) (*compactStore, *compact, error) {
+func readHeader(f *os.File, path string) (*compactStore, *compact, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, nil, err
@@ -696,14 +578,14 @@ func readHeader(f *os.File, path string, key []byte) (*compactStore, *compact, e
 	if _, err := io.ReadFull(f, head); err != nil {
 		return nil, nil, err
 	}
-	if !bytes.Contains(head, []byte("\nsmac\t")) && int64(len(head)) < fi.Size() {
+	if !bytes.Contains(head, []byte("\nend\n")) && int64(len(head)) < fi.Size() {
 		// A long header: read up to settingsRead, as Settings does.
 		head = make([]byte, min(fi.Size(), settingsRead))
 		if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
 			return nil, nil, err
 		}
 	}
-	text, smac, table, err := splitHeader(head, key)
+	text, table, err := splitHeader(head)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -711,7 +593,7 @@ func readHeader(f *os.File, path string, key []byte) (*compactStore, *compact, e
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &compactStore{path: path, key: key, f: f, size: fi.Size(), head: head, smac: smac, table: table,
+	s := &compactStore{path: path, f: f, size: fi.Size(), head: head, table: table,
 		buckets: c.Buckets, regions: map[int]string{}}
 	return s, c, nil
 }
@@ -722,22 +604,16 @@ func newCompact(abs string, st stamp, f *config.File, p *matcher.Policy) *compac
 		Mode: f.Shim.Mode, Profile: f.Shim.Profile,
 		Shell: f.Shim.Shell, Runtime: f.Shim.Runtime, RequireHook: f.Shim.RequireHook,
 		PathScope: f.Shim.PathScope.Allow, Tools: f.Shim.Tools, Programs: f.Shim.Programs,
-		Never: neverDigest(),
 	}
-	// The never-allow rules are filed with the others, after them, as
-	// New adds them: a decision then reads those of the programs it
-	// meets instead of building them all.
-	q := p.Clone()
-	addNever(q)
-	c.Sections, c.Count = q.Sections()
+	c.Sections, c.Count = p.Sections()
 	// A managed rule is kept as its manifest line: the grant it stands
 	// for (Rule.Grant) is not needed to decide.
 	return c
 }
 
 // writeCompact writes the copy atomically; errors are ignored (see loadCached).
-func writeCompact(path string, c *compact, key []byte) {
-	data := c.marshal(key)
+func writeCompact(path string, c *compact) {
+	data := c.marshal()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return
 	}
@@ -759,14 +635,10 @@ func (c *compact) options(configPath string, scope *Scope, s *compactStore) (Opt
 	f.Shim.Mode, f.Shim.Profile = c.Mode, c.Profile
 	f.Shim.Shell, f.Shim.Runtime, f.Shim.RequireHook = c.Shell, c.Runtime, c.RequireHook
 	f.Shim.PathScope.Allow, f.Shim.Tools, f.Shim.Programs = c.PathScope, c.Tools, c.Programs
-	if c.Never != neverDigest() {
-		return Options{}, errors.New("compact policy: another never-allow list")
-	}
 	o, err := optionsOf(f, scope)
 	if err != nil {
 		return Options{}, err
 	}
-	o.neverHeld = true
 	if o.Policy, err = matcher.Open(s, c.Count); err != nil {
 		return Options{}, err
 	}
@@ -779,11 +651,11 @@ func (c *compact) options(configPath string, scope *Scope, s *compactStore) (Opt
 // Settings returns the shim's settings of config.json (mode, profile,
 // shell, runtime, requireHook, pathScope, tools; no rules) as cheaply as it
 // can: from the start of the compact copy in cacheDir when that is current
-// and authentic (its smac), else from config.LoadSettings. Shell mode needs
+// (see Load's CacheDir), else from config.LoadSettings. Shell mode needs
 // them before every line.
-func Settings(configPath, cacheDir, keyPath string) (config.Shim, error) {
-	if cacheDir != "" && keyPath != "" {
-		if s, ok := cachedSettings(configPath, cacheDir, keyPath); ok {
+func Settings(configPath, cacheDir string) (config.Shim, error) {
+	if cacheDir != "" {
+		if s, ok := cachedSettings(configPath, cacheDir); ok {
 			return s, nil
 		}
 	}
@@ -798,7 +670,7 @@ func Settings(configPath, cacheDir, keyPath string) (config.Shim, error) {
 // and the tool and scope patterns come before any rule.
 const settingsRead = 64 << 10
 
-func cachedSettings(configPath, cacheDir, keyPath string) (config.Shim, bool) {
+func cachedSettings(configPath, cacheDir string) (config.Shim, bool) {
 	abs, err := filepath.Abs(configPath)
 	if err != nil {
 		return config.Shim{}, false
@@ -811,10 +683,6 @@ func cachedSettings(configPath, cacheDir, keyPath string) (config.Shim, bool) {
 	if !ok {
 		return config.Shim{}, false
 	}
-	key, err := cacheKey(keyPath)
-	if err != nil {
-		return config.Shim{}, false
-	}
 	f, err := openRead(cachePath(cacheDir, abs))
 	if err != nil {
 		return config.Shim{}, false
@@ -825,7 +693,7 @@ func cachedSettings(configPath, cacheDir, keyPath string) (config.Shim, bool) {
 	if err != nil && err != io.ErrUnexpectedEOF {
 		return config.Shim{}, false
 	}
-	text, _, _, err := splitHeader(buf[:n], key)
+	text, _, err := splitHeader(buf[:n])
 	if err != nil {
 		return config.Shim{}, false
 	}

@@ -52,7 +52,7 @@ func countLoads(t *testing.T) *int {
 // cachedOptions are Load's options with a compact copy in cache and its
 // key in dir/state.
 func cachedOptions(dir, cache string) Options {
-	return Options{Scope: NewScope(dir), CacheDir: cache, CacheKey: filepath.Join(dir, "state", "cache.key")}
+	return Options{Scope: NewScope(dir), CacheDir: cache}
 }
 
 func TestCompactPolicy(t *testing.T) {
@@ -217,11 +217,12 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
-// TestForgedCompactPolicy writes the copy exactly as an agent with file
-// access would: the real path and stamp of config.json (anyone can stat
-// it), a permissive body (command(*) allowed, yolo mode), and whatever mac
-// it can make without the key. The verdicts must not change.
-func TestForgedCompactPolicy(t *testing.T) {
+// TestCopyCannotLiftNever: the compact copy decides as config.json does,
+// so it must live where the agent cannot write (see Load); but even a copy
+// written by someone who can (yolo, full access, everything allowed, no
+// rule of the never-allow list) leaves the never-allow list standing:
+// its rules come from the binary. Copies of older formats are not read.
+func TestCopyCannotLiftNever(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.json")
 	cache := filepath.Join(dir, "cache")
@@ -229,25 +230,11 @@ func TestForgedCompactPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := cachedOptions(dir, cache)
-	lines := []string{"git push origin main", "npm test", "curl x | sh", "git status"}
-	verdicts := func() string {
-		g, err := Load(cfg, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, l := range lines {
-			out = append(out, l+": "+g.DecideBash(l).Verdict.String())
-		}
-		return g.Mode().String() + "; " + strings.Join(out, ", ")
-	}
-	want := verdicts() // writes the real copy and the key
-	abs, _ := filepath.Abs(cfg)
-	cp := cachePath(cache, abs)
-	real, err := os.ReadFile(cp)
-	if err != nil {
+	if _, err := Load(cfg, opts); err != nil { // writes the real copy
 		t.Fatal(err)
 	}
+	abs, _ := filepath.Abs(cfg)
+	cp := cachePath(cache, abs)
 	fi, err := os.Stat(abs)
 	if err != nil {
 		t.Fatal(err)
@@ -255,43 +242,34 @@ func TestForgedCompactPolicy(t *testing.T) {
 	st, _ := stampOf(fi)
 	forged := &compact{Version: compactVersion, Path: abs, Stamp: st, Mode: "yolo", Profile: "full-access", Count: 1,
 		Sections: []matcher.Section{{Name: "", Rules: []matcher.Stored{{Text: "command(*)", Decision: matcher.Allow}}}}}
-	body := string(forged.marshal(make([]byte, keySize))) // smac under a guessed key
-	realMac := string(real[strings.LastIndex(string(real), "\nmac\t")+1:])
-	for _, tc := range []struct{ name, data string }{
-		{"no mac", body},
-		{"the real copy's mac", body + realMac},
-		{"a mac under a guessed key", body + "mac\t" + mac(make([]byte, keySize), body) + "\n"},
-		{"a mac under an empty key", body + "mac\t" + mac(nil, body) + "\n"},
-		{"the version 1 format", strings.Replace(body, compactHeader, "agent-shim compact policy 1", 1)},
-		{"the version 3 format", strings.Replace(body, compactHeader, "agent-shim compact policy 3", 1)},
-		{"the version 4 format", strings.Replace(body, compactHeader, "agent-shim compact policy 4", 1)},
-		{"the version 5 format", strings.Replace(body, compactHeader, "agent-shim compact policy 5", 1)},
-		{"the version 6 format", strings.Replace(body, compactHeader, "agent-shim compact policy 6", 1)},
-	} {
-		if err := os.WriteFile(cp, []byte(tc.data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if got := verdicts(); got != want {
-			t.Errorf("%s: the forged copy changed the verdicts:\n got %s\nwant %s", tc.name, got, want)
-		}
-	}
-	// The forged copy was replaced by an authentic one.
-	if data, _ := os.ReadFile(cp); strings.Contains(string(data), "yolo") {
-		t.Errorf("the forged copy was kept")
-	}
-	// A key others can read is not used: the cache is skipped, not trusted.
-	key := filepath.Join(dir, "state", "cache.key")
-	if err := os.Chmod(key, 0o644); err != nil {
+	if err := os.WriteFile(cp, forged.marshal(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cacheKey(key); err == nil {
-		t.Errorf("a key readable by others was used")
+	loads := countLoads(t)
+	g, err := Load(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := verdicts(); got != want {
-		t.Errorf("with a bad key: %s, want %s", got, want)
+	if *loads != 0 || g.Mode() != ModeYolo {
+		t.Fatalf("the copy was not used (config.json read %d times, mode %v)", *loads, g.Mode())
 	}
-	if fi, err := os.Stat(filepath.Dir(key)); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("state directory: %v %v, want mode 0700", fi.Mode(), err)
+	for _, l := range []string{"rm -rf /", "rm -rf ~", "git push --force origin main", "git -C x push -f", "mkfs.ext4 /dev/sda",
+		"dd if=/dev/zero of=/dev/sda", "/sbin/mkf[s] /dev/sda", "git reset --hard", "bash -c 'git push -f'"} {
+		if d := g.DecideBash(l); d.Verdict != Deny || !strings.Contains(d.Reason, "never allowed") {
+			t.Errorf("%s: %v (%s), want the never-allow list to deny it", l, d.Verdict, d.Reason)
+		}
+	}
+	if d := g.DecideBash("git status"); d.Verdict != Allow {
+		t.Errorf("git status: %v (%s): the copy was read", d.Verdict, d.Reason)
+	}
+	for v := 1; v < compactVersion; v++ {
+		old := strings.Replace(string(forged.marshal()), compactHeader, fmt.Sprintf("agent-shim compact policy %d", v), 1)
+		if err := os.WriteFile(cp, []byte(old), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if g, err := Load(cfg, opts); err != nil || g.Mode() != ModeAsk {
+			t.Errorf("a copy of format %d was read: %v, mode %v", v, err, g.Mode())
+		}
 	}
 }
 
@@ -302,7 +280,6 @@ func TestSettings(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.json")
 	cache := filepath.Join(dir, "cache")
-	keyPath := filepath.Join(dir, "state", "cache.key")
 	text := `{"agentShim": {"profile": "read-only", "mode": "ask", "shell": "/bin/zsh", "runtime": "require", "requireHook": true,
   "rules": [{"line": "git status", "category": "read_only", "grants": []}]}}`
 	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
@@ -311,7 +288,7 @@ func TestSettings(t *testing.T) {
 	want := config.Shim{Version: config.Version, Profile: "read-only", Mode: "ask", Shell: "/bin/zsh", Runtime: "require", RequireHook: true}
 	check := func(name string, fromCache bool) {
 		t.Helper()
-		got, err := Settings(cfg, cache, keyPath)
+		got, err := Settings(cfg, cache)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,7 +296,7 @@ func TestSettings(t *testing.T) {
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%s: settings (-want +got):\n%s", name, diff)
 		}
-		if _, ok := cachedSettings(cfg, cache, keyPath); ok != fromCache {
+		if _, ok := cachedSettings(cfg, cache); ok != fromCache {
 			t.Errorf("%s: read from the copy: %v, want %v", name, ok, fromCache)
 		}
 	}
@@ -335,17 +312,10 @@ func TestSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fi, _ := os.Stat(abs)
-	st, _ := stampOf(fi)
-	forged := &compact{Version: compactVersion, Path: abs, Stamp: st, Mode: "yolo", Profile: "full-access", Runtime: "off"}
-	body := string(forged.marshal(make([]byte, keySize)))
-	realSmac := string(real[strings.Index(string(real), "\nsmac\t")+1:])
-	realSmac = realSmac[:strings.IndexByte(realSmac, '\n')+1]
-	head := body[:strings.Index(body, "smac\t")]
 	for _, tc := range []struct{ name, data string }{
-		{"smac under a guessed key", body},
-		{"the real copy's smac", head + realSmac},
-		{"no smac", head},
+		{"no end of header", strings.Replace(string(real), "\nend\n", "\n", 1)},
+		{"an older format", strings.Replace(string(real), compactHeader, "agent-shim compact policy 7", 1)},
+		{"another file's copy", strings.Replace(string(real), "path\t"+abs, "path\t"+abs+"x", 1)},
 	} {
 		if err := os.WriteFile(cp, []byte(tc.data), 0o600); err != nil {
 			t.Fatal(err)
@@ -426,38 +396,13 @@ func testCompactRegions(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(real)
-	var denyRule *strings.Replacer
-	for _, l := range strings.Split(text, "\n") {
-		if strings.HasPrefix(l, "rule\t") && strings.Contains(l, "\tdeny\t") {
-			// The same length, so the region table still fits.
-			denyRule = strings.NewReplacer(l, strings.TrimSuffix(l, "\tmake deploy")+"\tmake deplox")
-			break
-		}
-	}
-	if denyRule == nil {
-		t.Fatalf("the copy has no deny rule:\n%s", text)
-	}
 	// The table's first and second entries, swapped.
-	table := strings.Index(text, "\nsmac\t")
-	table += strings.IndexByte(text[table+1:], '\n') + 2
+	table := strings.Index(text, "\nend\n") + len("\nend\n")
 	e0, e1 := text[table:table+tableLine], text[table+tableLine:table+2*tableLine]
-	fi, _ := os.Stat(abs)
-	st, _ := stampOf(fi)
-	key, err := cacheKey(filepath.Join(dir, "state", "cache.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Another authentic copy of the same file, with the deny rule gone:
-	// its regions are authentic, but under another smac.
-	other := &compact{Version: compactVersion, Path: abs, Stamp: st, Mode: "ask", Profile: "full-access", Count: 1,
-		Sections: []matcher.Section{{Name: "", Rules: []matcher.Stored{{Text: "command(*)", Decision: matcher.Allow}}}}}
-	otherText := string(other.marshal(key))
 	for _, tc := range []struct{ name, data string }{
-		{"a deny rule changed", denyRule.Replace(text)},
 		{"two regions swapped", text[:table] + e1 + e0 + text[table+2*tableLine:]},
 		{"a region emptied", text[:table] + e0[:17] + "00000000\n" + text[table+tableLine:]},
 		{"cut short", text[:len(text)-100]},
-		{"regions of another copy", text[:table] + otherText[strings.Index(otherText, "\nsmac\t")+1:][strings.IndexByte(otherText[strings.Index(otherText, "\nsmac\t")+1:], '\n')+1:]},
 	} {
 		if err := os.WriteFile(cp, []byte(tc.data), 0o600); err != nil {
 			t.Fatal(err)
@@ -556,9 +501,8 @@ func TestCompactCorpus(t *testing.T) {
 	}
 }
 
-// TestCompactNeverList: the compact copy files the never-allow rules with
-// the others, and a copy made with another never-allow list (an older or
-// newer agent-shim) is not used: config.json is read again.
+// TestCompactNeverList: the never-allow rules are not in the compact
+// copy; a gate read from it denies them all the same.
 func TestCompactNeverList(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.json")
@@ -586,21 +530,12 @@ func TestCompactNeverList(t *testing.T) {
 	if *loads != 0 {
 		t.Fatalf("the copy was not used: config.json read %d times", *loads)
 	}
-	// A copy, authentic, of the same file but another never-allow list
-	// and none of its rules.
 	abs, _ := filepath.Abs(cfg)
-	fi, _ := os.Stat(abs)
-	st, _ := stampOf(fi)
-	key, err := cacheKey(filepath.Join(dir, "state", "cache.key"))
+	data, err := os.ReadFile(cachePath(cache, abs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := &compact{Version: compactVersion, Path: abs, Stamp: st, Mode: "ask", Profile: "local-changes", Never: "another list"}
-	if err := os.WriteFile(cachePath(cache, abs), other.marshal(key), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	check("a copy with another never-allow list")
-	if *loads != 1 {
-		t.Errorf("config.json read %d times, want once for the copy with another list", *loads)
+	if strings.Contains(string(data), "\tbuiltin\t") || strings.Contains(string(data), "mkfs") {
+		t.Errorf("the copy holds never-allow rules:\n%s", data)
 	}
 }

@@ -199,28 +199,24 @@ type Options struct {
 	Agent     string
 	// CacheDir, used by Load only, keeps a compact copy of the policy of
 	// config.json there, so that an unchanged file is not parsed again
-	// on every call; "" always reads config.json.
+	// on every call; "" always reads config.json. The copy decides as
+	// config.json does: keep it where the agent cannot write (agent-shim
+	// uses its state directory, a protected path outside every run-time
+	// scope), never in a cache directory the agent's builds write.
 	CacheDir string
 	// requireHook is config.json's agentShim.requireHook; shimKnown says
 	// whether the options were built from the file's settings at all (a
 	// compact copy that does not carry them leaves it unset).
 	requireHook, shimKnown bool
 	// ownPolicy says Policy was built by Load for this gate alone, so New
-	// may add to it rather than to a copy; neverHeld that it holds the
-	// never-allow rules already (read from the compact copy).
-	ownPolicy, neverHeld bool
-	// protected are more protected files (Load's config.json), secrets
-	// files a file tool may not even read unasked (Load's cache key).
+	// may add to it rather than to a copy.
+	ownPolicy bool
+	// protected are more protected files (Load's config.json and
+	// CacheDir), secrets files a file tool may not even read unasked.
 	protected, secrets []string
 	// programs is the program table of config.json's agentShim.programs
 	// merged into the built-in one; nil is the built-in one.
 	programs *programs.Table
-
-	// CacheKey, used by Load only and only with CacheDir, is the file of
-	// the key that authenticates the compact copy (created, 0600, on
-	// first use). Keep it where the agent cannot write: the shim's state
-	// directory is a protected path.
-	CacheKey string
 }
 
 // Gate decides tool calls. It is safe for concurrent use.
@@ -278,7 +274,7 @@ func New(opts Options) *Gate {
 		toolOK:    map[string]bool{},
 		progOK:    map[string]bool{},
 	}
-	g.policy = withNever(opts.Policy, opts.ownPolicy, opts.neverHeld)
+	g.policy = withNever(opts.Policy, opts.ownPolicy)
 	g.programs = opts.programs
 	if g.programs == nil {
 		g.programs = programs.Builtin()

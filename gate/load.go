@@ -25,8 +25,10 @@ import (
 //     from its first root. Nil is a scope without roots.
 //   - Dir, Prompter, Persist, Audit, Now, Session, Decisions and Agent are
 //     used as given.
-//   - CacheDir with CacheKey keeps an authenticated compact copy of the
-//     file's policy (see cache.go); one without the other is an error.
+//   - CacheDir keeps a compact copy of the file's policy there (see
+//     cache.go). Name a directory the agent's processes cannot write,
+//     as they cannot write config.json: the copy decides as the file
+//     does. The gate protects it as it protects config.json.
 func Load(configPath string, opts Options) (*Gate, error) {
 	if err := checkLoadOptions(opts); err != nil {
 		return nil, err
@@ -34,7 +36,7 @@ func Load(configPath string, opts Options) (*Gate, error) {
 	var o Options
 	var err error
 	if opts.CacheDir != "" {
-		o, err = loadCached(configPath, opts.CacheDir, opts.CacheKey, opts.Scope)
+		o, err = loadCached(configPath, opts.CacheDir, opts.Scope)
 	} else {
 		o, err = loadOptions(configPath, opts.Scope)
 	}
@@ -50,8 +52,7 @@ func Load(configPath string, opts Options) (*Gate, error) {
 // FromConfig builds a gate from a config.json already in memory, as Load
 // builds it from the file: agents-setup's policy tests decide with the
 // config it would write (manifest.Tree.Config). opts are taken as Load
-// takes them; CacheDir and CacheKey are refused, as there is no file to
-// keep a copy of.
+// takes them; CacheDir is refused, as there is no file to keep a copy of.
 func FromConfig(f *config.File, opts Options) (*Gate, error) {
 	if err := checkLoadOptions(opts); err != nil {
 		return nil, err
@@ -72,8 +73,6 @@ func checkLoadOptions(opts Options) error {
 		return errors.New("loading the gate: Options.Mode is config.json's agentShim.mode; leave it zero")
 	case opts.Level != LevelReadOnly:
 		return errors.New("loading the gate: Options.Level is config.json's agentShim.profile; leave it zero")
-	case (opts.CacheDir == "") != (opts.CacheKey == ""):
-		return errors.New("loading the gate: Options.CacheDir and Options.CacheKey go together")
 	}
 	return nil
 }
@@ -93,9 +92,10 @@ func finish(o, opts Options) *Gate {
 	if opts.Dir != "" {
 		o.Dir = opts.Dir
 	}
-	if opts.CacheKey != "" {
-		o.secrets = append(o.secrets, opts.CacheKey)
-		o.protected = append(o.protected, opts.CacheKey)
+	if opts.CacheDir != "" {
+		if abs, err := filepath.Abs(opts.CacheDir); err == nil {
+			o.protected = append(o.protected, abs)
+		}
 	}
 	return New(o)
 }

@@ -153,8 +153,6 @@ func TestLoadOptions(t *testing.T) {
 	}{
 		{"mode", Options{Mode: ModeYolo}, "Options.Mode is config.json's agentShim.mode"},
 		{"level", Options{Level: LevelFullAccess}, "Options.Level is config.json's agentShim.profile"},
-		{"cache without key", Options{CacheDir: t.TempDir()}, "Options.CacheDir and Options.CacheKey go together"},
-		{"key without cache", Options{CacheKey: filepath.Join(t.TempDir(), "k")}, "Options.CacheDir and Options.CacheKey go together"},
 	} {
 		if _, err := Load(path, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want …%s…", tc.name, err, tc.want)
@@ -214,7 +212,7 @@ func TestLoadRequireHook(t *testing.T) {
 		}
 		// From the file, then (cached) from the compact copy.
 		cache := t.TempDir()
-		for _, opts := range []Options{{}, {CacheDir: cache, CacheKey: cache + "/key"}, {CacheDir: cache, CacheKey: cache + "/key"}} {
+		for _, opts := range []Options{{}, {CacheDir: cache}, {CacheDir: cache}} {
 			g, err := Load(cfg, opts)
 			if err != nil {
 				t.Fatal(err)

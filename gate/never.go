@@ -110,10 +110,9 @@ func isNever(r *matcher.Rule) bool {
 }
 
 // withNever returns a policy of p's rules and the never-allow rules, so
-// that one match per command decides both. held says p holds them
-// already: a policy read from the compact copy, which files them with
-// the others, to be read only for the programs a command names.
-func withNever(p *matcher.Policy, own, held bool) *matcher.Policy {
+// that one match per command decides both. The rules come from this
+// binary, whatever p was read from.
+func withNever(p *matcher.Policy, own bool) *matcher.Policy {
 	out := matcher.New()
 	switch {
 	case p != nil && own:
@@ -121,9 +120,7 @@ func withNever(p *matcher.Policy, own, held bool) *matcher.Policy {
 	case p != nil:
 		out = p.Clone()
 	}
-	if !held || p == nil {
-		addNever(out)
-	}
+	addNever(out)
 	return out
 }
 

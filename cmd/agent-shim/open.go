@@ -87,8 +87,7 @@ func (e *env) open(ctx context.Context, o openOptions) (*shim, error) {
 		Audit:    s.audit,
 		Session:  id,
 		Dir:      dir,
-		CacheDir: e.cacheDir(),
-		CacheKey: cacheKeyPath(auditPath),
+		CacheDir: policyCopyDir(auditPath),
 	})
 	if err != nil {
 		return nil, err
@@ -155,9 +154,19 @@ func cacheKeyPath(auditPath string) string {
 	return filepath.Join(filepath.Dir(auditPath), "cache.key")
 }
 
-// cacheDir is where the gate keeps its compact copy of config.json's
-// policy: $XDG_CACHE_HOME/agent-shim, else ~/.cache/agent-shim; "" (no
-// copy, config.json parsed on every call) when neither is set.
+// policyCopyDir is where the gate keeps its compact copy of config.json's
+// policy: in the state directory, beside the approval log. The copy
+// decides as config.json does, so it lives where the agent cannot write:
+// the state directory is a protected path and outside every run-time
+// scope, which the user's cache directory is not (builds write there).
+func policyCopyDir(auditPath string) string {
+	return filepath.Join(filepath.Dir(auditPath), "policy")
+}
+
+// cacheDir is the shim's directory in the user's cache directory:
+// $XDG_CACHE_HOME/agent-shim, else ~/.cache/agent-shim; "" when neither is
+// set. The run-time layer lets builds write the user's cache directory:
+// nothing that decides is kept there.
 func (e *env) cacheDir() string {
 	if d := e.getenv("XDG_CACHE_HOME"); d != "" {
 		return filepath.Join(d, "agent-shim")
