@@ -52,7 +52,21 @@ type Block struct {
 	envExec       map[string]*Fact
 	assignRuns    map[string]*Fact
 	AssignExpands *Fact
-	facts         []*Fact
+	// Like says the block does what another does (git send-pack is
+	// git push): its Args are that block's key.
+	Like  *Fact
+	reads []string // file name patterns of the code it runs (make: Makefile)
+	facts []*Fact
+}
+
+// Reads returns the file name patterns of the code the program runs from
+// its working directory (see the reads fact).
+func (b *Block) Reads() []string {
+	var out []string
+	for ; b != nil; b = b.parent {
+		out = append(out, b.reads...)
+	}
+	return out
 }
 
 // ValueMode says whether an option takes a value.
@@ -111,8 +125,16 @@ func (e Effect) Applies(value string, known bool) bool {
 
 // Rest returns the part of a value after the effect's prefix: the command
 // line of --checkpoint-action=exec=CMD.
+// With a containing prefix it is what follows the prefix's first
+// occurrence: the runner of cargo --config 'target.x.runner="CMD"'.
 func (e Effect) Rest(value string) string {
-	if e.Prefix == "" || e.Contain || len(value) < len(e.Prefix) {
+	if e.Contain && e.Prefix != "" {
+		if i := strings.Index(strings.ToLower(value), e.Prefix); i >= 0 {
+			return value[i+len(e.Prefix):]
+		}
+		return value
+	}
+	if e.Prefix == "" || len(value) < len(e.Prefix) {
 		return value
 	}
 	return value[len(e.Prefix):]
@@ -140,6 +162,10 @@ func (t *Table) indexFacts() {
 			p.Bundled = f
 		case Help:
 			p.HelpFact = f
+		case Like:
+			b.Like = f
+		case Reads:
+			b.reads = append(b.reads, f.Args...)
 		case Targets:
 			b.Targets = f
 		case Script:
@@ -289,7 +315,8 @@ func (b *Block) Long(name string) *Opt {
 // abbreviate (getopt and git accept unique prefixes: --upload-p): the
 // effects of every option it is a prefix of. It never consumes a value.
 func (b *Block) Abbrev(name string) *Opt {
-	if len(name) < 2 || b.prog.SingleDash != nil {
+	// GNU getopt takes a one-letter prefix too: date --s is --set.
+	if len(name) < 1 || b.prog.SingleDash != nil {
 		return nil
 	}
 	var out *Opt
@@ -336,10 +363,19 @@ func (b *Block) Shape(word string) ([]Effect, string) {
 
 // EnvExec returns the fact saying an environment variable's value is a
 // command line for this program, or nil.
+// A name of the table may hold * for any run of characters
+// (CARGO_TARGET_*_RUNNER).
 func (b *Block) EnvExec(name string) *Fact {
 	for ; b != nil; b = b.parent {
 		if f := b.envExec[name]; f != nil {
 			return f
+		}
+		for pat, f := range b.envExec {
+			if strings.Contains(pat, "*") {
+				if ok, _ := path.Match(pat, name); ok {
+					return f
+				}
+			}
 		}
 	}
 	return nil

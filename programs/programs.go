@@ -36,13 +36,26 @@
 //	bundled                a first word without a dash is an option cluster (tar xf)
 //	global-value OPT...    an option before the subcommand that takes a value (git -C)
 //	global-flag OPT...     an option before the subcommand that takes none (git --no-pager)
-//	env-exec NAME...       the environment variable's value is a command line (LESSOPEN)
+//	env-exec NAME...       the environment variable's value is a command line (LESSOPEN);
+//	                       NAME may hold * for any run of characters (CARGO_TARGET_*_RUNNER)
 //	assign-runs NAME...    a NAME=VALUE operand whose value is a program (make SHELL=)
-//	assign-expands         NAME=VALUE operands are expanded by the program: $( runs code (make)
+//	assign-expands         NAME=VALUE operands are expanded by the program: $( runs code (make);
+//	                       make's other assignments (NAME:=, ::=, ?=, +=) are the same,
+//	                       and NAME!=VALUE runs VALUE as a command line when make starts
 //	config-exec KEY...     a configuration key (git -c KEY=) whose value is a command line;
 //	                       KEY may end in * (pager.*) or hold * for one part (diff.*.command)
 //	config-safe KEY...     a configuration key that never makes the program run anything
 //	help                   a rule `prog help` also allows `prog --help` and `prog X --help`
+//	code OPT...            the value is code in a language agent-shim does not read,
+//	                       which can run commands (expect -c, gdb -ex): at least ask
+//	like PROG SUB...       the subcommand does what the other one does, and its rules
+//	                       apply (git send-pack is git push): built in only
+//	reads GLOB...          it runs code from the files of the working directory so
+//	                       named (make: Makefile, *.mk): one the same line wrote
+//	                       makes it at least ask
+//
+// writes discard OPT... says the option throws uncommitted work away (git
+// checkout -f): at least ask, whatever allows the command.
 //
 // OPT is spelled as on a command line: -x, --long, or -name for single-dash
 // programs. OPT@PREFIX limits a fact to values starting with PREFIX (ASCII
@@ -258,6 +271,9 @@ const (
 	ConfigExec    Kind = "config-exec"
 	ConfigSafe    Kind = "config-safe"
 	Help          Kind = "help"
+	Code          Kind = "code"
+	Like          Kind = "like"
+	Reads         Kind = "reads"
 )
 
 // kindInfo says how a kind's arguments read.
@@ -280,7 +296,7 @@ var kinds = map[Kind]kindInfo{
 	Ask:           {args: "opts", minArgs: 1, stricter: true},
 	Write:         {args: "opts", minArgs: 1, stricter: true, takes: true},
 	Output:        {args: "opts", minArgs: 1, stricter: true, takes: true},
-	Writes:        {first: "mode", modes: []string{"operands", "unknown", "system", "archive"}, args: "opts", minArgs: 1, stricter: true},
+	Writes:        {first: "mode", modes: []string{"operands", "unknown", "system", "archive", "discard"}, args: "opts", minArgs: 1, stricter: true},
 	Targets:       {first: "mode", modes: []string{"all", "last", "first", "after-first"}, args: "none", stricter: true},
 	Inline:        {args: "opts", minArgs: 1, stricter: true, takes: true},
 	Script:        {first: "mode", modes: []string{"sed", "awk"}, args: "none", stricter: true},
@@ -294,6 +310,9 @@ var kinds = map[Kind]kindInfo{
 	ConfigExec:    {args: "keys", minArgs: 1, progOnly: true, stricter: true},
 	ConfigSafe:    {args: "keys", minArgs: 1, progOnly: true},
 	Help:          {args: "none", progOnly: true},
+	Code:          {args: "opts", minArgs: 1, stricter: true, takes: true},
+	Like:          {args: "words", minArgs: 1},
+	Reads:         {args: "globs", minArgs: 1, stricter: true},
 }
 
 // Fact is one line of a table.
@@ -551,6 +570,14 @@ func (t *Table) parseLines(name string, lines []string, first int, builtin bool,
 				if !keyOK(a) {
 					err = fmt.Errorf("%q is not a configuration key", a)
 				}
+			case "globs":
+				if strings.ContainsAny(a, "/\\") {
+					err = fmt.Errorf("%q is not a file name pattern", a)
+				}
+			case "words":
+				if !nameOK(a) || strings.ToLower(a) != a {
+					err = fmt.Errorf("%q is not a subcommand word", a)
+				}
 			}
 			if err != nil {
 				errf("%v", err)
@@ -585,7 +612,7 @@ func envName(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if !(r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+		if !(r == '_' || r == '*' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
 			return false
 		}
 	}
