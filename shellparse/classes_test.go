@@ -144,6 +144,8 @@ var classTests = []struct {
 	{"/???/r? -rf /", []string{"?/???/r? -rf /"}},
 	{"sudo /bin/r* -rf /", []string{"sudo › ?/bin/r* -rf /"}},
 	{"[ -f x ]", []string{"[ -f x ]"}},
+	{"[ -f go.mod ] && go build", []string{"[ -f go.mod ]", "go build"}},
+	{"/usr/bin/[ -f x ]", []string{"/usr/bin/[ -f x ]"}},
 	{`/bin/r\* x`, []string{"/bin/r* x"}},
 
 	// Arithmetic and other re-evaluation.
@@ -162,6 +164,9 @@ var classTests = []struct {
 	{"n=0; for f in a b; do n=$((n + 1)); done; echo $n", []string{"n=0", "n=?$((n + 1))", "echo ?$n"}},
 	{"declare -A m; m[$k]=1; echo ${m[$k]}", []string{"declare -A m", "m=?m[$k]=1", "echo ?${m[$k]}"}},
 	{"command_not_found_handle() { rm -rf /; }; zzz", []string{"function command_not_found_handle › rm -rf /", "zzz"}},
+	{"echo $((RANDOM % 6 + 1)) $(($RANDOM)) $((SECONDS))", []string{"echo ?$((RANDOM % 6 + 1)) ?$(($RANDOM)) ?$((SECONDS))"}},
+	{"unset RANDOM; RANDOM='a[$(rm -rf /)]'; echo $((RANDOM))", []string{"unset RANDOM", "RANDOM=a[$(rm -rf /)]", "echo ?$((RANDOM)) !arithmetic evaluates the value of RANDOM, which is not known to be a number"}},
+	{"while :; do echo $((RANDOM)); unset RANDOM; done", []string{":", "echo ?$((RANDOM)) !arithmetic evaluates the value of RANDOM, which is not known to be a number", "unset RANDOM"}},
 	{"((n++))", []string{"!arithmetic evaluates the value of n, which is not known to be a number"}},
 	{"let 'y = x'", []string{"!arithmetic evaluates a value that is not known to be a number"}},
 	{"let y=x", []string{"!arithmetic evaluates the value of x, which is not known to be a number"}},
@@ -241,4 +246,34 @@ func summaryDir(cmds []*Command) []string {
 		}
 	}
 	return out
+}
+
+// TestRedirGlob: a redirection target with a pattern is marked Glob, so
+// that the gate can expand it against the protected paths; a lone [ is
+// not a pattern.
+func TestRedirGlob(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"echo x > .git/confi[g]", true},
+		{`echo x > .git/confi["g"]`, true},
+		{"echo x >> ~/.bash[r]c", true},
+		{"echo x > .git/conf*", true},
+		{"echo x > a[", false},
+		{"echo x > .git/config", false},
+		{`echo x > ".git/confi[g]"`, false},
+	} {
+		t.Logf("input: %q", tc.in)
+		s, err := Parse(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Commands) != 1 || len(s.Commands[0].Redirs) != 1 {
+			t.Fatalf("want one command with one redirection, got %+v", s.Commands)
+		}
+		if got := s.Commands[0].Redirs[0].Target.Glob; got != tc.want {
+			t.Errorf("%q: Glob = %v, want %v", tc.in, got, tc.want)
+		}
+	}
 }

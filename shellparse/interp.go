@@ -288,7 +288,26 @@ func (w *walker) codeCommands(l lang, kind, code string, cmd *Command, c ctx) {
 		}
 		if paren {
 			k++
-		} else if k == j || k >= len(code) || (code[k] != '\'' && code[k] != '"' && code[k] != '[') {
+		}
+		if q := skipBlank(code, k); l == langPerl && strings.HasPrefix(code[q:], "qw") && q+2 < len(code) && !identByte(code[q+2]) && code[q+2] != ' ' {
+			// system qw(rm -rf /): a list of words, never interpolated.
+			body, end, ok := delimited(code, q+2)
+			if !ok {
+				unknown("qw with no end")
+				return
+			}
+			found++
+			var ws []Word
+			for _, f := range strings.Fields(body) {
+				ws = append(ws, Word{Text: f, Static: true})
+			}
+			if len(ws) > 0 {
+				argv(ws)
+			}
+			i = end - 1
+			continue
+		}
+		if !paren && (k == j || k >= len(code) || (code[k] != '\'' && code[k] != '"' && code[k] != '[')) {
 			i = j - 1
 			continue // `system` as a word, not a call
 		}
@@ -561,4 +580,12 @@ func delimited(code string, i int) (string, int, bool) {
 		return "", len(code), false
 	}
 	return code[i+1 : i+1+end], i + 2 + end, true
+}
+
+// RunsFile reports whether a program runs a file named by its first
+// operand as code: a shell (sh x.sh, source x.sh) or an interpreter
+// (python3 x.py). A file written earlier on the same line and then run
+// this way runs what the line wrote.
+func RunsFile(name string) bool {
+	return shells[name] || name == "source" || name == "." || interpreter(name) != langNone
 }

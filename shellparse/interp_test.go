@@ -32,6 +32,8 @@ var interpTests = []struct {
 	{`perl -le 'print qx{git push -f}'`, []string{`perl -le print qx{git push -f}`, "perl code › git push -f"}},
 	{"perl -E '`rm -rf /`'", []string{"perl -E `rm -rf /`", "perl code › rm -rf /"}},
 	{`perl -e 'system "rm", "-rf", "/"'`, []string{`perl -e system "rm", "-rf", "/"`, "perl code › rm -rf /"}},
+	{`perl -e 'system qw(rm -rf /)'`, []string{`perl -e system qw(rm -rf /)`, "perl code › rm -rf /"}},
+	{`perl -e 'exec(qw{git push -f})'`, []string{`perl -e exec(qw{git push -f})`, "perl code › git push -f"}},
 	{`perl -e 'system("rm -rf $d")'`, []string{`perl -e system("rm -rf $d")`, `perl code ›  !perl code runs a command that is not a literal: system("rm -rf $d")`}},
 	{`ruby -e 'system("git reset --hard")'`, []string{`ruby -e system("git reset --hard")`, "ruby code › git reset --hard"}},
 	{"ruby -e '%x(rm -rf /)'", []string{"ruby -e %x(rm -rf /)", "ruby code › rm -rf /"}},

@@ -117,19 +117,43 @@ var assigning = map[string]bool{
 // afterCall forgets what a command may have changed: an assigning
 // builtin, or a function the line defines.
 func (w *walker) afterCall(cmd *Command) {
-	if len(w.nums) == 0 || len(cmd.Args) == 0 {
+	if len(cmd.Args) == 0 {
 		return
 	}
 	name := cmd.Args[0].Text
 	if !cmd.Args[0].Static || assigning[name] || w.funcs[name] {
 		w.nums = nil
+		w.specialsLost = true // unset RANDOM makes it a plain variable
 	}
 }
+
+// shellNumbers are the variables bash itself keeps as numbers: reading one
+// in arithmetic runs nothing, until an unset (or anything that may unset)
+// makes it a plain variable.
+var shellNumbers = map[string]bool{"RANDOM": true, "SRANDOM": true, "SECONDS": true, "LINENO": true,
+	"BASHPID": true, "PPID": true, "UID": true, "EUID": true, "EPOCHSECONDS": true}
 
 // loopProofs keeps proven only what a loop cannot change: its body runs
 // again after its own assignments. An assignment in it of anything but a
 // number, or a command that may assign, unproves the variables.
 func (w *walker) loopProofs(loop syntax.Node) {
+	if !w.specialsLost {
+		// The body runs again after what it may unset.
+		syntax.Walk(loop, func(n syntax.Node) bool {
+			switch x := n.(type) {
+			case *syntax.CallExpr:
+				if len(x.Args) > 0 {
+					name := x.Args[0].Lit()
+					if name == "" || assigning[name] || w.funcs[name] {
+						w.specialsLost = true
+					}
+				}
+			case *syntax.DeclClause:
+				w.specialsLost = true
+			}
+			return !w.specialsLost
+		})
+	}
 	if len(w.nums) == 0 {
 		return
 	}
@@ -284,6 +308,8 @@ func (w *walker) arithWord(word *syntax.Word, p *params) string {
 				return ""
 			case validName(v) && w.nums[v]:
 				return ""
+			case shellNumbers[v] && !w.specialsLost:
+				return ""
 			case validName(v):
 				return fmt.Sprintf("arithmetic evaluates the value of %s, which is not known to be a number", v)
 			}
@@ -323,9 +349,11 @@ func (w *walker) numericParam(x *syntax.ParamExp, p *params) bool {
 	}
 	name := x.Param.Value
 	switch name {
-	case "#", "?", "$", "!", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID", "UID", "EUID",
-		"EPOCHSECONDS", "SRANDOM":
+	case "#", "?", "$", "!":
 		return true
+	}
+	if shellNumbers[name] {
+		return !w.specialsLost
 	}
 	if isNumber(name) && p != nil && p.valid {
 		n := 0

@@ -1,5 +1,7 @@
 package shellparse
 
+import "strings"
+
 // runners are the programs that run another program given on their command
 // line, as data: each entry's spec says which options the runner has (an
 // option it does not list makes the command unknown rather than guessed
@@ -82,6 +84,27 @@ var runners = runnerTable{
 	{"valgrind", &optSpec{keep: true, flags: "hqvd", anyLong: true, progOpts: optNames{"--db-command"}}},
 	{"fakeroot", &optSpec{keep: true, flags: "uhv", valued: "lsib", long: longOpts{"lib=", "faked=", "unknown-is-real", "version", "help"},
 		progOpts: optNames{"--faked"}, writeOpts: optNames{"-s"}}},
+
+	// Personality, CPU and terminal wrappers: the command runs as it is.
+	{"setarch", &optSpec{keep: true, flags: "vRFZLXBIT3S", operands: 1,
+		long: longOpts{"verbose", "addr-no-randomize", "fdpic-funcptrs", "mmap-page-zero",
+			"addr-compat-layout", "read-implies-exec", "32bit", "short-inode", "whole-seconds",
+			"sticky-timeouts", "3gb", "4gb", "uname-2.6", "list", "show="}}},
+	{"linux32", &optSpec{keep: true, flags: "vRFZLXBIT3S", long: longOpts{"verbose", "addr-no-randomize", "uname-2.6", "3gb", "4gb"}}},
+	{"linux64", &optSpec{keep: true, flags: "vRFZLXBIT3S", long: longOpts{"verbose", "addr-no-randomize", "uname-2.6", "3gb", "4gb"}}},
+	{"cpulimit", &optSpec{keep: true, flags: "fqkrvzib", valued: "lpPem",
+		long: longOpts{"limit=", "pid=", "exe=", "path=", "cpu=", "foreground", "quiet", "kill",
+			"restore", "verbose", "lazy", "include-children", "background", "monitor-forks", "help"}}},
+	// rlwrap -z runs a filter program.
+	{"rlwrap", &optSpec{keep: true, flags: "cinNhorRUvWIA", valued: "bCDefgHlOPqsStwz", optional: "amMp",
+		anyLong: true, progOpts: optNames{"-z", "--filter"}}},
+	// The dynamic loader runs the program it loads (see loaderName);
+	// what it preloads or audits runs inside it.
+	{"ld.so", &optSpec{keep: true,
+		long: longOpts{"list", "verify", "inhibit-cache", "library-path=", "inhibit-rpath=", "audit=",
+			"preload=", "argv0=", "glibc-hwcaps-prepend=", "glibc-hwcaps-mask=", "list-tunables",
+			"list-diagnostics", "help", "version"},
+		progOpts: optNames{"--preload", "--audit", "--library-path"}}},
 
 	// Tracers run the command and write what they saw.
 	{"strace", &optSpec{keep: true, flags: "AcCdDfFhiknNqrtTvVwxyzZ", valued: "abeEIoOpPsSuUX", query: "p",
@@ -184,6 +207,9 @@ type runnerTable []struct {
 
 // lookup returns the runner of that name.
 func (t runnerTable) lookup(name string) (*optSpec, bool) {
+	if loaderName(name) {
+		name = "ld.so"
+	}
 	for _, r := range t {
 		if r.name == name {
 			return r.spec, true
@@ -192,9 +218,33 @@ func (t runnerTable) lookup(name string) (*optSpec, bool) {
 	return nil, false
 }
 
+// loaderName reports whether a program name is the dynamic loader, which
+// runs the program named by its first operand: ld-linux-x86-64.so.2,
+// ld-linux.so.2, ld-linux-aarch64.so.1, ld-musl-x86_64.so.1, ld.so.
+func loaderName(name string) bool {
+	if name == "ld.so" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, "ld-")
+	return ok && strings.Contains(rest, ".so")
+}
+
 // subRunners are runners behind a subcommand: `jiri runp CMD`. jiri takes
 // Go-style flags before and after the subcommand.
 var subRunners = map[string]map[string]*optSpec{
+	// perf stat|record|trace|… -- CMD runs CMD and measures it.
+	"perf": {
+		"stat":   perfSpec,
+		"record": perfSpec,
+		"trace":  perfSpec,
+		"mem":    perfSpec,
+		"c2c":    perfSpec,
+		"kvm":    perfSpec,
+		"sched":  perfSpec,
+		"lock":   perfSpec,
+		"kmem":   perfSpec,
+		"top":    perfSpec,
+	},
 	"jiri": {
 		"runp": {goFlags: true, keep: true,
 			long: longOpts{"collate-stdout", "exit-on-error", "has-branch", "has-uncommitted",
@@ -203,6 +253,15 @@ var subRunners = map[string]map[string]*optSpec{
 				"show-progress", "time", "progress-window="}},
 	},
 }
+
+// perfSpec is perf's measuring subcommands: their long options and the
+// short ones that take a value; -o writes the recording.
+var perfSpec = &optSpec{keep: true, flags: "aAvnqsSBgTdPiuzRNk", valued: "eptCGIorxMDcFmjUlLy", anyLong: true,
+	writeOpts: optNames{"-o"}}
+
+// perfGlobals are perf's own options before the subcommand.
+var perfGlobals = &optSpec{flags: "pPvh", long: longOpts{"help", "version", "exec-path", "html-path", "paginate",
+	"no-pager", "debugfs-dir=", "buildid-dir=", "list-cmds", "list-opts"}}
 
 // jiriGlobals are jiri's own flags before the subcommand.
 var jiriGlobals = &optSpec{goFlags: true,

@@ -47,6 +47,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agent-shim/agent-shim/programs"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -102,6 +103,11 @@ type Command struct {
 	// Dir is the working directory the command runs in when an earlier
 	// cd on the line makes it known ("/", "/tmp", "~/src"), else "".
 	Dir string
+	// Written are the paths the commands before it on the line write,
+	// cleaned and joined to their Dir: write redirections, and what the
+	// program table says a program writes (cp's destination, tee's files,
+	// -o FILE). A command that runs one of them runs what the line wrote.
+	Written []string
 }
 
 // Word is one argument after quote removal.
@@ -264,7 +270,41 @@ func parseAs(src string, zsh bool) (*Script, error) {
 	}
 	w := &walker{budget: nestedBudget*len(src) + 1<<16}
 	w.file(f, src, ctx{zsh: zsh})
+	lineWrites(w.cmds)
 	return &Script{Commands: w.cmds}, nil
+}
+
+// lineWrites sets each command's Written from the commands before it.
+func lineWrites(cmds []*Command) {
+	var written []string
+	for i, cmd := range cmds {
+		if len(written) > 0 {
+			cmd.Written = written[:len(written):len(written)]
+		}
+		if i == len(cmds)-1 {
+			break
+		}
+		add := func(t string) {
+			if t == "" || t == "/dev/null" {
+				return
+			}
+			if !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "~") && cmd.Dir != "" {
+				t = path.Join(cmd.Dir, t)
+			}
+			written = append(written, path.Clean(t))
+		}
+		for _, r := range cmd.Redirs {
+			if r.Kind == Write && r.Target.Static {
+				add(r.Target.Text)
+			}
+		}
+		if len(cmd.Args) > 0 && cmd.Static() {
+			paths, _ := programs.WriteTargets(cmd.Argv())
+			for _, t := range paths {
+				add(t)
+			}
+		}
+	}
 }
 
 var zshPool = sync.Pool{New: func() any {
@@ -406,6 +446,10 @@ type walker struct {
 	// unknown. It follows source order and ignores subshell scoping, which
 	// can only make a later relative path look more dangerous.
 	cwd string
+	// specialsLost is set once a command that may unset a variable ran
+	// (unset, declare, eval, a function): RANDOM and the like are then
+	// plain variables.
+	specialsLost bool
 }
 
 func pos(p syntax.Pos) Pos { return Pos{Line: int(p.Line()), Col: int(p.Col())} }
@@ -1195,11 +1239,15 @@ func evalWord(word *syntax.Word, text string) Word {
 	}
 	var sb strings.Builder
 	out := Word{Static: true}
+	open := false // an unquoted [ whose ] may come in a later literal
 	for i, p := range word.Parts {
 		switch x := p.(type) {
 		case *syntax.Lit:
-			if hasGlob(x.Value) {
+			if hasGlob(x.Value) || open && strings.Contains(x.Value, "]") {
 				out.Glob = true
+			}
+			if strings.Contains(x.Value, "[") {
+				open = true
 			}
 			sb.WriteString(unescape(x.Value, ""))
 		case *syntax.SglQuoted:
@@ -1254,8 +1302,14 @@ func hasGlob(s string) bool {
 		switch s[i] {
 		case '\\':
 			i++
-		case '*', '?', '[':
+		case '*', '?':
 			return true
+		case '[':
+			// A bracket with no closing one matches itself: [ is the
+			// test builtin, not a pattern.
+			if strings.IndexByte(s[i+1:], ']') >= 0 {
+				return true
+			}
 		}
 	}
 	return false

@@ -302,7 +302,11 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		return
 	}
 	if subs, ok := subRunners[name]; ok {
-		sp, why := jiriGlobals.scan(args)
+		globals := jiriGlobals
+		if name == "perf" {
+			globals = perfGlobals
+		}
+		sp, why := globals.scan(args)
 		if why == "" && len(sp.rest) > 0 && sp.rest[0].Static {
 			if spec, ok := subs[sp.rest[0].Text]; ok {
 				w.runArgs(name+" "+sp.rest[0].Text, spec, cmd, sp.rest[1:], c)
@@ -413,6 +417,12 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 		cp.operands = 1
 		spec = &cp
 	}
+	if name == "setarch" && len(args) > 0 && args[0].Static && !strings.HasPrefix(args[0].Text, "-") {
+		// setarch ARCH [options] COMMAND: the architecture comes first.
+		cp := *spec
+		cp.operands = 0
+		spec, args = &cp, args[1:]
+	}
 	if (name == "ccache" || name == "distcc") && (len(args) == 0 || strings.HasPrefix(args[0].Text, "-")) {
 		w.emit(cmd) // the cache's own options, or distcc's default compiler
 		return
@@ -484,7 +494,7 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 	case "ionice":
 		// ionice -p PID… changes a running process and runs nothing.
 	case "xargs":
-		rest = w.xargs(sp, rest)
+		rest = w.xargs(sp, rest, cmd, c)
 	case "flock":
 		// flock FILE -c COMMAND: -c comes after the file.
 		if len(rest) > 0 && (rest[0].Text == "-c" || rest[0].Text == "--command") && rest[0].Static {
@@ -621,12 +631,13 @@ func sshCommandOption(v Word) (Word, bool) {
 }
 
 // xargs returns the command xargs runs: its own argv with the input appended
-// (or substituted for the replace string), which is not static.
-func (w *walker) xargs(sp split, rest []Word) []Word {
+// (or substituted for the replace string), which is not static unless the
+// input is (a here-string, a here-document, echo '…' |): then its words.
+func (w *walker) xargs(sp split, rest []Word, cmd *Command, c ctx) []Word {
 	if len(rest) == 0 {
 		rest = []Word{{Text: "echo", Static: true}}
 	}
-	replace := ""
+	replace, plain := "", true
 	for _, o := range sp.opts {
 		switch o.name {
 		case "-I", "--replace", "-i":
@@ -634,9 +645,17 @@ func (w *walker) xargs(sp split, rest []Word) []Word {
 			if o.value != nil && o.value.Text != "" {
 				replace = o.value.Text
 			}
+		case "-a", "--arg-file", "-0", "--null", "-d", "--delimiter", "-E", "-e", "--eof":
+			plain = false
 		}
 	}
 	out := append([]Word(nil), rest...)
+	if in, ok := staticStdin(cmd, c); ok && plain && replace == "" && !strings.ContainsAny(in, "'\"\\") {
+		for _, f := range strings.Fields(in) {
+			out = append(out, Word{Text: f, Static: true})
+		}
+		return out
+	}
 	if replace == "" {
 		return append(out, Word{Text: "{xargs input}", Split: true})
 	}
@@ -646,6 +665,28 @@ func (w *walker) xargs(sp split, rest []Word) []Word {
 		}
 	}
 	return out
+}
+
+// staticStdin returns what a command reads on standard input when it is
+// known statically: its last here-string or here-document on descriptor
+// 0, else the static text piped into it.
+func staticStdin(cmd *Command, c ctx) (string, bool) {
+	for i := len(cmd.Redirs) - 1; i >= 0; i-- {
+		r := cmd.Redirs[i]
+		if n, op := redirFd(r.Op); n == 0 {
+			switch op {
+			case "<<<":
+				return r.Target.Text + "\n", r.Target.Static
+			case "<<", "<<-":
+				return r.Target.Text, r.Target.Static
+			}
+			return "", false
+		}
+	}
+	if c.stdin != nil && !c.stdin.used && c.stdin.text.Static {
+		return c.stdin.text.Text, true
+	}
+	return "", false
 }
 
 // splitString splits env -S's argument into words as env does.
@@ -727,6 +768,10 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 		w.nested(name+" -c", sp.rest[0], cmd, inner)
 	case len(sp.rest) > 0 && !stdin:
 		script := sp.rest[0]
+		if text, ok := procScript(script); ok {
+			w.nested(name+" <( )", text, cmd, c)
+			return
+		}
 		if !script.Static {
 			w.unknown(cmd, fmt.Sprintf("%s runs a script that cannot be read: %s", name, script.Text))
 			return
@@ -877,6 +922,28 @@ func (w *walker) gitRuns(cmd *Command, c ctx) {
 	}
 }
 
+// procScript returns the script a process substitution argument holds
+// when its one command writes static text (bash <(printf 'git push -f')):
+// the shell runs that text.
+func procScript(w Word) (Word, bool) {
+	if w.Static || !strings.HasPrefix(w.Text, "<(") || !strings.HasSuffix(w.Text, ")") {
+		return Word{}, false
+	}
+	f, err := parse(w.Text)
+	if err != nil || len(f.Stmts) != 1 {
+		return Word{}, false
+	}
+	call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) != 1 || len(call.Assigns) > 0 || len(f.Stmts[0].Redirs) > 0 || len(call.Args[0].Parts) != 1 {
+		return Word{}, false
+	}
+	ps, ok := call.Args[0].Parts[0].(*syntax.ProcSubst)
+	if !ok || ps.Op != syntax.CmdIn || len(ps.Stmts) != 1 {
+		return Word{}, false
+	}
+	return pipeText(ps.Stmts[0], source{text: w.Text})
+}
+
 // stdinPath reports a script argument that names standard input.
 func stdinPath(w Word) bool {
 	switch w.Text {
@@ -896,6 +963,12 @@ func (w *walker) source(name string, cmd *Command, c ctx) {
 	if len(args) > 0 && args[0].Static {
 		if fd, ok := fdPath(args[0].Text); ok {
 			w.fdScript(name, fd, cmd, c)
+			return
+		}
+	}
+	if len(args) > 0 {
+		if text, ok := procScript(args[0]); ok {
+			w.nested(name+" <( )", text, cmd, c)
 			return
 		}
 	}
