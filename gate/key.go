@@ -76,4 +76,3 @@ func newCacheKey(path string) ([]byte, error) {
 	}
 	return key, nil
 }
-
