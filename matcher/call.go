@@ -33,6 +33,9 @@ type call struct {
 	leads      []tok
 	// gitAliases are the aliases git -c alias.X=V defines on the line.
 	gitAliases map[string]string
+	// gitImplied are the push options configuration on the line implies
+	// (remote.origin.mirror=true is --mirror).
+	gitImplied []shellparse.Word
 }
 
 // limit is a floor or a block: why, the table fact behind it (if any), and
@@ -102,6 +105,13 @@ func (c *call) addBlock(format string, args ...any) {
 // newCall normalizes a command's words. It never fails: what it cannot read
 // becomes a floor.
 func newCall(tbl *programs.Table, words []shellparse.Word, dir string) *call {
+	return newCallEnv(tbl, words, dir, nil)
+}
+
+// newCallEnv is newCall for a command run with assignments before it:
+// those that configure the program (GIT_CONFIG_*) are read as the
+// configuration they are.
+func newCallEnv(tbl *programs.Table, words []shellparse.Word, dir string, assigns []shellparse.Assign) *call {
 	c := &call{words: words}
 	if len(words) == 0 {
 		return c
@@ -154,6 +164,7 @@ func newCall(tbl *programs.Table, words []shellparse.Word, dir string) *call {
 		}
 	}
 	if c.prog == "git" {
+		c.gitEnv(p, assigns)
 		rest = c.gitGlobals(p, rest)
 	} else if p.HasGlobals() {
 		for len(rest) > 0 && rest[0].Static {
@@ -171,11 +182,29 @@ func newCall(tbl *programs.Table, words []shellparse.Word, dir string) *call {
 	if p != nil {
 		c.block = p.Deepest(len(rest), func(j int) (string, bool) { return rest[j].Text, rest[j].Static })
 		c.key = c.block.Key
+		if like := c.block.Like; like != nil && len(like.Args) > 1 && like.Args[0] == c.prog {
+			// git send-pack is git push: its rules apply.
+			n := strings.Count(c.block.Key, " ")
+			if n <= len(rest) {
+				subs := make([]shellparse.Word, 0, len(like.Args)-1+len(rest)-n)
+				for _, w := range like.Args[1:] {
+					subs = append(subs, shellparse.Word{Text: w, Static: true})
+				}
+				rest = append(subs, rest[n:]...)
+				c.block = p.Deepest(len(rest), func(j int) (string, bool) { return rest[j].Text, rest[j].Static })
+				c.key = c.block.Key
+			}
+		}
 	}
 	if c.prog == "git" && len(rest) > 0 && rest[0].Static && c.key == "git" {
 		c.key = "git " + rest[0].Text
 	}
 	c.rest = rest
+	if c.gitImplied != nil && c.key == "git push" {
+		// remote.<name>.mirror=true or a + refspec from configuration:
+		// the push is a mirror or forced push.
+		rest = append(append([]shellparse.Word(nil), rest...), c.gitImplied...)
+	}
 	c.toks = c.tokens(rest, dir)
 	for _, w := range rest {
 		c.argv = append(c.argv, w.Text)
@@ -218,6 +247,8 @@ func (c *call) gitGlobals(p *programs.Program, args []shellparse.Word) []shellpa
 				c.gitConfig(p, val, static)
 			case "--config-env":
 				c.floor("git --config-env sets configuration from the environment")
+			case "-C", "--git-dir", "--work-tree":
+				c.gitRepo(name, val, static)
 			}
 			args = args[1:]
 		case name == "--exec-path" && hasVal:
@@ -237,10 +268,113 @@ func (c *call) gitGlobals(p *programs.Program, args []shellparse.Word) []shellpa
 	return args
 }
 
+// gitRepo floors a git option or variable that names another repository
+// or work tree: its configuration (pagers, hooks, fsmonitor) runs. A path
+// that stays in the working directory is the checkout's own (a jiri
+// project); the gate judges the rest against the scope.
+func (c *call) gitRepo(name, val string, static bool) {
+	if static && inTree(val) {
+		return
+	}
+	c.floor("git %s %s: another repository's configuration and hooks run", name, val)
+}
+
+// gitEnv reads the variables that configure git: GIT_CONFIG_PARAMETERS
+// and GIT_CONFIG_COUNT with GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n are git -c
+// in the environment; GIT_DIR, GIT_WORK_TREE and GIT_COMMON_DIR name
+// another repository; GIT_EXEC_PATH and GIT_CONFIG_GLOBAL/SYSTEM/GIT_CONFIG
+// choose what git runs and reads.
+func (c *call) gitEnv(p *programs.Program, assigns []shellparse.Assign) {
+	if len(assigns) == 0 {
+		return
+	}
+	keys, values := map[string]shellparse.Word{}, map[string]shellparse.Word{}
+	for _, a := range assigns {
+		v := a.Value
+		switch {
+		case a.Name == "GIT_CONFIG_PARAMETERS":
+			kvs, ok := gitConfigParameters(v)
+			if !ok {
+				c.floor("GIT_CONFIG_PARAMETERS is not known statically: %s", v.Text)
+				continue
+			}
+			for _, kv := range kvs {
+				c.gitConfig(p, kv, true)
+			}
+		case strings.HasPrefix(a.Name, "GIT_CONFIG_KEY_"):
+			keys[strings.TrimPrefix(a.Name, "GIT_CONFIG_KEY_")] = v
+		case strings.HasPrefix(a.Name, "GIT_CONFIG_VALUE_"):
+			values[strings.TrimPrefix(a.Name, "GIT_CONFIG_VALUE_")] = v
+		case a.Name == "GIT_DIR" || a.Name == "GIT_WORK_TREE" || a.Name == "GIT_COMMON_DIR":
+			c.gitRepo(a.Name+"=", v.Text, v.Static)
+		case a.Name == "GIT_EXEC_PATH":
+			c.floor("GIT_EXEC_PATH changes where git finds its commands")
+		case a.Name == "GIT_CONFIG_GLOBAL" || a.Name == "GIT_CONFIG_SYSTEM" || a.Name == "GIT_CONFIG":
+			if !v.Static || v.Text != "/dev/null" {
+				c.floor("%s makes git read configuration from %s", a.Name, v.Text)
+			}
+		}
+	}
+	for n, k := range keys {
+		v := values[n]
+		if !k.Static {
+			c.floor("GIT_CONFIG_KEY_%s is not known statically: %s", n, k.Text)
+			continue
+		}
+		if _, ok := values[n]; !ok {
+			v = shellparse.Word{Static: true}
+		}
+		c.gitConfig(p, k.Text+"="+v.Text, v.Static)
+	}
+}
+
+// gitConfigParameters splits GIT_CONFIG_PARAMETERS as git does: each
+// entry single-quoted ('key=value', or 'key'='value'), separated by
+// spaces.
+func gitConfigParameters(v shellparse.Word) ([]string, bool) {
+	if !v.Static {
+		return nil, false
+	}
+	var out []string
+	s := strings.TrimSpace(v.Text)
+	for s != "" {
+		var entry strings.Builder
+		for s != "" && s[0] != ' ' {
+			switch {
+			case s[0] == '\'':
+				end := strings.IndexByte(s[1:], '\'')
+				if end < 0 {
+					return nil, false
+				}
+				entry.WriteString(s[1 : 1+end])
+				s = s[2+end:]
+			case s[0] == '\\' && len(s) > 1:
+				entry.WriteByte(s[1])
+				s = s[2:]
+			default:
+				entry.WriteByte(s[0])
+				s = s[1:]
+			}
+		}
+		out = append(out, entry.String())
+		s = strings.TrimLeft(s, " ")
+	}
+	return out, true
+}
+
 // gitConfig floors git -c KEY=VALUE unless the key is safe, and decides a
 // value git runs as a command line.
 func (c *call) gitConfig(p *programs.Program, kv string, static bool) {
 	key, value, _ := strings.Cut(kv, "=")
+	lk := strings.ToLower(key)
+	if strings.HasPrefix(lk, "remote.") && static {
+		switch {
+		case strings.HasSuffix(lk, ".mirror") && gitTrue(value):
+			c.gitImplied = append(c.gitImplied, shellparse.Word{Text: "--mirror", Static: true})
+		case strings.HasSuffix(lk, ".push") && strings.HasPrefix(value, "+"):
+			c.gitImplied = append(c.gitImplied, shellparse.Word{Text: "--force", Static: true})
+		}
+	}
 	exec, safe, f := p.ConfigKey(key)
 	if safe && static {
 		return
@@ -249,7 +383,6 @@ func (c *call) gitConfig(p *programs.Program, kv string, static bool) {
 	if !static {
 		return
 	}
-	lk := strings.ToLower(key)
 	if name, ok := strings.CutPrefix(lk, "alias."); ok && name != "" {
 		if c.gitAliases == nil {
 			c.gitAliases = map[string]string{}
@@ -260,6 +393,15 @@ func (c *call) gitConfig(p *programs.Program, kv string, static bool) {
 	if exec {
 		c.nested = append(c.nested, nested{script: value, via: "git -c " + key, fact: f.String()})
 	}
+}
+
+// gitTrue reports a git boolean that is true (a key with no = is true).
+func gitTrue(v string) bool {
+	switch strings.ToLower(v) {
+	case "", "true", "yes", "on", "1":
+		return true
+	}
+	return false
 }
 
 // gitAlias decides the command an alias defined on the line stands for:
@@ -331,7 +473,7 @@ func (c *call) tokens(args []shellparse.Word, dir string) []tok {
 	for b := c.block; b != nil && !effects; {
 		for _, f := range b.Facts() {
 			switch f.Kind {
-			case programs.Exec, programs.Runs, programs.Write, programs.Output, programs.Writes, programs.Inline:
+			case programs.Exec, programs.Runs, programs.Write, programs.Output, programs.Writes, programs.Inline, programs.Code:
 				effects = true
 			}
 		}
@@ -345,6 +487,11 @@ func (c *call) tokens(args []shellparse.Word, dir string) []tok {
 		switch st.Kind {
 		case programs.EndOfOptions:
 		case programs.Unknown:
+			if c.key == "git push" && !st.AfterEnd && strings.HasPrefix(strings.TrimLeft(a.Text, `"'`), "+") {
+				// "+$(git branch --show-current)" is a forced update
+				// whatever the branch.
+				out = append(out, tok{kind: flagTok, flags: []string{"force"}})
+			}
 			t := tok{kind: wildTok, flag: !st.AfterEnd && canBeFlag(a), word: a}
 			if t.flag && effects && c.block != nil {
 				c.addBlock("an argument not known statically could be an option of %s that runs or writes: %s", c.key, a.Text)
@@ -375,7 +522,7 @@ func (c *call) tokens(args []shellparse.Word, dir string) []tok {
 			}
 			if st.Long {
 				ft.long = st.Name
-				if (o == nil || len(o.Canon) == 0) && len(st.Name) >= 2 {
+				if (o == nil || len(o.Canon) == 0) && len(st.Name) >= 1 {
 					ft.abbrev = st.Name
 				}
 			}
@@ -420,8 +567,16 @@ func (c *call) optionEffects(st programs.Token, o *programs.Opt, flags []string)
 				lim.why = fmt.Sprintf("%s %s runs a command line not known statically: %s", c.prog, name, st.Value)
 			default:
 				lim.why = fmt.Sprintf("%s %s runs a command line", c.prog, name)
-				c.nested = append(c.nested, nested{script: strings.TrimLeft(e.Rest(st.Value), "= \t"), via: name, fact: fact})
+				script := strings.TrimLeft(e.Rest(st.Value), "= \t")
+				c.nested = append(c.nested, nested{script: script, via: name, fact: fact})
+				if inner, ok := quotedValue(script); ok {
+					// A configuration value: "CMD" or ["prog", "arg"].
+					c.nested = append(c.nested, nested{script: inner, via: name, fact: fact})
+				}
 			}
+			c.floors = append(c.floors, lim)
+		case programs.Code:
+			lim.why = fmt.Sprintf("%s %s runs code that can run commands", c.prog, name)
 			c.floors = append(c.floors, lim)
 		case programs.Runs:
 			lim.why = fmt.Sprintf("%s %s runs a program it names", c.prog, name)
@@ -443,8 +598,13 @@ func (c *call) optionEffects(st programs.Token, o *programs.Opt, flags []string)
 			c.blocks = append(c.blocks, lim)
 		case programs.Writes:
 			lim.why = fmt.Sprintf("%s %s writes or removes files", c.prog, name)
-			if e.Mode == "system" {
+			switch e.Mode {
+			case "system":
 				lim.why = fmt.Sprintf("%s %s changes the system", c.prog, name)
+			case "discard":
+				lim.why = fmt.Sprintf("%s %s throws away uncommitted work", c.prog, name)
+				c.floors = append(c.floors, lim)
+				continue
 			}
 			c.blocks = append(c.blocks, lim)
 		case programs.Inline:
@@ -481,7 +641,22 @@ func (c *call) operandEffects(w string) {
 		}
 	}
 	name, value, ok := strings.Cut(w, "=")
-	if !ok || !validVar(name) {
+	if !ok {
+		return
+	}
+	if f := c.block.Expands(); f != nil {
+		// make's other assignments: NAME:=, ::=, :::=, ?=, +=, and !=,
+		// which runs its value when make starts.
+		trimmed := strings.TrimRight(name, ":?+!")
+		if op := name[len(trimmed):]; op != "" && validVar(trimmed) {
+			if op == "!" {
+				c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %s!= runs a command line", c.prog, trimmed), fact: f.String()})
+				c.nested = append(c.nested, nested{script: value, via: w[:len(name)+1], fact: f.String()})
+			}
+			name = trimmed
+		}
+	}
+	if !validVar(name) {
 		return
 	}
 	if f := c.block.AssignRuns(name); f != nil {
@@ -501,6 +676,23 @@ func (c *call) operandEffects(w string) {
 			}
 		}
 	}
+}
+
+// quotedValue returns the command line a configuration value holds when
+// the value is quoted as TOML or JSON spell it: "CMD" or 'CMD' is CMD,
+// ["prog", "arg"] is prog arg.
+func quotedValue(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) < 2 {
+		return "", false
+	}
+	switch {
+	case (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0]:
+		return s[1 : len(s)-1], true
+	case s[0] == '[' && s[len(s)-1] == ']':
+		return strings.ReplaceAll(s[1:len(s)-1], ",", " "), true
+	}
+	return "", false
 }
 
 func describe(k programs.Kind) string {

@@ -271,6 +271,52 @@ func (p *Policy) decideScript(s *shellparse.Script, depth int) *Result {
 	return res
 }
 
+// runsWritten returns why cmd runs code an earlier command of the same
+// line wrote, "" when it does not: the program itself (cp /usr/bin/git
+// /tmp/g && /tmp/g …), the script a shell or interpreter runs (sh x.sh),
+// or a file a program runs its working directory's code from (Makefile
+// for make: see the table's reads facts).
+func (p *Policy) runsWritten(cmd *shellparse.Command, written []string) string {
+	if len(cmd.Args) == 0 || !cmd.Args[0].Static {
+		return ""
+	}
+	clean := func(t string) string {
+		if !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "~") && cmd.Dir != "" {
+			t = path.Join(cmd.Dir, t)
+		}
+		return path.Clean(t)
+	}
+	prog := cmd.Args[0].Text
+	if strings.Contains(prog, "/") && slices.Contains(written, clean(prog)) {
+		return fmt.Sprintf("runs %s, which an earlier command on the line wrote", prog)
+	}
+	name := path.Base(prog)
+	if shellparse.RunsFile(name) {
+		for _, a := range cmd.Args[1:] {
+			if a.Static && strings.HasPrefix(a.Text, "-") {
+				continue
+			}
+			if a.Static && slices.Contains(written, clean(a.Text)) {
+				return fmt.Sprintf("%s runs %s, which an earlier command on the line wrote", name, a.Text)
+			}
+			break
+		}
+	}
+	c := newCall(p.programs(), cmd.Args, cmd.Dir)
+	if c.block == nil {
+		return ""
+	}
+	globs := c.block.Reads()
+	for _, w := range written {
+		for _, g := range globs {
+			if ok, _ := path.Match(g, path.Base(w)); ok {
+				return fmt.Sprintf("%s runs code from %s, which an earlier command on the line wrote", c.key, w)
+			}
+		}
+	}
+	return ""
+}
+
 // DecideCommand decides one command.
 func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
 	return p.decideCommand(cmd, 0)
@@ -278,13 +324,23 @@ func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
 
 func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	tbl := p.programs()
-	c := newCall(tbl, cmd.Args, cmd.Dir)
+	c := newCallEnv(tbl, cmd.Args, cmd.Dir, cmd.Assigns)
 	v := Verdict{Command: cmd, Argv: c.argv}
 	// floors make the command at least Ask; blocks keep an allow rule
 	// from allowing it (Ask), but leave an unmatched command Default.
 	floors, blocks := c.floors, c.blocks
 	if cmd.Unknown != "" {
 		floors = append([]limit{{why: cmd.Unknown}}, floors...)
+	}
+	if len(cmd.Written) > 0 {
+		if why := p.runsWritten(cmd, cmd.Written); why != "" {
+			floors = append(floors, limit{why: why})
+		}
+	}
+	if len(cmd.Args) > 1 || len(cmd.Redirs) > 0 {
+		if s := p.secret(cmd); s != "" {
+			floors = append(floors, limit{why: "reads " + s + ", which holds a secret"})
+		}
 	}
 	for _, r := range cmd.Redirs {
 		if r.Kind == shellparse.Write {
@@ -555,4 +611,66 @@ func hasLower(s string) bool {
 		}
 	}
 	return false
+}
+
+// secrets are the files whose contents are credentials, which no allow
+// rule lets a command read unasked: the shim's own key (with it a process
+// could forge the policy copy and tickets) and private keys. ~ is the home
+// directory, however the word spells it ($HOME, ${HOME}, the path); a
+// pattern without a leading / or ~ matches at the end of any path.
+var secrets = []string{
+	"agent-shim/cache.key",
+	"~/.ssh/id_*", "/etc/ssh/ssh_host_*_key",
+	"~/.gnupg/private-keys-v1.d/*", "~/.gnupg/secring.gpg",
+	"~/.aws/credentials", "~/.netrc", "~/.git-credentials", "~/.config/gh/hosts.yml",
+	"~/.docker/config.json", "~/.kube/config",
+}
+
+// secret returns the first word or read redirection of cmd that names a
+// secret file, "" when none does. Words not known statically are read as
+// written, with quotes dropped: "$XDG_STATE_HOME/agent-shim/cache.key"
+// names the key wherever the variable points.
+func (p *Policy) secret(cmd *shellparse.Command) string {
+	check := func(w shellparse.Word) bool {
+		t := w.Text
+		if !w.Static {
+			t = strings.NewReplacer(`"`, "", `'`, "", "${HOME}", "~", "$HOME", "~").Replace(t)
+		}
+		if p.home != "" && (t == p.home || strings.HasPrefix(t, p.home+"/")) {
+			t = "~" + t[len(p.home):]
+		}
+		if !strings.Contains(t, "/") {
+			return false
+		}
+		t = path.Clean(t)
+		for _, s := range secrets {
+			if strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") {
+				if ok, _ := path.Match(s, t); ok && !strings.HasSuffix(t, ".pub") {
+					return true
+				}
+				continue
+			}
+			if t == s || strings.HasSuffix(t, "/"+s) {
+				return true
+			}
+		}
+		return false
+	}
+	for i, w := range cmd.Args {
+		if i == 0 {
+			continue
+		}
+		if check(w) {
+			return w.Text
+		}
+		if _, v, ok := strings.Cut(w.Text, "="); ok && check(shellparse.Word{Text: v, Static: w.Static}) {
+			return w.Text // --key-file=~/.ssh/id_rsa, if=~/.ssh/id_rsa
+		}
+	}
+	for _, r := range cmd.Redirs {
+		if r.Kind != shellparse.Write && check(r.Target) {
+			return r.Target.Text
+		}
+	}
+	return ""
 }

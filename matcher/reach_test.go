@@ -74,7 +74,7 @@ func probes(f *programs.Fact, arg string) []probe {
 			{[]string{"allow " + k}, k + " " + withValue(val)},
 			{[]string{"allow " + k, deny}, k + " " + withValue(strings.TrimSuffix(val, "/tmp/probe")+"rm -rf /")},
 		}
-	case programs.Runs, programs.Write, programs.Output, programs.Inline:
+	case programs.Runs, programs.Write, programs.Output, programs.Inline, programs.Code:
 		if strings.HasSuffix(opt, "=") && !strings.HasPrefix(opt, "-") {
 			return []probe{{[]string{"allow " + k}, k + " " + opt + "/tmp/probe"}}
 		}
@@ -99,7 +99,12 @@ func probes(f *programs.Fact, arg string) []probe {
 	case programs.GlobalFlag:
 		return []probe{{[]string{"allow " + k + " zzsub"}, k + " " + opt + " zzsub"}}
 	case programs.EnvExec:
-		return []probe{{[]string{"allow " + k, deny}, arg + "='rm -rf /' " + k}}
+		name := strings.ReplaceAll(arg, "*", "X")
+		return []probe{{[]string{"allow " + k, deny}, name + "='rm -rf /' " + k}}
+	case programs.Reads:
+		return []probe{{[]string{"allow " + k}, "cp a " + strings.ReplaceAll(arg, "*", "x") + " && " + k}}
+	case programs.Like:
+		return []probe{{[]string{"deny " + strings.Join(f.Args, " ") + " " + zz}, k + " " + zz}}
 	case programs.AssignRuns:
 		return []probe{{[]string{"allow " + k}, k + " " + arg + "=/tmp/probe"}}
 	case programs.AssignExpands:
