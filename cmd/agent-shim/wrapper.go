@@ -95,13 +95,26 @@ func unwrap(line, shell string, getenv func(string) string) (wrapped, bool) {
 	return wrapped{}, false
 }
 
+// printer prints the parts of a wrapper; shell mode reads one line, so
+// one printer and its buffer serve all.
+var printer struct {
+	sync.Mutex
+	p *syntax.Printer
+	b bytes.Buffer
+}
+
 // printed is the canonical text of a node: equal texts are equal syntax.
 func printed(n syntax.Node) string {
-	var b bytes.Buffer
-	if err := syntax.NewPrinter().Print(&b, n); err != nil {
+	printer.Lock()
+	defer printer.Unlock()
+	if printer.p == nil {
+		printer.p = syntax.NewPrinter()
+	}
+	printer.b.Reset()
+	if err := printer.p.Print(&printer.b, n); err != nil {
 		return "\x00" // never equal to a canonical part
 	}
-	return b.String()
+	return printer.b.String()
 }
 
 // canonical parses src (one statement) and prints it back: the form a

@@ -257,3 +257,15 @@ func FuzzUnwrap(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkUnwrapClaude: what recognising Claude Code's wrapper adds to a
+// shell-mode call.
+func BenchmarkUnwrapClaude(b *testing.B) {
+	line := claudeHead + "eval " + claudeQuote("go test ./... && git status") + claudeTail
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := unwrap(line, "bash", wrapperEnv); !ok {
+			b.Fatal("not recognised")
+		}
+	}
+}
