@@ -277,6 +277,11 @@ func (m *modelServer) gemini(w http.ResponseWriter, body []byte, stream bool) {
 			Role  string           `json:"role"`
 			Parts []map[string]any `json:"parts"`
 		} `json:"contents"`
+		GenerationConfig struct {
+			ResponseMimeType   string         `json:"responseMimeType"`
+			ResponseJSONSchema map[string]any `json:"responseJsonSchema"`
+			ResponseSchema     map[string]any `json:"responseSchema"`
+		} `json:"generationConfig"`
 		Tools []struct {
 			FunctionDeclarations []struct {
 				Name string `json:"name"`
@@ -302,11 +307,17 @@ func (m *modelServer) gemini(w http.ResponseWriter, body []byte, stream bool) {
 		}
 	}
 	var part map[string]any
-	tool, args := "", map[string]any(nil)
-	if stream {
-		tool, args = m.next(offered, hasResult)
-	}
-	if tool != "" {
+	tool, args := m.next(offered, hasResult)
+	gc := req.GenerationConfig
+	if schema := gc.ResponseJSONSchema; tool == "" && (schema != nil || gc.ResponseSchema != nil) {
+		// Gemini CLI's side questions (routing, next speaker) want JSON
+		// of a schema: the first of each enum, 1, false, "e2e".
+		if schema == nil {
+			schema = gc.ResponseSchema
+		}
+		b, _ := json.Marshal(fillSchema(schema))
+		part = map[string]any{"text": string(b)}
+	} else if tool != "" {
 		part = map[string]any{"functionCall": map[string]any{"name": tool, "args": args}}
 	} else {
 		part = map[string]any{"text": finalAnswer}
@@ -417,4 +428,31 @@ func (m *modelServer) resultContains(subs ...string) bool {
 		}
 	}
 	return false
+}
+
+// fillSchema builds a value of a JSON schema (Gemini's or JSON Schema's
+// spelling): an enum's first value, 1 for numbers, false, "e2e".
+func fillSchema(schema map[string]any) any {
+	if e, ok := schema["enum"].([]any); ok && len(e) > 0 {
+		return e[0]
+	}
+	typ, _ := schema["type"].(string)
+	switch strings.ToLower(typ) {
+	case "object":
+		obj := map[string]any{}
+		props, _ := schema["properties"].(map[string]any)
+		for k, v := range props {
+			if sub, ok := v.(map[string]any); ok {
+				obj[k] = fillSchema(sub)
+			}
+		}
+		return obj
+	case "array":
+		return []any{}
+	case "integer", "number":
+		return 1
+	case "boolean":
+		return false
+	}
+	return "e2e"
 }
