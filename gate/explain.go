@@ -45,6 +45,13 @@ type CommandExplanation struct {
 	// its Source says where it came from (file, line, overlay, category;
 	// the never-allow list is overlay "builtin").
 	Rule *matcher.Rule
+	// Decider is the rule whose verdict is the command's, nil when
+	// something else decided (a floor, a tool pattern, the mode or
+	// level, the person's answer).
+	Decider *matcher.Rule
+	// Floor is what held the verdict above the Decider's, an allow
+	// rule (a write outside the scope, a program fact, …); "" if nothing.
+	Floor string
 	// NeverAllow is the never-allow rule or shape that applies, "" if none.
 	NeverAllow string
 	// Protected says which protected path the command writes, or which
@@ -166,7 +173,7 @@ func (g *Gate) explain(tool, command string) Explanation {
 			progs = append(progs, prog)
 		}
 		if i == 0 || Stronger(ce.Verdict, d.Verdict) {
-			d.Verdict, d.Reason = ce.Verdict, ce.Reason
+			d.Verdict, d.Reason, d.Rule, d.Floor = ce.Verdict, ce.Reason, ce.Decider, ce.Floor
 			if len(x.Commands) > 1 && len(ce.Argv) > 0 {
 				d.Reason = strings.Join(ce.Argv, " ") + ": " + ce.Reason
 			}
@@ -211,6 +218,12 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 		ce.Verdict, ce.Reason = v, reason
 		return ce
 	}
+	// byRule is set for a verdict the matched rule gives.
+	byRule := func(v Verdict, reason string) CommandExplanation {
+		ce.Decider = mv.Rule
+		ce.Floor = floorOf(mv)
+		return set(v, reason)
+	}
 	if never := neverShape(cmd); never != "" {
 		ce.NeverAllow = never
 		return set(Deny, never)
@@ -220,10 +233,10 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 		// Deny, or Ask for a word not known statically: a deny may
 		// apply, and not even yolo runs it unasked.
 		if mv.Decision == matcher.Deny {
-			return set(Deny, "never allowed: `"+mv.Rule.Text+"`")
+			return byRule(Deny, "never allowed: `"+mv.Rule.Text+"`")
 		}
 		if !approved {
-			return set(Ask, "may be never allowed (`"+mv.Rule.Text+"`): a word is not known statically")
+			return byRule(Ask, "may be never allowed (`"+mv.Rule.Text+"`): a word is not known statically")
 		}
 	}
 	tv, key := ToolUnmatched, ""
@@ -240,7 +253,7 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 	maybeDeny := mv.Decision == matcher.Ask && mv.Rule != nil && mv.Rule.Decision == matcher.Deny
 	switch {
 	case mv.Decision == matcher.Deny:
-		return set(Deny, mv.Explain())
+		return byRule(Deny, mv.Explain())
 	case tv == ToolDeny:
 		return set(Deny, "tool pattern denies `"+key+"`")
 	case approved:
@@ -252,10 +265,10 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 	case len(mv.Argv) > 0 && selfPrograms[filepath.Base(mv.Argv[0])]:
 		return set(Ask, "runs "+filepath.Base(mv.Argv[0])+", which changes or judges the policy")
 	case mv.Decision == matcher.Allow:
-		return set(Allow, mv.Explain())
+		return byRule(Allow, mv.Explain())
 	case maybeDeny:
 		// A deny may apply: not even yolo runs it unasked.
-		return set(Ask, mv.Explain())
+		return byRule(Ask, mv.Explain())
 	}
 	// A session answer for the program and an allow pattern lift the
 	// verdict of no rule or an ask rule, but only for a command an allow
@@ -269,7 +282,7 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 	case tv == ToolAllow && lift():
 		return set(Allow, "tool pattern allows `"+key+"`")
 	case mv.Decision == matcher.Ask:
-		ce.Verdict, ce.Reason = Ask, mv.Explain()
+		ce.Verdict, ce.Reason, ce.Decider, ce.Floor = Ask, mv.Explain(), mv.Rule, floorOf(mv)
 	default:
 		ce.Verdict, ce.Reason = Default, mv.Explain()
 		if g.level == LevelFullAccess {
@@ -285,6 +298,18 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 		return set(Allow, ce.Reason+"; "+g.mode.String()+" mode")
 	}
 	return ce
+}
+
+// floorOf returns what held the matcher's verdict above its allow rule:
+// the matcher says "matches an allow rule, but <floor>".
+func floorOf(mv matcher.Verdict) string {
+	if mv.Rule == nil || mv.Rule.Decision != matcher.Allow || mv.Decision == matcher.Allow {
+		return ""
+	}
+	if _, after, ok := strings.Cut(mv.Reason, ", but "); ok {
+		return after
+	}
+	return mv.Reason
 }
 
 // absIn makes a path of a command absolute: against dir, the directory

@@ -358,6 +358,30 @@ type Decision struct {
 	// Request is what a person would be asked, when Verdict is Ask or
 	// Default; nil otherwise.
 	Request *Request
+	// Rule is the command policy's rule that decided, with its
+	// provenance (Rule.Source: category, overlay, file and line; the
+	// never-allow list is overlay "builtin"); nil when something else
+	// decided: a floor, a protected path, a tool pattern, the scope,
+	// the mode or level, or a person's answer. Reason then names it.
+	Rule *matcher.Rule
+	// Floor is what held the verdict above Rule's, an allow rule (a
+	// write outside the scope, a program fact, …); "" if nothing did.
+	Floor string
+}
+
+// Record fills the verdict, reason, rule and floor of a decision log
+// entry from d: the rule as data, from the decision itself.
+func (d Decision) Record(e decisionlog.Entry) decisionlog.Entry {
+	e.Verdict, e.Reason = d.Verdict.String(), d.Reason
+	e.Rule, e.Floor = nil, ""
+	if r := d.Rule; r != nil {
+		e.Rule = &decisionlog.Rule{Text: r.Text, List: r.Decision.String(), Category: r.Source.Category,
+			Overlay: r.Source.Overlay, File: r.Source.File, Line: r.Source.Line}
+		e.Floor = d.Floor
+	} else {
+		e.Floor = d.Reason
+	}
+	return e
 }
 
 // CheckBash decides a shell command line, asking a person when needed.
@@ -387,10 +411,10 @@ func (g *Gate) CheckGeneric(ctx context.Context, tool, key string) error {
 func (g *Gate) check(ctx context.Context, tool, key string, d Decision) error {
 	answer, err := g.settle(ctx, d)
 	if g.decisions != nil {
-		g.decisions.Log(decisionlog.Entry{
+		g.decisions.Log(d.Record(decisionlog.Entry{
 			Time: g.now().UTC(), Agent: g.agent, Session: g.session, Layer: decisionlog.LayerGate,
-			Cwd: g.dir, Tool: tool, Command: key, Verdict: d.Verdict.String(), Reason: d.Reason, Answer: answer,
-		})
+			Cwd: g.dir, Tool: tool, Command: key, Answer: answer,
+		}))
 	}
 	return err
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/supervisor"
 	"github.com/google/go-cmp/cmp"
 )
@@ -69,36 +69,6 @@ func TestLogNeverChangesVerdict(t *testing.T) {
 				t.Errorf("answers changed (-working log +broken log):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestRuleOf(t *testing.T) {
-	tests := []struct {
-		in    string
-		rule  *decisionlog.Rule
-		floor string
-	}{
-		{"matches an allow rule: `git status` (.agents/config/permissions/read_only.txt:2)",
-			&decisionlog.Rule{Text: "git status", List: "allow", Category: "read_only", Overlay: ".", File: ".agents/config/permissions/read_only.txt", Line: 2}, ""},
-		{"git push -f origin: matches a deny rule: `git push --force` (vendor/infra/.agents/config/permissions/never_allow.txt:3)",
-			&decisionlog.Rule{Text: "git push --force", List: "deny", Category: "never_allow", Overlay: "vendor/infra", File: "vendor/infra/.agents/config/permissions/never_allow.txt", Line: 3}, ""},
-		{"never allowed: `rm -r /`", &decisionlog.Rule{Text: "rm -r /", List: "deny", Category: "never_allow", Overlay: "builtin"}, ""},
-		{"matches an ask rule: `command(rm)`", &decisionlog.Rule{Text: "command(rm)", List: "ask"}, ""},
-		{"matches an allow rule, but writes /etc/x (>): `echo` (.agents/config/permissions/read_only.txt:5)",
-			&decisionlog.Rule{Text: "echo", List: "allow", Category: "read_only", Overlay: ".", File: ".agents/config/permissions/read_only.txt", Line: 5}, "writes /etc/x (>)"},
-		{"may match a deny rule: a word or the working directory is not known statically: `rm -rf /` (<builtin>/permissions/never_allow.txt:4)",
-			&decisionlog.Rule{Text: "rm -rf /", List: "deny", Category: "never_allow", Overlay: "builtin", File: "<builtin>/permissions/never_allow.txt", Line: 4}, ""},
-		{"writes /etc/passwd (>)", nil, "writes /etc/passwd (>)"},
-		{"tool pattern denies `git push`", nil, "tool pattern denies `git push`"},
-		{"no rule matches", nil, "no rule matches"},
-		{"approved", nil, "approved"},
-	}
-	for _, tc := range tests {
-		t.Logf("input: %q", tc.in)
-		r, floor := ruleOf(tc.in)
-		if diff := cmp.Diff(tc.rule, r); diff != "" || floor != tc.floor {
-			t.Errorf("ruleOf(%q): floor %q, want %q; rule (-want +got):\n%s", tc.in, floor, tc.floor, diff)
-		}
 	}
 }
 
@@ -196,10 +166,11 @@ func TestLogExecs(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	e := &env{getenv: os.Getenv}
+	never := matcher.New().Add(matcher.Deny, "rm -r /", matcher.Source{Category: "never_allow", Overlay: "builtin"})
 	decide := e.logExecs(nil, "shell", func(x supervisor.Exec) (supervisor.Verdict, gate.Decision) {
 		if x.Path == "/usr/bin/rm" {
 			reason := "never allowed: `rm -r /`"
-			return supervisor.Verdict{Reason: reason}, gate.Decision{Verdict: gate.Deny, Reason: reason}
+			return supervisor.Verdict{Reason: reason}, gate.Decision{Verdict: gate.Deny, Reason: reason, Rule: never}
 		}
 		return supervisor.Verdict{Allow: true}, gate.Decision{Verdict: gate.Allow}
 	})
@@ -231,33 +202,3 @@ func TestLogExecs(t *testing.T) {
 	}
 }
 
-// TestRuleSpan holds the scan to the regular expression it replaces, on
-// every string of up to 7 characters over the characters that matter.
-func TestRuleSpan(t *testing.T) {
-	re := regexp.MustCompile("`([^`]+)`(?: \\(([^()]*)\\))?(?:[:;]|$)")
-	const alphabet = "`() :;a"
-	var gen func(prefix string, n int)
-	checked := 0
-	gen = func(s string, n int) {
-		checked++
-		m := re.FindAllStringSubmatchIndex(s, -1)
-		start, t0, t1, s0, s1, ok := ruleSpan(s)
-		switch {
-		case ok != (len(m) > 0):
-			t.Fatalf("%q: scan found %v, the expression %v", s, ok, len(m) > 0)
-		case ok:
-			last := m[len(m)-1]
-			if got, want := []int{start, t0, t1, s0, s1}, []int{last[0], last[2], last[3], last[4], last[5]}; !slices.Equal(got, want) {
-				t.Fatalf("%q: scan %v, the expression %v", s, got, want)
-			}
-		}
-		if n == 0 {
-			return
-		}
-		for _, c := range alphabet {
-			gen(s+string(c), n-1)
-		}
-	}
-	gen("", 5)
-	t.Logf("%d strings", checked)
-}
