@@ -201,4 +201,3 @@ func TestLogExecs(t *testing.T) {
 		t.Errorf("logged (-want +got):\n%s", diff)
 	}
 }
-
