@@ -127,9 +127,13 @@ func (l *loop) run() {
 			l.report("agent-shim: error: the run-time layer stopped: %v; executions will fail", errno)
 			return
 		}
+		// Answered on this goroutine: a goroutine per notification
+		// wakes another thread for each, which costs more than the
+		// concurrency gains (a decision takes microseconds; the kernel
+		// queues the notifications meanwhile).
 		l.sem <- struct{}{}
 		l.wg.Add(1)
-		go l.answer(n)
+		l.answer(n)
 	}
 }
 
@@ -170,7 +174,16 @@ func (l *loop) answer(n *seccompNotif) {
 
 // answerExec decides an execution: 0 lets it go on.
 func (l *loop) answerExec(n *seccompNotif) (unix.Errno, bool) {
-	x, err := l.read(n)
+	m, done, err := l.openMem(n)
+	if errors.Is(err, errGone) {
+		return 0, true
+	}
+	if err != nil {
+		l.report("agent-shim: denied at run time: an execution by pid %d that cannot be read: %v", n.pid, err)
+		return unix.EPERM, false
+	}
+	defer done()
+	x, err := l.read(n, m)
 	switch {
 	case errors.Is(err, errGone):
 		return 0, true
@@ -190,7 +203,7 @@ func (l *loop) answerExec(n *seccompNotif) (unix.Errno, bool) {
 	}
 	// The argv race: what was decided must still be what the kernel
 	// is about to read (see the package doc for what remains).
-	if err := l.reread(n, x); err != nil {
+	if err := l.reread(n, x, m); err != nil {
 		if errors.Is(err, errGone) {
 			return 0, true
 		}
@@ -255,14 +268,9 @@ func (l *loop) openMem(n *seccompNotif) (*mem, func(), error) {
 // memory and resolves its program as the process sees it (its working
 // directory, descriptors and /proc/self), checking before and after that
 // the process is still the one waiting.
-func (l *loop) read(n *seccompNotif) (Exec, error) {
+func (l *loop) read(n *seccompNotif, m *mem) (Exec, error) {
 	x := Exec{Pid: int(n.pid)}
 	dirfd, pathPtr, argvPtr, envPtr, flags := execArgs(n)
-	m, done, err := l.openMem(n)
-	if err != nil {
-		return x, err
-	}
-	defer done()
 	path, err := m.string(pathPtr)
 	if err != nil {
 		return x, fmt.Errorf("reading the program's path: %w", err)
@@ -326,18 +334,17 @@ func (l *loop) identify(r resolver, x *Exec, named string) error {
 	case err != nil:
 		return fmt.Errorf("finding %s: %w", x.Path, err)
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(real, &st); err != nil {
-		if missing(err) {
-			return errMissing
-		}
-		return fmt.Errorf("finding %s: %w", real, err)
-	}
 	x.Real = real
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	var st unix.Stat_t
+	x.Interp, err = interpreterStat(real, &st)
+	switch {
+	case missing(err):
+		return errMissing
+	case err != nil:
+		return fmt.Errorf("finding %s: %w", real, err)
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		return nil // the kernel refuses it (EACCES)
 	}
-	x.Interp = interpreter(real)
 	if l.checkCopy(real, &st) {
 		x.Copies = l.copies.of(real, &st)
 	}
@@ -438,13 +445,9 @@ func (l *loop) loaderVar(kv string) bool {
 
 // reread reads the path and argv of an execution again after its
 // decision, and fails when they changed.
-func (l *loop) reread(n *seccompNotif, x Exec) error {
+func (l *loop) reread(n *seccompNotif, x Exec, first *mem) error {
 	_, pathPtr, argvPtr, envPtr, _ := execArgs(n)
-	m, done, err := l.openMem(n)
-	if err != nil {
-		return err
-	}
-	defer done()
+	m := newMem(first.fd) // the same process (checked valid since): its pages anew
 	path, err1 := m.string(pathPtr)
 	argv, err2 := m.strings(argvPtr, nil)
 	env, err3 := m.strings(envPtr, l.loaderVar)
@@ -463,19 +466,32 @@ func (l *loop) reread(n *seccompNotif, x Exec) error {
 // interpreter returns the #! line of a script, split as Linux splits it:
 // the interpreter and at most one argument; nil for other files.
 func interpreter(path string) []string {
+	var st unix.Stat_t
+	interp, _ := interpreterStat(path, &st)
+	return interp
+}
+
+// interpreterStat is interpreter, which also stats the file into st (one
+// open for both); the error is the stat's.
+func interpreterStat(path string, st *unix.Stat_t) ([]string, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
-		return nil
+		if err := unix.Stat(path, st); err != nil {
+			return nil, err
+		}
+		return nil, nil // a file that cannot be read (mode 0111) is no script we can read
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil
+	if err := unix.Fstat(fd, st); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, nil
 	}
 	buf := make([]byte, 256) // BINPRM_BUF_SIZE
 	n, _ := unix.Read(fd, buf)
 	if n < 2 || buf[0] != '#' || buf[1] != '!' {
-		return nil
+		return nil, nil
 	}
 	line := buf[2:n]
 	if i := bytes.IndexByte(line, '\n'); i >= 0 {
@@ -483,14 +499,14 @@ func interpreter(path string) []string {
 	}
 	s := strings.Trim(string(line), " \t")
 	if s == "" {
-		return nil
+		return nil, nil
 	}
 	interp, arg, _ := strings.Cut(s, " ")
 	if i := strings.IndexByte(interp, '\t'); i >= 0 {
 		interp, arg = interp[:i], interp[i+1:]+" "+arg
 	}
 	if arg = strings.Trim(arg, " \t"); arg != "" {
-		return []string{interp, arg}
+		return []string{interp, arg}, nil
 	}
-	return []string{interp}
+	return []string{interp}, nil
 }
