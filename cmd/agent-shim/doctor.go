@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agent-shim/agent-shim/config"
@@ -230,20 +230,23 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 	add := func(c check) { ar.Checks = append(ar.Checks, c) }
 	data, err := os.ReadFile(path)
 	present := err == nil
-	var toml []byte
+	var tomlData []byte
 	if s.agent == "codex" {
-		toml, _ = os.ReadFile(filepath.Join(filepath.Dir(path), "config.toml"))
-		present = present || toml != nil
+		tomlData, _ = os.ReadFile(codexConfig(path))
+		present = present || tomlData != nil
 	}
 	if !present {
 		return nil, false
 	}
 	var root *jval
 	if data != nil {
-		if root, err = parseDoc(path, data); err != nil {
+		if root, err = s.parse(path, data); err != nil {
 			add(check{Name: "settings", Status: checkFail, Detail: err.Error() + ": the agent may ignore the file, hooks and all", Fix: "fix the file"})
 			return ar, true
 		}
+	}
+	if s.agent == "claude-code" {
+		add(e.claudeVersion(ctx))
 	}
 	// The hook, for each event.
 	var cmds []string
@@ -263,13 +266,17 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 		if v := h.member("onFailure"); v != nil {
 			onFailure, _ = decoded(data, v).(string)
 		}
+		_, _, guarded, _ := ourHook(cmd, s.agent)
 		switch {
 		case !catchAll(matcher):
-			add(check{Name: "hook " + ev, Status: checkWarn,
+			add(check{Name: "hook " + ev, Status: checkFail,
 				Detail: fmt.Sprintf("matcher %q: tools it does not match are not checked", matcher), Fix: fix})
 		case s.agent == "claude-code" && ev == "PreToolUse" && onFailure != "block":
-			add(check{Name: "hook " + ev, Status: checkWarn,
-				Detail: cmd + `: without "onFailure": "block" (Claude Code 2.1.295 and later) a hook that dies or times out lets the call through`, Fix: fix})
+			add(check{Name: "hook " + ev, Status: checkFail,
+				Detail: cmd + `: without "onFailure": "block" a hook that dies, hangs or is missing lets the call through`, Fix: fix})
+		case s.wrapped && !guarded:
+			add(check{Name: "hook " + ev, Status: checkFail,
+				Detail: cmd + ": not guarded: " + s.agent + " lets the call through when this command crashes, hangs or is missing", Fix: fix})
 		default:
 			add(check{Name: "hook " + ev, Status: checkOK, Detail: cmd})
 		}
@@ -278,21 +285,21 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 		}
 	}
 	for _, cmd := range cmds {
-		words := commandWords(cmd)
+		shim, cfg, guarded, _ := ourHook(cmd, s.agent)
 		switch {
-		case len(words) == 0:
-			add(check{Name: "command", Status: checkFail, Detail: fmt.Sprintf("%q is not a simple command", cmd), Fix: fix})
-			continue
-		case !filepath.IsAbs(words[0]):
+		case !filepath.IsAbs(shim):
 			add(check{Name: "command", Status: checkFail,
-				Detail: fmt.Sprintf("%s is found by PATH: where PATH lacks it the hook exits 127, and the agent goes ahead", words[0]), Fix: fix})
+				Detail: fmt.Sprintf("%s is found by PATH: where PATH lacks it the hook exits 127, and the agent goes ahead", shim), Fix: fix})
 			continue
-		case !isExecutable(words[0]):
+		case !isExecutable(shim):
 			add(check{Name: "command", Status: checkFail,
-				Detail: fmt.Sprintf("%s is not an executable file: the hook fails, and the agent goes ahead", words[0]), Fix: fix})
+				Detail: fmt.Sprintf("%s is not an executable file: the hook fails, and the agent goes ahead", shim), Fix: fix})
 			continue
 		}
-		add(check{Name: "command", Status: checkOK, Detail: words[0] + " is executable"})
+		add(check{Name: "command", Status: checkOK, Detail: shim + " is executable"})
+		if guarded {
+			add(e.guardTest(ctx, s.agent, cmd, shim, cfg, fix))
+		}
 		add(e.selfTest(ctx, s.agent, cmd, fix))
 	}
 	// Switches that turn hooks off.
@@ -304,9 +311,8 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 			}
 		}
 	case "codex":
-		if off := codexHooksOff(toml); off != "" {
-			add(check{Name: "hooks feature", Status: checkFail,
-				Detail: off + " in config.toml: Codex runs no hooks", Fix: fix})
+		for _, c := range e.codexChecks(path, data, tomlData, fix) {
+			add(c)
 		}
 	case "gemini-cli":
 		if hc := root.member("hooksConfig"); hc != nil {
@@ -322,10 +328,6 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 			}
 		}
 	}
-	if s.agent != "claude-code" && len(cmds) > 0 {
-		add(check{Name: "hook failure", Status: checkInfo,
-			Detail: "this agent has no setting that makes a hook that crashes or times out block the call"})
-	}
 	// Shell mode.
 	if s.agent == "claude-code" {
 		c := e.claudeShell(data, root, exe)
@@ -338,6 +340,120 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 		add(check{Name: "shell mode", Status: checkInfo, Detail: "this agent has no setting for its shell; the hook is the integration"})
 	}
 	return ar, true
+}
+
+// codexChecks checks config.toml: the hooks feature, and the trust Codex
+// needs before it runs our hook.
+func (e *env) codexChecks(path string, data, tomlData []byte, fix string) []check {
+	cpath := codexConfig(path)
+	d, err := parseTOML(cpath, tomlData)
+	if err != nil {
+		return []check{{Name: "config.toml", Status: checkFail, Detail: err.Error() + ": Codex does not start", Fix: "fix the file"}}
+	}
+	var out []check
+	if off := codexHooksOff(d.value); off != "" {
+		out = append(out, check{Name: "hooks feature", Status: checkFail,
+			Detail: off + " in config.toml: Codex runs no hooks", Fix: fix})
+	}
+	key, hash, ok := codexTrust(e.getenv, path, data)
+	if !ok {
+		return out
+	}
+	state, _ := lookup(d.value, "hooks", "state", key)
+	st, _ := state.(map[string]any)
+	trusted, _ := st["trusted_hash"].(string)
+	switch {
+	case st["enabled"] == false:
+		out = append(out, check{Name: "trust", Status: checkFail,
+			Detail: fmt.Sprintf("[hooks.state.%s] enabled = false in %s: Codex skips the hook", tomlQuote(key), cpath), Fix: "remove that line, then " + fix})
+	case trusted == "":
+		out = append(out, check{Name: "trust", Status: checkFail,
+			Detail: fmt.Sprintf("the hook is not trusted (no [hooks.state.%s] trusted_hash in %s): Codex skips it without a word", tomlQuote(key), cpath), Fix: fix})
+	case trusted != hash:
+		out = append(out, check{Name: "trust", Status: checkFail,
+			Detail: fmt.Sprintf("the hook changed since it was trusted (trusted_hash %s, the hook's is %s): Codex skips it", trusted, hash), Fix: fix})
+	default:
+		out = append(out, check{Name: "trust", Status: checkOK,
+			Detail: fmt.Sprintf("trusted in %s: [hooks.state.%s] trusted_hash = %q", cpath, tomlQuote(key), hash)})
+	}
+	return out
+}
+
+// claudeOnFailure is the first Claude Code release known to honour a
+// hook's "onFailure": "block": 2.1.332 was seen to block a missing,
+// crashing, exiting-127 and hanging hook; 2.1.197 ignores the setting and
+// lets the call through. (Which release between them brought it is not
+// known here: the npm package carries no changelog, and the one report of
+// 2.1.295 could not be checked.)
+var claudeOnFailure = [3]int{2, 1, 332}
+
+// claudeVersionOutput runs `claude --version`; a test seam.
+var claudeVersionOutput = func(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, selfTestTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "claude", "--version").Output()
+	return string(out), err
+}
+
+// claudeVersion checks that the claude on PATH honours onFailure.
+func (e *env) claudeVersion(ctx context.Context) check {
+	want := fmt.Sprintf("%d.%d.%d", claudeOnFailure[0], claudeOnFailure[1], claudeOnFailure[2])
+	fix := "npm install -g @anthropic-ai/claude-code@latest (" + want + " or later)"
+	out, err := claudeVersionOutput(ctx)
+	if err != nil {
+		return check{Name: "version", Status: checkWarn,
+			Detail: fmt.Sprintf("`claude --version`: %v: not checked; a Claude Code older than %s ignores onFailure and lets the call through when the hook fails", err, want), Fix: fix}
+	}
+	m := regexp.MustCompile(`\b(\d+)\.(\d+)\.(\d+)\b`).FindStringSubmatch(out)
+	if m == nil {
+		return check{Name: "version", Status: checkFail,
+			Detail: fmt.Sprintf("`claude --version` said %q: cannot tell whether it honours onFailure", strings.TrimSpace(out)), Fix: fix}
+	}
+	var v [3]int
+	for i := range v {
+		v[i], _ = strconv.Atoi(m[i+1])
+	}
+	if slices.Compare(v[:], claudeOnFailure[:]) < 0 {
+		return check{Name: "version", Status: checkFail,
+			Detail: fmt.Sprintf("Claude Code %s ignores onFailure: a hook that fails lets the call through (%s or later blocks)", m[0], want), Fix: fix}
+	}
+	return check{Name: "version", Status: checkOK, Detail: fmt.Sprintf("Claude Code %s (`claude --version`) honours onFailure (%s or later)", m[0], want)}
+}
+
+// guardTest runs the installed guard around a shim that is not there,
+// through sh -c as the agent does: it must answer exit 2 with text that is
+// not JSON, which both Codex and Gemini CLI read as a block.
+func (e *env) guardTest(ctx context.Context, agent, cmd, shim, cfg, fix string) check {
+	dir, err := os.MkdirTemp("", "agent-shim-doctor-")
+	if err != nil {
+		return check{Name: "guard", Status: checkFail, Detail: err.Error()}
+	}
+	defer os.RemoveAll(dir)
+	inner := plainCommand(shim, agent, cfg)
+	missing := plainCommand(filepath.Join(dir, "agent-shim"), agent, cfg)
+	probe := strings.Replace(cmd, inner, missing, 1)
+	ctx, cancel := context.WithTimeout(ctx, selfTestTimeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, "/bin/sh", "-c", probe)
+	c.Dir = dir
+	c.Stdin = strings.NewReader("{}")
+	c.Env = []string{"PATH=/usr/bin:/bin"}
+	var stdout bytes.Buffer
+	c.Stdout = &stdout
+	err = c.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		return check{Name: "guard", Status: checkFail, Detail: err.Error(), Fix: fix}
+	}
+	if code != exitBlock || stdout.Len() > 0 {
+		return check{Name: "guard", Status: checkFail,
+			Detail: fmt.Sprintf("with the shim missing the hook command exits %d (%q): the agent goes ahead", code, stdout.String()), Fix: fix}
+	}
+	return check{Name: "guard", Status: checkOK,
+		Detail: "the hook command run with the shim missing exits 2, nothing on stdout: the agent blocks the call"}
 }
 
 // findOurs returns the first hook command of ours for event, with its
@@ -402,7 +518,7 @@ func (e *env) selfTest(ctx context.Context, agent, cmd, fix string) check {
 		var out bytes.Buffer
 		c.Stdout = &out
 		c.Env = []string{"PATH=/usr/bin:/bin"}
-		for _, k := range []string{"HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "GEMINI_CONFIG_DIR", "GEMINI_HOME"} {
+		for _, k := range []string{"HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "GEMINI_CONFIG_DIR", "GEMINI_HOME", "GEMINI_CLI_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR"} {
 			if v := e.getenv(k); v != "" {
 				c.Env = append(c.Env, k+"="+v)
 			}
@@ -451,27 +567,17 @@ func denies(out string) bool {
 	return json.Unmarshal([]byte(out), &v) == nil && (v.Decision == "deny" || v.HSO.PermissionDecision == "deny")
 }
 
-var codexFlagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(hooks|codex_hooks)\s*=\s*(true|false)\b`) })
-
-// codexHooksOff says which [features] flag of config.toml turns hooks off
+// codexHooksOff says which features flag of config.toml turns hooks off
 // ("hooks" wins over its deprecated alias "codex_hooks"), or "".
-func codexHooksOff(toml []byte) string {
-	lines := strings.Split(string(toml), "\n")
-	val := func(key string) string {
-		i := featureLine(lines, func(l string) bool {
-			m := codexFlagRE().FindStringSubmatch(l)
-			return m != nil && m[1] == key
-		})
-		if i < 0 {
-			return ""
+func codexHooksOff(v map[string]any) string {
+	if on, set := codexFeature(v, "hooks"); set {
+		if !on {
+			return "features.hooks = false"
 		}
-		return codexFlagRE().FindStringSubmatch(lines[i])[2]
+		return ""
 	}
-	switch hooks := val("hooks"); {
-	case hooks == "false":
-		return "[features] hooks = false"
-	case hooks == "" && val("codex_hooks") == "false":
-		return "[features] codex_hooks = false"
+	if on, set := codexFeature(v, "codex_hooks"); set && !on {
+		return "features.codex_hooks = false"
 	}
 	return ""
 }

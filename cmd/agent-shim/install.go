@@ -11,9 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/agent-shim/agent-shim/hooks"
 	"github.com/agent-shim/agent-shim/statefile"
@@ -90,6 +90,30 @@ type setup struct {
 	events   []string
 	settings func(getenv func(string) string) (string, error)
 	group    func(command, event string) hookGroup
+	// jsonc: the agent reads its settings with // and /* */ comments.
+	jsonc bool
+	// wrapped: the agent lets a call through when its hook fails, so the
+	// hook command turns every failure into a block (see guardedCommand).
+	wrapped bool
+}
+
+// parse reads the agent's settings file.
+func (s *setup) parse(path string, data []byte) (*jval, error) {
+	if s.jsonc {
+		return parseDocComments(path, data)
+	}
+	return parseDoc(path, data)
+}
+
+// geminiSettings is Gemini CLI's user settings file: .gemini/settings.json
+// under $GEMINI_CLI_HOME when that is set, else under the home directory
+// (gemini-cli packages/core/src/utils/paths.ts homedir(), config/storage.ts
+// getGlobalSettingsPath()).
+func geminiSettings(getenv func(string) string) (string, error) {
+	if d := getenv("GEMINI_CLI_HOME"); d != "" {
+		return filepath.Join(d, ".gemini", "settings.json"), nil
+	}
+	return agentFile(getenv, "", ".gemini", "settings.json")
 }
 
 var setups = []*setup{
@@ -116,16 +140,17 @@ var setups = []*setup{
 		group: func(cmd, _ string) hookGroup {
 			return hookGroup{Hooks: []hookHandler{{Type: "command", Command: cmd, Timeout: hookTimeout}}}
 		},
+		wrapped: true,
 	},
 	{
-		agent:  "gemini-cli",
-		events: []string{"BeforeTool"},
-		settings: func(getenv func(string) string) (string, error) {
-			return agentFile(getenv, "", ".gemini", "settings.json")
-		},
+		agent:    "gemini-cli",
+		events:   []string{"BeforeTool"},
+		settings: geminiSettings,
+		jsonc:    true,
 		group: func(cmd, _ string) hookGroup {
 			return hookGroup{Matcher: ".*", Hooks: []hookHandler{{Type: "command", Name: "agent-shim", Command: cmd, Timeout: hookTimeout * 1000}}}
 		},
+		wrapped: true,
 	},
 }
 
@@ -173,8 +198,20 @@ func self() (string, error) {
 	return exe, nil
 }
 
-// hookCommand is the command line of agent's hook.
+// hookCommand is the command line of agent's hook: the shim itself for
+// Claude Code (whose "onFailure": "block" makes a failed hook block), and
+// for Codex and Gemini CLI, which go ahead when a hook fails, the shim
+// guarded so that any failure blocks (guardedCommand).
 func hookCommand(exe, agent, cfg string) string {
+	inner := plainCommand(exe, agent, cfg)
+	if s := setupOf(agent); s != nil && s.wrapped {
+		return guardedCommand(hookGuard(), inner)
+	}
+	return inner
+}
+
+// plainCommand is the shim's own command line for agent's hook.
+func plainCommand(exe, agent, cfg string) string {
 	argv := []string{exe, "hook", agent}
 	if cfg != "" {
 		argv = append(argv, "--config", cfg)
@@ -182,12 +219,96 @@ func hookCommand(exe, agent, cfg string) string {
 	return hooks.CommandLine(argv)
 }
 
+// guardSeconds bounds the guarded shim's run: under the agents' own hook
+// timeout (hookTimeout), so that the guard, not the agent, ends a hung
+// shim, and the call is blocked instead of let through. (A variable for
+// the tests that wait it out.)
+var guardSeconds = 20
+
+// The guards: how the hook command bounds the shim's time. Linux has
+// coreutils' (or busybox's) timeout; macOS has none by default, but has
+// perl, which forks the shim into a process group of its own, as timeout
+// does, kills the group with SIGKILL past the time (a child left holding
+// the output open would keep the hook waiting) and exits 124. (A Go
+// program ignores the SIGALRM that perl's alarm alone would send it.)
+func guardTimeout() string { return fmt.Sprintf("timeout -k 2 %d", guardSeconds) }
+
+func guardPerl() string {
+	return fmt.Sprintf(`perl -e 'defined($p=fork)or exit 125;if(!$p){setpgrp;exec@ARGV;exit 127}setpgrp $p,$p;$SIG{ALRM}=sub{kill 9,-$p;exit 124};alarm %d;waitpid $p,0;exit($?&127?128+($?&127):$?>>8)'`, guardSeconds)
+}
+
+// hookGuard is the guard hookCommand uses on this system.
+var hookGuard = map[bool]func() string{true: guardPerl, false: guardTimeout}[runtime.GOOS == "darwin"]
+
+// guardFailure is the message a guarded hook writes when the shim failed.
+const guardFailure = "agent-shim failed: blocking"
+
+// guardedCommand runs inner under guard and turns every failure — the
+// shim missing (127), crashing, exiting non-zero, killed, or past its
+// time — into exit 2 with a line of text on stderr: Codex blocks on exit
+// 2, and Gemini CLI denies on an exit of 2 or more with output that is
+// not JSON. The shim's stdout is kept back until it succeeded, so that a
+// half-written answer of a failed run never reaches the agent; an exit 2
+// of the shim's own (its blocking answer) stays exit 2.
+func guardedCommand(guard, inner string) string {
+	return "out=$(" + guard + " " + inner + `) && printf '%s\n' "$out" || { echo '` + guardFailure + `' >&2; exit 2; }`
+}
+
+// ourHook reads a hook command of agent-shim's for agent: the shim's
+// path, its --config, and whether the command is guarded. A command is
+// ours when it is the plain command line (any quoting) or exactly one of
+// the guarded forms around it.
+func ourHook(cmd, agent string) (exe, cfg string, guarded, ok bool) {
+	if words := commandWords(cmd); words != nil {
+		exe, cfg, ok = shimArgs(words, agent)
+		return exe, cfg, false, ok
+	}
+	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return "", "", false, false
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		call, isCall := n.(*syntax.CallExpr)
+		if ok || !isCall {
+			return !ok
+		}
+		words := literalWords(call.Args)
+		for i := range words {
+			if e, c, found := shimArgs(words[i:], agent); found {
+				exe, cfg, ok = e, c, true
+				return false
+			}
+		}
+		return true
+	})
+	if !ok {
+		return "", "", false, false
+	}
+	inner := plainCommand(exe, agent, cfg)
+	for _, g := range []func() string{guardTimeout, guardPerl} {
+		if cmd == guardedCommand(g(), inner) {
+			return exe, cfg, true, true
+		}
+	}
+	return "", "", false, false
+}
+
+// shimArgs reads "<…/agent-shim…> hook <agent> [--config FILE]".
+func shimArgs(words []string, agent string) (exe, cfg string, ok bool) {
+	if len(words) < 3 || !strings.HasPrefix(filepath.Base(words[0]), "agent-shim") || words[1] != "hook" || words[2] != agent {
+		return "", "", false
+	}
+	if len(words) == 5 && words[3] == "--config" {
+		cfg = words[4]
+	}
+	return words[0], cfg, true
+}
+
 // isOurCommand reports whether a hook command runs some agent-shim's hook
-// for agent: its program is named agent-shim…, then "hook <agent>".
+// for agent, plain or guarded.
 func isOurCommand(cmd, agent string) bool {
-	words := commandWords(cmd)
-	return len(words) >= 3 && strings.HasPrefix(filepath.Base(words[0]), "agent-shim") &&
-		words[1] == "hook" && words[2] == agent
+	_, _, _, ok := ourHook(cmd, agent)
+	return ok
 }
 
 // commandWords splits a simple command line into its words, quotes
@@ -198,11 +319,17 @@ func commandWords(cmd string) []string {
 		return nil
 	}
 	call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
-	if !ok || len(call.Assigns) > 0 {
+	if !ok || len(call.Assigns) > 0 || f.Stmts[0].Redirs != nil {
 		return nil
 	}
+	return literalWords(call.Args)
+}
+
+// literalWords returns the words, quotes removed; nil when one is not
+// literal.
+func literalWords(args []*syntax.Word) []string {
 	var words []string
-	for _, w := range call.Args {
+	for _, w := range args {
 		var sb strings.Builder
 		for _, p := range w.Parts {
 			switch p := p.(type) {
@@ -245,8 +372,14 @@ type installRecord struct {
 	Config        string  `json:"config,omitempty"`
 	ConfigCreated bool    `json:"configCreated,omitempty"`
 	FeaturesAdded bool    `json:"featuresAdded,omitempty"` // the [features] table
-	FlagLine      string  `json:"flagLine,omitempty"`      // the line install wrote
-	PrevFlagLine  *string `json:"prevFlagLine,omitempty"`  // the line it replaced
+	FlagLine      string  `json:"flagLine,omitempty"`      // set when install set features.hooks
+	PrevFlag      string  `json:"prevFlag,omitempty"`      // the value it replaced
+	PrevFlagLine  *string `json:"prevFlagLine,omitempty"`  // an older install's: the line it replaced
+	// The trust install wrote for the hook: hooks.state key, hash, and
+	// the trusted_hash it replaced.
+	TrustKey  string `json:"trustKey,omitempty"`
+	TrustHash string `json:"trustHash,omitempty"`
+	PrevTrust string `json:"prevTrust,omitempty"`
 }
 
 func recordKey(agent, settings string) string { return agent + " " + settings }
@@ -381,6 +514,14 @@ func (e *env) install(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if o.agent.agent == "codex" {
+		// config.toml is edited after hooks.json (the trust names the
+		// hook's place there): a config.toml that cannot be edited stops
+		// install before anything is written.
+		if err := codexPrecheck(codexConfig(o.settings)); err != nil {
+			return err
+		}
+	}
 	if _, err := os.Stat(o.settings); errors.Is(err, fs.ErrNotExist) {
 		rec.SettingsCreated = true
 	}
@@ -400,10 +541,9 @@ func (e *env) install(ctx context.Context, args []string) error {
 		fmt.Fprintf(e.stdout, "agent-shim: the %s hook is already installed in %s\n", o.agent.agent, o.settings)
 	}
 	if o.agent.agent == "codex" {
-		if err := e.codexFlag(ctx, o.settings, rec); err != nil {
+		if err := e.codexConfigure(ctx, o.settings, rec); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "agent-shim: Codex asks you to review and trust a new hook before it runs it: do so in Codex's /hooks\n")
 	}
 	if o.shell {
 		switch o.agent.agent {
@@ -453,8 +593,8 @@ func (e *env) uninstall(ctx context.Context, args []string) error {
 	if _, err := os.Stat(o.settings); err == nil {
 		changed, err := e.editSettings(ctx, o.settings, func(data []byte) ([]byte, error) {
 			data, err := uninstallGroups(o.settings, data, o.agent, rec)
-			if err != nil {
-				return nil, err
+			if err != nil || o.agent.agent != "claude-code" {
+				return data, err
 			}
 			return unsetShellEnv(o.settings, data, e.getenv, rec)
 		})
@@ -487,7 +627,7 @@ func (e *env) uninstall(ctx context.Context, args []string) error {
 		}
 	}
 	if o.agent.agent == "codex" && rec.Config != "" {
-		if err := e.uncodexFlag(ctx, rec); err != nil {
+		if err := e.uncodexConfigure(ctx, rec); err != nil {
 			return err
 		}
 	}
@@ -602,7 +742,7 @@ func installGroups(path string, data []byte, s *setup, cmd string, rec *installR
 	for _, ev := range s.events {
 		want := s.group(cmd, ev)
 		for range 8 { // each round changes one thing and scans again
-			root, err := parseDoc(path, data)
+			root, err := s.parse(path, data)
 			if err != nil {
 				return nil, err
 			}
@@ -707,7 +847,7 @@ func removeOurs(data []byte, arr *jval, agent string, keep int) []byte {
 // arrays and the hooks object install created, if they are empty.
 func uninstallGroups(path string, data []byte, s *setup, rec *installRecord) ([]byte, error) {
 	for {
-		root, err := parseDoc(path, data)
+		root, err := s.parse(path, data)
 		if err != nil {
 			return nil, err
 		}
@@ -861,138 +1001,195 @@ func unsetShellEnv(path string, data []byte, getenv func(string) string, rec *in
 	return data, nil
 }
 
-// Codex's feature flag, in config.toml beside hooks.json.
-var (
-	tableRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[`) })
-	featuresRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\s*features\s*\]\s*(#.*)?$`) })
-	hooksKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(hooks|"hooks")\s*=\s*([a-z]+)\s*(#.*)?$`) })
-)
+// codexConfig is the config.toml beside Codex's hooks.json.
+func codexConfig(hooksPath string) string {
+	return filepath.Join(filepath.Dir(hooksPath), "config.toml")
+}
 
-// featureLine returns the index of the first line of config.toml's
-// [features] table for which match holds, or -1.
-func featureLine(lines []string, match func(string) bool) int {
-	in := false
-	for i, l := range lines {
-		switch {
-		case featuresRE().MatchString(l):
-			in = true
-		case tableRE().MatchString(l):
-			in = false
-		case in && match(l):
-			return i
+// codexKeyPath is hooks.json's path as Codex names it in its trust keys:
+// with CODEX_HOME set, Codex canonicalizes it (links resolved).
+func codexKeyPath(getenv func(string) string, hooksPath string) string {
+	if getenv("CODEX_HOME") == "" {
+		return hooksPath
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(hooksPath)); err == nil {
+		return filepath.Join(dir, filepath.Base(hooksPath))
+	}
+	return hooksPath
+}
+
+// codexTrust is the trust Codex needs for our PreToolUse handler in
+// hooks.json: its hooks.state key and trusted_hash. ok is false when the
+// file holds no handler of ours.
+func codexTrust(getenv func(string) string, hooksPath string, data []byte) (key, hash string, ok bool) {
+	root, err := parseDoc(hooksPath, data)
+	if err != nil {
+		return "", "", false
+	}
+	arr := root.member("hooks").member("PreToolUse")
+	if arr == nil || arr.kind != '[' {
+		return "", "", false
+	}
+	for gi, g := range arr.elems {
+		hs := g.member("hooks")
+		if hs == nil || hs.kind != '[' {
+			continue
+		}
+		for hi, h := range hs.elems {
+			var x struct {
+				Type          string  `json:"type"`
+				Command       string  `json:"command"`
+				Timeout       *int64  `json:"timeout"`
+				Async         bool    `json:"async"`
+				StatusMessage *string `json:"statusMessage"`
+			}
+			if json.Unmarshal(data[h.start:h.end], &x) != nil || x.Type != "command" || !isOurCommand(x.Command, "codex") {
+				continue
+			}
+			var matcher *string
+			if m := g.member("matcher"); m != nil {
+				var ms string
+				if json.Unmarshal(data[m.start:m.end], &ms) == nil {
+					matcher = &ms
+				}
+			}
+			return codexHookKey(codexKeyPath(getenv, hooksPath), "PreToolUse", gi, hi),
+				codexHookHash("PreToolUse", matcher, codexHandler{x.Command, x.Timeout, x.Async, x.StatusMessage}), true
 		}
 	}
-	return -1
+	return "", "", false
+}
+
+// codexPrecheck makes, without writing them, the edits codexConfigure
+// will make to config.toml.
+func codexPrecheck(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if data, _, _, err = setFeatureHooks(path, data); err != nil {
+		return err
+	}
+	_, _, err = setTrust(path, data, codexHookKey(filepath.Join(filepath.Dir(path), "hooks.json"), "PreToolUse", 0, 0), "sha256:")
+	return err
+}
+
+// editTOML applies change to the TOML file at path (absent: empty) under
+// its lock, and writes the result atomically when it differs, after a
+// backup.
+func (e *env) editTOML(ctx context.Context, path string, change func([]byte) ([]byte, error)) (existed, changed bool, err error) {
+	unlock, err := statefile.Lock(ctx, path)
+	if err != nil {
+		return false, false, err
+	}
+	defer unlock()
+	old, err := os.ReadFile(path)
+	existed = err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, false, fmt.Errorf("reading %s: %w", path, err)
+	}
+	data, err := change(old)
+	if err != nil || bytes.Equal(data, old) {
+		return existed, false, err
+	}
+	if existed {
+		if err := e.backup(path, old); err != nil {
+			return existed, false, err
+		}
+	}
+	return existed, true, statefile.WriteAtomic(path, data, 0o600)
+}
+
+// codexConfigure sets features.hooks = true in the config.toml beside
+// hooks.json and trusts our hook there as Codex's /hooks would, recording
+// what it changed.
+func (e *env) codexConfigure(ctx context.Context, hooksPath string, rec *installRecord) error {
+	data, err := os.ReadFile(hooksPath)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", hooksPath, err)
+	}
+	key, hash, ok := codexTrust(e.getenv, hooksPath, data)
+	if !ok {
+		return fmt.Errorf("%s: no agent-shim hook to trust", hooksPath)
+	}
+	path := codexConfig(hooksPath)
+	var flagSet, trustSet bool
+	existed, changed, err := e.editTOML(ctx, path, func(data []byte) ([]byte, error) {
+		out, prev, added, err := setFeatureHooks(path, data)
+		if err != nil {
+			return nil, err
+		}
+		if flagSet = !bytes.Equal(out, data); flagSet && rec.FlagLine == "" {
+			rec.FlagLine, rec.PrevFlag, rec.FeaturesAdded = flagLine, prev, added
+		}
+		before := out
+		out, prev, err = setTrust(path, out, key, hash)
+		if err != nil {
+			return nil, err
+		}
+		if trustSet = !bytes.Equal(out, before); trustSet {
+			if rec.TrustKey != key {
+				rec.PrevTrust = prev
+			}
+			rec.TrustKey, rec.TrustHash = key, hash
+		}
+		return out, nil
+	})
+	if err != nil {
+		return err
+	}
+	if !changed {
+		return nil
+	}
+	rec.Config, rec.ConfigCreated = path, rec.ConfigCreated || !existed
+	if flagSet {
+		fmt.Fprintf(e.stdout, "agent-shim: set features.%s in %s\n", flagLine, path)
+	}
+	if trustSet {
+		fmt.Fprintf(e.stdout, "agent-shim: trusted the hook in %s, as Codex's /hooks does: [hooks.state.%s] trusted_hash = %q\n", path, tomlQuote(key), hash)
+	}
+	return nil
 }
 
 const flagLine = "hooks = true"
 
-// codexFlag sets [features] hooks = true in the config.toml beside
-// hooks.json, recording what it changed.
-func (e *env) codexFlag(ctx context.Context, hooksPath string, rec *installRecord) error {
-	path := filepath.Join(filepath.Dir(hooksPath), "config.toml")
-	unlock, err := statefile.Lock(ctx, path)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	old, err := os.ReadFile(path)
-	existed := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	lines := strings.SplitAfter(string(old), "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if i := featureLine(lines, hooksKeyRE().MatchString); i >= 0 {
-		if hooksKeyRE().FindStringSubmatch(lines[i])[2] == "true" {
-			return nil
-		}
-		prev := strings.TrimRight(lines[i], "\n")
-		if rec.FlagLine == "" {
-			rec.PrevFlagLine = &prev
-		}
-		lines[i] = flagLine + "\n"
-	} else {
-		at := -1
-		for i, l := range lines {
-			if featuresRE().MatchString(l) {
-				at = i
-				break
-			}
-		}
-		if at >= 0 {
-			lines = slices.Insert(lines, at+1, flagLine+"\n")
-		} else {
-			if len(lines) > 0 && !strings.HasSuffix(lines[len(lines)-1], "\n") {
-				lines[len(lines)-1] += "\n"
-			}
-			if len(lines) > 0 {
-				lines = append(lines, "\n")
-			}
-			lines = append(lines, "[features]\n", flagLine+"\n")
-			rec.FeaturesAdded = true
-		}
-	}
-	rec.Config, rec.FlagLine, rec.ConfigCreated = path, flagLine, rec.ConfigCreated || !existed
-	if existed {
-		if err := e.backup(path, old); err != nil {
-			return err
-		}
-	}
-	if err := statefile.WriteAtomic(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "agent-shim: set [features] %s in %s\n", flagLine, path)
-	return nil
-}
-
-// uncodexFlag undoes codexFlag.
-func (e *env) uncodexFlag(ctx context.Context, rec *installRecord) error {
+// uncodexConfigure undoes codexConfigure.
+func (e *env) uncodexConfigure(ctx context.Context, rec *installRecord) error {
 	path := rec.Config
-	unlock, err := statefile.Lock(ctx, path)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	old, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
+	_, changed, err := e.editTOML(ctx, path, func(data []byte) ([]byte, error) {
+		var err error
+		if rec.TrustKey != "" {
+			if data, err = unsetTrust(path, data, rec.TrustKey, rec.TrustHash, rec.PrevTrust); err != nil {
+				return nil, err
+			}
+		}
+		if rec.FlagLine != "" {
+			prev := rec.PrevFlag
+			if prev == "" && rec.PrevFlagLine != nil { // an older install's record
+				_, prev, _ = strings.Cut(*rec.PrevFlagLine, "=")
+				prev, _, _ = strings.Cut(strings.TrimSpace(prev), " ")
+			}
+			if data, err = unsetFeatureHooks(path, data, prev, rec.FeaturesAdded); err != nil {
+				return nil, err
+			}
+		}
+		return data, nil
+	})
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
+		return err
 	}
-	if rec.ConfigCreated && string(old) == "[features]\n"+flagLine+"\n" {
+	if data, err := os.ReadFile(path); err == nil && rec.ConfigCreated && len(bytes.TrimSpace(data)) == 0 {
 		if err := os.Remove(path); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "agent-shim: removed %s\n", path)
 		return nil
 	}
-	lines := strings.SplitAfter(string(old), "\n")
-	if i := featureLine(lines, func(l string) bool { return strings.TrimSpace(l) == flagLine }); i >= 0 {
-		if rec.PrevFlagLine != nil {
-			lines[i] = *rec.PrevFlagLine + "\n"
-		} else {
-			lines = slices.Delete(lines, i, i+1)
-			// The table install added, now empty, goes too.
-			if rec.FeaturesAdded && i >= 1 && featuresRE().MatchString(lines[i-1]) &&
-				(i == len(lines) || lines[i] == "" || tableRE().MatchString(lines[i])) {
-				lines = slices.Delete(lines, i-1, i)
-				if i-2 >= 0 && lines[i-2] == "\n" {
-					lines = slices.Delete(lines, i-2, i-1)
-				}
-			}
-		}
-		if err := e.backup(path, old); err != nil {
-			return err
-		}
-		if err := statefile.WriteAtomic(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "agent-shim: undid [features] %s in %s\n", flagLine, path)
-		return nil
+	if changed {
+		fmt.Fprintf(e.stdout, "agent-shim: undid features.%s and the hook's trust in %s\n", flagLine, path)
 	}
 	return nil
 }

@@ -1,10 +1,16 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/txtar"
 )
@@ -92,25 +98,158 @@ func TestHookCommand(t *testing.T) {
 	}
 }
 
-// codexHooksOff reads only the [features] table; "hooks" wins over its
-// deprecated alias "codex_hooks".
+// codexHooksOff reads only the features table, however it is written;
+// "hooks" wins over its deprecated alias "codex_hooks".
 func TestCodexHooksOff(t *testing.T) {
 	tests := []struct {
 		in, want string
 	}{
 		{"", ""},
 		{"[features]\nhooks = true\n", ""},
-		{"[features]\nhooks = false\n", "[features] hooks = false"},
-		{"[features]\ncodex_hooks = false\n", "[features] codex_hooks = false"},
+		{"[features]\nhooks = false\n", "features.hooks = false"},
+		{"[features]\ncodex_hooks = false\n", "features.codex_hooks = false"},
 		{"[features]\nhooks = true\ncodex_hooks = false\n", ""},
-		{"[features]\ncodex_hooks = true\nhooks = false # off\n", "[features] hooks = false"},
+		{"[features]\ncodex_hooks = true\nhooks = false # off\n", "features.hooks = false"},
 		{"[other]\nhooks = false\n[features]\nx = 1\n", ""},
 		{"[features]\nx = 1\n[other]\nhooks = false\n", ""},
 		{"hooks = false\n", ""},
+		{"features.hooks = false\n", "features.hooks = false"},
+		{"features = { hooks = false }\n", "features.hooks = false"},
+		{"s = \"\"\"\n[features]\nhooks = false\n\"\"\"\n", ""},
 	}
 	for _, tc := range tests {
-		if got := codexHooksOff([]byte(tc.in)); got != tc.want {
+		t.Logf("input: %q", tc.in)
+		d, err := parseTOML("config.toml", []byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := codexHooksOff(d.value); got != tc.want {
 			t.Errorf("codexHooksOff(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestGuardedCommand runs the exact hook command install writes for Codex
+// and Gemini CLI, through /bin/sh -c as both agents do, around a fake
+// shim in a temporary directory: every way the shim can fail ends in exit
+// 2, nothing on stdout (a half-written answer could read as "allow"), and
+// text on stderr that is not JSON — Codex blocks on exit 2, Gemini CLI
+// denies on exit >= 2 with output that is not JSON. A healthy shim's
+// answer and exit status pass through. Both guards are run: timeout
+// (Linux) and perl (macOS).
+func TestGuardedCommand(t *testing.T) {
+	defer func(s int) { guardSeconds = s }(guardSeconds)
+	guardSeconds = 1
+	tests := []struct {
+		name, shim string // shim "": none there
+		wantCode   int
+		wantOut    string
+	}{
+		{name: "healthy", shim: "#!/bin/sh\nprintf '{\"ok\": '; cat; printf '}\\n'\n", wantCode: 0, wantOut: "{\"ok\": {\"in\": 1}}\n"},
+		{name: "blocking answer", shim: "#!/bin/sh\necho 'denied: rm -rf /' >&2\nexit 2\n", wantCode: 2},
+		{name: "missing", wantCode: 2},
+		{name: "exit 127", shim: "#!/bin/sh\nexit 127\n", wantCode: 2},
+		{name: "exit 1 and garbage", shim: "#!/bin/sh\necho 'panic: \x01\xff garbage'\nexit 1\n", wantCode: 2},
+		{name: "exit 1 and an allow", shim: "#!/bin/sh\necho '{\"decision\": \"allow\"}'\nexit 1\n", wantCode: 2},
+		{name: "not executable", shim: "", wantCode: 2},
+		{name: "sleeps past the time", shim: "#!/bin/sh\necho '{\"decision\": \"allow\"}'\nexec sleep 60\n", wantCode: 2},
+		{name: "ignores SIGTERM", shim: "#!/bin/sh\ntrap '' TERM\necho '{\"decision\": \"allow\"}'\nsleep 60\n", wantCode: 2},
+		{name: "killed", shim: "#!/bin/sh\necho '{\"decision\": \"allow\"}'\nkill -9 $$\n", wantCode: 2},
+	}
+	for _, guard := range []func() string{guardTimeout, guardPerl} {
+		for _, agent := range []string{"codex", "gemini-cli"} {
+			for _, tc := range tests {
+				g := guard() // before the parallel tests run: guardSeconds is put back then
+				t.Run(agent+"/"+strings.Fields(g)[0]+"/"+tc.name, func(t *testing.T) {
+					t.Parallel()
+					dir := t.TempDir()
+					exe := filepath.Join(dir, "bin dir", "agent-shim")
+					if tc.name != "missing" {
+						if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
+							t.Fatal(err)
+						}
+						mode := os.FileMode(0o755)
+						if tc.name == "not executable" {
+							mode = 0o644
+						}
+						if err := os.WriteFile(exe, []byte(tc.shim), mode); err != nil {
+							t.Fatal(err)
+						}
+					}
+					cmd := guardedCommand(g, plainCommand(exe, agent, ""))
+					c := exec.Command("/bin/sh", "-c", cmd)
+					c.Dir = dir
+					c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir}
+					c.Stdin = strings.NewReader(`{"in": 1}`)
+					var stdout, stderr strings.Builder
+					c.Stdout, c.Stderr = &stdout, &stderr
+					start := time.Now()
+					err := c.Run()
+					code := 0
+					var ee *exec.ExitError
+					if errors.As(err, &ee) {
+						code = ee.ExitCode()
+					} else if err != nil {
+						t.Fatal(err)
+					}
+					if code != tc.wantCode || stdout.String() != tc.wantOut {
+						t.Errorf("exit %d, stdout %q; want exit %d, stdout %q (stderr %q)", code, stdout.String(), tc.wantCode, tc.wantOut, stderr.String())
+					}
+					if d := time.Since(start); d > 6*time.Second {
+						t.Errorf("took %v: past the guard's 1 s (+2 s to kill)", d)
+					}
+					if code != 0 && !strings.HasSuffix(stderr.String(), guardFailure+"\n") {
+						t.Errorf("stderr %q does not end with %q", stderr.String(), guardFailure)
+					}
+					if code != 0 && json.Valid([]byte(strings.TrimSpace(stderr.String()))) {
+						t.Errorf("stderr %q is JSON: Gemini CLI would read it as the answer", stderr.String())
+					}
+				})
+			}
+		}
+	}
+}
+
+// The guard ends the shim before the agent kills the hook (and lets the
+// call through).
+func TestGuardSeconds(t *testing.T) {
+	if guardSeconds+2 >= hookTimeout {
+		t.Errorf("guard %d s (+2 s to kill) is not under the agents' hook timeout %d s", guardSeconds, hookTimeout)
+	}
+	cmd := hookCommand("/x/agent-shim", "codex", "")
+	if !strings.Contains(cmd, fmt.Sprintf(" %d ", guardSeconds)) && !strings.Contains(cmd, fmt.Sprintf("alarm %d;", guardSeconds)) {
+		t.Errorf("%q does not bound the shim by %d s", cmd, guardSeconds)
+	}
+	if hookCommand("/x/agent-shim", "claude-code", "") != "/x/agent-shim hook claude-code" {
+		t.Errorf("Claude Code's hook is guarded by onFailure, not by the command")
+	}
+}
+
+func TestOurHook(t *testing.T) {
+	g := guardedCommand(guardTimeout(), "'/opt/my tools/agent-shim' hook codex --config /c.json")
+	p := guardedCommand(guardPerl(), "/x/agent-shim hook gemini-cli")
+	tests := []struct {
+		cmd, agent  string
+		exe, cfg    string
+		guarded, ok bool
+	}{
+		{cmd: g, agent: "codex", exe: "/opt/my tools/agent-shim", cfg: "/c.json", guarded: true, ok: true},
+		{cmd: g, agent: "gemini-cli"},
+		{cmd: p, agent: "gemini-cli", exe: "/x/agent-shim", guarded: true, ok: true},
+		{cmd: "/x/agent-shim hook codex", agent: "codex", exe: "/x/agent-shim", ok: true},
+		// Not exactly a guarded form: not ours (install replaces it
+		// only when it is; doctor reports it as missing).
+		{cmd: g + "; rm -rf ~", agent: "codex"},
+		{cmd: strings.Replace(g, "exit 2", "exit 0", 1), agent: "codex"},
+		{cmd: strings.Replace(g, "timeout -k 2 20", "timeout -k 2 2000", 1), agent: "codex"},
+		{cmd: "true || /x/agent-shim hook codex", agent: "codex"},
+		{cmd: "/x/agent-shim hook codex > /dev/null", agent: "codex"},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q", tc.cmd)
+		exe, cfg, guarded, ok := ourHook(tc.cmd, tc.agent)
+		if exe != tc.exe || cfg != tc.cfg || guarded != tc.guarded || ok != tc.ok {
+			t.Errorf("ourHook = %q, %q, %v, %v; want %q, %q, %v, %v", exe, cfg, guarded, ok, tc.exe, tc.cfg, tc.guarded, tc.ok)
 		}
 	}
 }

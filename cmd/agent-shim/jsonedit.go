@@ -59,8 +59,60 @@ func (v *jval) memberIndex(key string) int {
 
 // parseDoc validates and scans a JSON document. Errors carry path:line:col.
 func parseDoc(path string, data []byte) (*jval, error) {
+	return scanDoc(path, data, data)
+}
+
+// parseDocComments is parseDoc for a document with // and /* */ comments,
+// as Gemini CLI reads its settings (strip-json-comments, then JSON.parse:
+// comments, no trailing commas). The comments are blanked out of a copy
+// for the scan, offsets kept, so the spans found are those of data, and
+// an edit keeps every comment outside what it replaces.
+func parseDocComments(path string, data []byte) (*jval, error) {
+	plain, err := blankComments(data)
+	if err != nil {
+		line, col := lineCol(data, len(data))
+		return nil, fmt.Errorf("%s:%d:%d: %v", path, line, col, err)
+	}
+	return scanDoc(path, data, plain)
+}
+
+// blankComments returns data with each comment replaced by spaces (its
+// newlines kept).
+func blankComments(data []byte) ([]byte, error) {
+	out := bytes.Clone(data)
+	for i := 0; i < len(out); i++ {
+		switch {
+		case out[i] == '"':
+			for i++; i < len(out) && out[i] != '"'; i++ {
+				if out[i] == '\\' {
+					i++
+				}
+			}
+		case out[i] == '/' && i+1 < len(out) && out[i+1] == '/':
+			for ; i < len(out) && out[i] != '\n'; i++ {
+				out[i] = ' '
+			}
+		case out[i] == '/' && i+1 < len(out) && out[i+1] == '*':
+			end := bytes.Index(out[i+2:], []byte("*/"))
+			if end < 0 {
+				return nil, errors.New("unterminated /* comment")
+			}
+			for j := i; j < i+2+end+2; j++ {
+				if out[j] != '\n' {
+					out[j] = ' '
+				}
+			}
+			i += 2 + end + 1
+		}
+	}
+	return out, nil
+}
+
+// scanDoc validates plain and scans it; data is the document as written
+// (plain with its comments, or plain itself).
+func scanDoc(path string, data, plain []byte) (*jval, error) {
 	var x any
-	if err := json.Unmarshal(data, &x); err != nil {
+	if err := json.Unmarshal(plain, &x); err != nil {
 		var se *json.SyntaxError
 		off := len(data)
 		if errors.As(err, &se) {
@@ -69,7 +121,7 @@ func parseDoc(path string, data []byte) (*jval, error) {
 		line, col := lineCol(data, off)
 		return nil, fmt.Errorf("%s:%d:%d: %v", path, line, col, err)
 	}
-	s := &jscan{data: data}
+	s := &jscan{data: plain}
 	s.ws()
 	return s.value(), nil
 }
@@ -312,10 +364,16 @@ func removeItem(data []byte, c *jval, i int) []byte {
 	}
 }
 
-// decoded returns the value of the bytes of v, for comparisons.
+// decoded returns the value of the bytes of v, for comparisons (comments
+// inside it aside).
 func decoded(data []byte, v *jval) any {
 	var x any
-	json.Unmarshal(data[v.start:v.end], &x)
+	b := data[v.start:v.end]
+	if json.Unmarshal(b, &x) != nil {
+		if plain, err := blankComments(b); err == nil {
+			json.Unmarshal(plain, &x)
+		}
+	}
 	return x
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -88,5 +89,52 @@ func TestParseDocError(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("got %v, want %s", err, tc.want)
 		}
+	}
+}
+
+// Gemini CLI reads its settings through strip-json-comments: // and /* */
+// comments, none inside strings; they are blanked for the scan, so spans
+// and error positions are those of the file as written.
+func TestParseDocComments(t *testing.T) {
+	tests := []struct {
+		in      string
+		hooks   string // the bytes of member "hooks", or the error
+		wantErr bool
+	}{
+		{in: `{"hooks": 1}`, hooks: `1`},
+		{in: "// c\n{\"hooks\": /* x */ [1] // y\n}", hooks: `[1]`},
+		{in: "{\"a\": \"// not\", \"hooks\": \"/* not */\"}", hooks: `"/* not */"`},
+		{in: "{\"a\": \"\\\" // not\", \"hooks\": {\"b\": 1 /* in */}}", hooks: `{"b": 1 /* in */}`},
+		{in: "/* a\n b */ {\"hooks\": []}", hooks: `[]`},
+		{in: "{\"hooks\": 1 /* open", wantErr: true},
+		{in: "{\"hooks\": 1,}", wantErr: true}, // no trailing commas
+		{in: "// only a comment", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q", tc.in)
+		root, err := parseDocComments("f", []byte(tc.in))
+		if tc.wantErr {
+			if err == nil {
+				t.Errorf("no error")
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("error: %v", err)
+			continue
+		}
+		v := root.member("hooks")
+		if v == nil || tc.in[v.start:v.end] != tc.hooks {
+			t.Errorf("hooks = %v, want %q", v, tc.hooks)
+		}
+		if _, err := parseDoc("f", []byte(tc.in)); err == nil && strings.Contains(tc.in, "/") && tc.in != "{\"a\": \"// not\", \"hooks\": \"/* not */\"}" {
+			t.Errorf("parseDoc accepted comments")
+		}
+	}
+	// decoded reads a value with comments inside it.
+	data := []byte("{\"hooks\": {\"b\": 1 /* in */}}")
+	root, _ := parseDocComments("f", data)
+	if got := decoded(data, root.member("hooks")); !reflect.DeepEqual(got, map[string]any{"b": 1.0}) {
+		t.Errorf("decoded = %v", got)
 	}
 }
