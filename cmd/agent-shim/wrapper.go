@@ -449,8 +449,10 @@ func codexWrapper(_ string, _ syntax.LangVariant, f *syntax.File, getenv func(st
 	if !ok || len(ex.Redirs) > 0 || len(eargs) < 4 || eargs[0] != "exec" || eargs[2] != "-c" {
 		return wrapped{}, false
 	}
+	// The shell is the session's (an absolute path) or the one the
+	// model's argv named (bash, found on PATH).
 	sh := eargs[1]
-	if !filepath.IsAbs(sh) || filepath.Clean(sh) != sh || !codexShells[filepath.Base(sh)] {
+	if !codexShells[filepath.Base(sh)] || sh != filepath.Base(sh) && (!filepath.IsAbs(sh) || filepath.Clean(sh) != sh) {
 		return wrapped{}, false
 	}
 	return wrapped{agent: "codex", command: eargs[3], shell: sh}, true
