@@ -235,7 +235,9 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 		tomlData, _ = os.ReadFile(codexConfig(path))
 		present = present || tomlData != nil
 	}
-	if !present {
+	mpath := managedSettings(s.agent, e.getenv)
+	mdata, mroot, managed, merr := managedHook(s, mpath)
+	if !present && !managed && merr == nil {
 		return nil, false
 	}
 	var root *jval
@@ -244,6 +246,20 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 			add(check{Name: "settings", Status: checkFail, Detail: err.Error() + ": the agent may ignore the file, hooks and all", Fix: "fix the file"})
 			return ar, true
 		}
+	}
+	// The tier that guards the agent: with the hook in the managed tier,
+	// the checks below are of that file.
+	switch {
+	case merr != nil:
+		add(check{Name: "tier", Status: checkFail, Detail: merr.Error() + ": the agent may ignore the file, hooks and all", Fix: "fix the file"})
+	case managed:
+		add(check{Name: "tier", Status: checkOK, Detail: "managed: " + mpath + ": a user-level settings file cannot remove the hook"})
+		path, data, root = mpath, mdata, mroot
+		ar.Settings = mpath
+	default:
+		add(check{Name: "tier", Status: checkInfo,
+			Detail: "user: " + path + ": the agent (in bypass or yolo mode) or anything it runs can edit this file and remove the hook",
+			Fix:    "as root: " + hooks.CommandLine([]string{exe, "install", s.agent, "--managed"})})
 	}
 	if s.agent == "claude-code" {
 		add(e.claudeVersion(ctx))
@@ -297,6 +313,13 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 			continue
 		}
 		add(check{Name: "command", Status: checkOK, Detail: shim + " is executable"})
+		if managed {
+			if who := userWritable(shim); who != "" {
+				add(check{Name: "command", Status: checkWarn,
+					Detail: fmt.Sprintf("%s can be replaced without root (%s): the agent could replace the guard of the managed tier", shim, who),
+					Fix:    "install agent-shim where only root writes (such as /usr/local/bin), then as root: that agent-shim install " + s.agent + " --managed"})
+			}
+		}
 		if guarded {
 			add(e.guardTest(ctx, s.agent, cmd, shim, cfg, fix))
 		}
@@ -311,7 +334,9 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 			}
 		}
 	case "codex":
-		for _, c := range e.codexChecks(path, data, tomlData, fix) {
+		upath, _ := s.settings(e.getenv)
+		udata, _ := os.ReadFile(upath)
+		for _, c := range e.codexChecks(upath, udata, tomlData, fix, managed) {
 			add(c)
 		}
 	case "gemini-cli":
@@ -342,9 +367,35 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 	return ar, true
 }
 
+// managedHook reads agent's managed tier at path: its settings as a JSON
+// document of the hooks.json shape (requirements.toml's hooks, for
+// Codex), and whether a hook of ours is in it.
+func managedHook(s *setup, path string) (data []byte, root *jval, ours bool, err error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, false, nil
+	}
+	data = raw
+	if s.agent == "codex" {
+		d, err := parseTOML(path, raw)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		h, _ := lookup(d.value, "hooks")
+		if data, err = json.Marshal(map[string]any{"hooks": h}); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	if root, err = s.parse(path, data); err != nil {
+		return nil, nil, false, err
+	}
+	_, _, _, ours = findOurs(data, root, s.events[0], s.agent)
+	return data, root, ours, nil
+}
+
 // codexChecks checks config.toml: the hooks feature, and the trust Codex
 // needs before it runs our hook.
-func (e *env) codexChecks(path string, data, tomlData []byte, fix string) []check {
+func (e *env) codexChecks(path string, data, tomlData []byte, fix string, managed bool) []check {
 	cpath := codexConfig(path)
 	d, err := parseTOML(cpath, tomlData)
 	if err != nil {
@@ -354,6 +405,9 @@ func (e *env) codexChecks(path string, data, tomlData []byte, fix string) []chec
 	if off := codexHooksOff(d.value); off != "" {
 		out = append(out, check{Name: "hooks feature", Status: checkFail,
 			Detail: off + " in config.toml: Codex runs no hooks", Fix: fix})
+	}
+	if managed {
+		return append(out, check{Name: "trust", Status: checkOK, Detail: "managed hooks need no trust"})
 	}
 	key, hash, ok := codexTrust(e.getenv, path, data)
 	if !ok {

@@ -44,16 +44,21 @@ import (
 //     with "timeout" in seconds (and no matcher: every tool). "Hooks are
 //     enabled by default … Use `hooks` as the canonical feature key.
 //     `codex_hooks` still works as a deprecated alias": install sets
-//     [features] hooks = true in config.toml all the same, for builds that
-//     still have the flag off, and says so. Codex asks the person to review
-//     and trust a new command hook before it runs it. Codex has no switch
+//     features.hooks = true in config.toml all the same, for builds that
+//     still have the flag off (through the TOML editor, tomledit.go).
+//     Codex runs a user hook only once it is trusted; install writes the
+//     trust as Codex's /hooks does (codextrust.go). Codex has no switch
 //     that makes a failed hook block (openai/codex#41979 asks for one): a
-//     hook that crashes or times out lets the call run.
+//     hook that crashes or times out lets the call run, so the command is
+//     guarded (guardedCommand).
 //   - Gemini CLI, https://geminicli.com/docs/hooks/reference ("Configuration
 //     schema"): ~/.gemini/settings.json, {"hooks": {"BeforeTool":
 //     [{"matcher": regex, "hooks": [{"type": "command", "command": …,
-//     "name": …, "timeout": milliseconds}]}]}}. Exit codes other than 0
-//     and 2 are "a warning … the CLI continues": no fail-closed switch.
+//     "name": …, "timeout": milliseconds}]}]}}, under $GEMINI_CLI_HOME
+//     when set, read with comments. Exit 1 is "a warning … the CLI
+//     continues", a timeout lets the call run: no fail-closed switch, so
+//     the command is guarded (guardedCommand); exit 2 or more with output
+//     that is not JSON denies (gemini-cli hookRunner.ts).
 //
 // Install merges one group per event into the file with the absolute path
 // of this binary (symbolic links resolved): a hook that names a bare
@@ -413,14 +418,15 @@ func (e *env) records(ctx context.Context, change func(map[string]*installRecord
 	return statefile.WriteJSON(path, m, 0o600)
 }
 
-const installSynopsis = "agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell]"
-const uninstallSynopsis = "agent-shim uninstall claude-code|codex|gemini-cli [--settings FILE]"
+const installSynopsis = "agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell] [--managed]"
+const uninstallSynopsis = "agent-shim uninstall claude-code|codex|gemini-cli [--settings FILE] [--managed]"
 
 type installOptions struct {
 	agent    *setup
 	settings string
 	config   string
 	shell    bool
+	managed  bool // the agent's managed tier (managed.go)
 }
 
 // parseInstallArgs reads install's and uninstall's arguments, flags before
@@ -461,6 +467,8 @@ func (e *env) parseInstallArgs(cmd string, args []string) (*installOptions, erro
 			}
 		case strings.HasPrefix(a, "-") && flag == "shell" && !hasVal && cmd == "install":
 			o.shell = true
+		case strings.HasPrefix(a, "-") && flag == "managed" && !hasVal:
+			o.managed = true
 		case strings.HasPrefix(a, "-"):
 			return nil, usagef("%s: unknown flag %s", cmd, a)
 		case name != "":
@@ -474,6 +482,12 @@ func (e *env) parseInstallArgs(cmd string, args []string) (*installOptions, erro
 	}
 	if o.agent = setupOf(name); o.agent == nil {
 		return nil, usagef("%s: unknown agent %q (agents: claude-code, codex, gemini-cli)", cmd, name)
+	}
+	if o.managed && o.shell {
+		return nil, usagef("%s: --shell changes the user's settings; it does not go with --managed", cmd)
+	}
+	if o.settings == "" && o.managed {
+		o.settings = managedSettings(o.agent.agent, e.getenv)
 	}
 	if o.settings == "" {
 		p, err := o.agent.settings(e.getenv)
@@ -514,7 +528,7 @@ func (e *env) install(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	if o.agent.agent == "codex" {
+	if o.agent.agent == "codex" && !o.managed {
 		// config.toml is edited after hooks.json (the trust names the
 		// hook's place there): a config.toml that cannot be edited stops
 		// install before anything is written.
@@ -525,13 +539,24 @@ func (e *env) install(ctx context.Context, args []string) error {
 	if _, err := os.Stat(o.settings); errors.Is(err, fs.ErrNotExist) {
 		rec.SettingsCreated = true
 	}
-	changed, err := e.editSettings(ctx, o.settings, func(data []byte) ([]byte, error) {
-		data, err := installGroups(o.settings, data, o.agent, cmd, rec)
-		if err != nil || link == "" {
-			return data, err
-		}
-		return setShellEnv(o.settings, data, link, rec)
-	})
+	mode := fs.FileMode(0o600)
+	if o.managed {
+		mode = 0o644 // read by the agent, as the user
+	}
+	var changed bool
+	if o.managed && o.agent.agent == "codex" {
+		_, changed, err = e.editTOML(ctx, o.settings, mode, func(data []byte) ([]byte, error) {
+			return setCodexManaged(o.settings, data, cmd)
+		})
+	} else {
+		changed, err = e.editSettings(ctx, o.settings, mode, func(data []byte) ([]byte, error) {
+			data, err := installGroups(o.settings, data, o.agent, cmd, rec)
+			if err != nil || link == "" {
+				return data, err
+			}
+			return setShellEnv(o.settings, data, link, rec)
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -540,7 +565,13 @@ func (e *env) install(ctx context.Context, args []string) error {
 	} else {
 		fmt.Fprintf(e.stdout, "agent-shim: the %s hook is already installed in %s\n", o.agent.agent, o.settings)
 	}
-	if o.agent.agent == "codex" {
+	if o.managed {
+		fmt.Fprintf(e.stdout, "agent-shim: %s is %s's managed tier: a user-level settings file cannot remove the hook\n", o.settings, o.agent.agent)
+		if who := userWritable(exe); who != "" {
+			fmt.Fprintf(e.stderr, "agent-shim: warning: %s can be replaced without root (%s): the agent could replace the guard itself; install agent-shim where only root writes (such as /usr/local/bin) and run install --managed from there\n", exe, who)
+		}
+	}
+	if o.agent.agent == "codex" && !o.managed {
 		if err := e.codexConfigure(ctx, o.settings, rec); err != nil {
 			return err
 		}
@@ -591,17 +622,24 @@ func (e *env) uninstall(ctx context.Context, args []string) error {
 		return err
 	}
 	if _, err := os.Stat(o.settings); err == nil {
-		changed, err := e.editSettings(ctx, o.settings, func(data []byte) ([]byte, error) {
-			data, err := uninstallGroups(o.settings, data, o.agent, rec)
-			if err != nil || o.agent.agent != "claude-code" {
-				return data, err
-			}
-			return unsetShellEnv(o.settings, data, e.getenv, rec)
-		})
+		var changed bool
+		if o.managed && o.agent.agent == "codex" {
+			_, changed, err = e.editTOML(ctx, o.settings, 0o644, func(data []byte) ([]byte, error) {
+				return unsetCodexManaged(o.settings, data)
+			})
+		} else {
+			changed, err = e.editSettings(ctx, o.settings, 0o600, func(data []byte) ([]byte, error) {
+				data, err := uninstallGroups(o.settings, data, o.agent, rec)
+				if err != nil || o.agent.agent != "claude-code" {
+					return data, err
+				}
+				return unsetShellEnv(o.settings, data, e.getenv, rec)
+			})
+		}
 		if err != nil {
 			return err
 		}
-		if data, err := os.ReadFile(o.settings); err == nil && rec.SettingsCreated && string(bytes.TrimSpace(data)) == "{}" {
+		if data, err := os.ReadFile(o.settings); err == nil && rec.SettingsCreated && (string(bytes.TrimSpace(data)) == "{}" || o.managed && o.agent.agent == "codex" && len(bytes.TrimSpace(data)) == 0) {
 			if err := os.Remove(o.settings); err != nil {
 				return err
 			}
@@ -626,7 +664,7 @@ func (e *env) uninstall(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	if o.agent.agent == "codex" && rec.Config != "" {
+	if o.agent.agent == "codex" && rec.Config != "" && !o.managed {
 		if err := e.uncodexConfigure(ctx, rec); err != nil {
 			return err
 		}
@@ -644,7 +682,7 @@ func (e *env) uninstall(ctx context.Context, args []string) error {
 // file is an empty object) under its lock, and writes the result
 // atomically when it differs, after a backup. The file a symbolic link
 // names is the one written.
-func (e *env) editSettings(ctx context.Context, path string, change func([]byte) ([]byte, error)) (bool, error) {
+func (e *env) editSettings(ctx context.Context, path string, mode fs.FileMode, change func([]byte) ([]byte, error)) (bool, error) {
 	target := path
 	if r, err := filepath.EvalSymlinks(path); err == nil {
 		target = r
@@ -653,7 +691,7 @@ func (e *env) editSettings(ctx context.Context, path string, change func([]byte)
 	} else if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return false, fmt.Errorf("%s is a symbolic link to nothing: not replacing the link with a file", path)
 	}
-	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(target), dirMode(mode)); err != nil {
 		return false, err
 	}
 	unlock, err := statefile.Lock(ctx, target)
@@ -682,7 +720,21 @@ func (e *env) editSettings(ctx context.Context, path string, change func([]byte)
 			return false, err
 		}
 	}
-	return true, statefile.WriteAtomic(target, data, 0o600)
+	if existed {
+		if fi, err := os.Stat(target); err == nil {
+			mode = fi.Mode().Perm() // a file keeps its mode
+		}
+	}
+	return true, statefile.WriteAtomic(target, data, mode)
+}
+
+// dirMode is the mode of a directory made for a file of mode: others may
+// enter it when they may read the file.
+func dirMode(mode fs.FileMode) fs.FileMode {
+	if mode&0o044 != 0 {
+		return 0o755
+	}
+	return 0o700
 }
 
 // backup keeps a copy of a file's content before install changes it.
@@ -1077,7 +1129,10 @@ func codexPrecheck(path string) error {
 // editTOML applies change to the TOML file at path (absent: empty) under
 // its lock, and writes the result atomically when it differs, after a
 // backup.
-func (e *env) editTOML(ctx context.Context, path string, change func([]byte) ([]byte, error)) (existed, changed bool, err error) {
+func (e *env) editTOML(ctx context.Context, path string, mode fs.FileMode, change func([]byte) ([]byte, error)) (existed, changed bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), dirMode(mode)); err != nil {
+		return false, false, err
+	}
 	unlock, err := statefile.Lock(ctx, path)
 	if err != nil {
 		return false, false, err
@@ -1096,8 +1151,11 @@ func (e *env) editTOML(ctx context.Context, path string, change func([]byte) ([]
 		if err := e.backup(path, old); err != nil {
 			return existed, false, err
 		}
+		if fi, err := os.Stat(path); err == nil {
+			mode = fi.Mode().Perm() // a file keeps its mode
+		}
 	}
-	return existed, true, statefile.WriteAtomic(path, data, 0o600)
+	return existed, true, statefile.WriteAtomic(path, data, mode)
 }
 
 // codexConfigure sets features.hooks = true in the config.toml beside
@@ -1114,7 +1172,7 @@ func (e *env) codexConfigure(ctx context.Context, hooksPath string, rec *install
 	}
 	path := codexConfig(hooksPath)
 	var flagSet, trustSet bool
-	existed, changed, err := e.editTOML(ctx, path, func(data []byte) ([]byte, error) {
+	existed, changed, err := e.editTOML(ctx, path, 0o600, func(data []byte) ([]byte, error) {
 		out, prev, added, err := setFeatureHooks(path, data)
 		if err != nil {
 			return nil, err
@@ -1159,7 +1217,7 @@ func (e *env) uncodexConfigure(ctx context.Context, rec *installRecord) error {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	_, changed, err := e.editTOML(ctx, path, func(data []byte) ([]byte, error) {
+	_, changed, err := e.editTOML(ctx, path, 0o600, func(data []byte) ([]byte, error) {
 		var err error
 		if rec.TrustKey != "" {
 			if data, err = unsetTrust(path, data, rec.TrustKey, rec.TrustHash, rec.PrevTrust); err != nil {

@@ -253,3 +253,40 @@ func TestOurHook(t *testing.T) {
 		}
 	}
 }
+
+// userWritable finds who other than root could replace the shim a
+// managed hook runs.
+func TestUserWritable(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "agent-shim")
+	if err := os.WriteFile(exe, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getuid() != 0 {
+		if got := userWritable(exe); !strings.Contains(got, "belongs to uid") {
+			t.Errorf("userWritable = %q for a file of uid %d", got, os.Getuid())
+		}
+		return
+	}
+	if got := userWritable(exe); got != "" {
+		t.Errorf("userWritable = %q, want nothing: root owns the tree (a sticky /tmp included)", got)
+	}
+	if err := os.Chmod(exe, 0o757); err != nil {
+		t.Fatal(err)
+	}
+	if got := userWritable(exe); got != exe+" is writable by everyone" {
+		t.Errorf("userWritable = %q", got)
+	}
+	if err := os.Chmod(exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, 1000, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if got := userWritable(exe); got != dir+" belongs to uid 1000" {
+		t.Errorf("userWritable = %q", got)
+	}
+}

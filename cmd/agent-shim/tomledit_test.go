@@ -133,3 +133,48 @@ func TestSetTrust(t *testing.T) {
 		}
 	}
 }
+
+// requirements.toml's managed hooks: our group appended as array tables,
+// an older group of ours replaced, other groups and bytes kept; removing
+// gives back the file.
+func TestSetCodexManaged(t *testing.T) {
+	cmd := guardedCommand(guardTimeout(), "/usr/local/bin/agent-shim hook codex")
+	group := "[[hooks.PreToolUse]]\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = " +
+		`"out=$(timeout -k 2 20 /usr/local/bin/agent-shim hook codex) && printf '%s\\n' \"$out\" || { echo 'agent-shim failed: blocking' >&2; exit 2; }"` +
+		"\ntimeout = 30\n"
+	tests := []struct {
+		in, want, refuse string
+	}{
+		{in: "", want: group},
+		{in: "allowed_approval_policies = [\"never\"]\n", want: "allowed_approval_policies = [\"never\"]\n\n" + group},
+		{in: "[hooks]\nmanaged_dir = \"/etc/codex/hooks\"\n\n[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"/etc/codex/hooks/audit.sh\"\n",
+			want: "[hooks]\nmanaged_dir = \"/etc/codex/hooks\"\n\n[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"/etc/codex/hooks/audit.sh\"\n\n" + group},
+		{in: "hooks = { PreToolUse = [] }\n", refuse: "add these lines yourself"},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q", tc.in)
+		got, err := setCodexManaged("requirements.toml", []byte(tc.in), cmd)
+		if tc.refuse != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.refuse) {
+				t.Errorf("got %q, %v; want a refusal", got, err)
+			}
+			continue
+		}
+		if err != nil || string(got) != tc.want {
+			t.Errorf("got\n%q, %v\nwant\n%q", got, err, tc.want)
+			continue
+		}
+		again, err := setCodexManaged("requirements.toml", got, cmd)
+		if err != nil || string(again) != string(got) {
+			t.Errorf("second run changed the file: %q, %v", again, err)
+		}
+		newer, err := setCodexManaged("requirements.toml", got, strings.Replace(cmd, "/usr/local/bin", "/opt/bin", 1))
+		if err != nil || strings.Count(string(newer), "agent-shim hook codex") != 1 || !strings.Contains(string(newer), "/opt/bin/agent-shim") {
+			t.Errorf("a new path: %q, %v", newer, err)
+		}
+		back, err := unsetCodexManaged("requirements.toml", got)
+		if err != nil || string(back) != tc.in {
+			t.Errorf("undo gave %q, %v; want %q", back, err, tc.in)
+		}
+	}
+}
