@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
+
+	"github.com/agent-shim/agent-shim/statefile"
 )
 
 // maxLine bounds a line read back; longer lines are skipped as damaged.
@@ -22,7 +23,7 @@ const maxLine = 1 << 20
 // skipped and counted. Missing files are no error.
 func Read(path string, keep int) (entries []Entry, skipped int, err error) {
 	for _, p := range Files(path, keep) {
-		f, err := os.Open(p)
+		f, err := statefile.OpenRegular(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

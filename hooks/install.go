@@ -420,7 +420,7 @@ func readHook(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, nil // a link, or something odd: never ours
 	}
-	b, err := os.ReadFile(path)
+	b, err := statefile.ReadRegular(path, statefile.MaxSmall)
 	if err != nil {
 		return nil, fmt.Errorf("reading hook: %w", err)
 	}

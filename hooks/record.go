@@ -34,7 +34,7 @@ func readRecord(stateDir string) (record, error) {
 		return rec, nil
 	}
 	path := filepath.Join(stateDir, recordFile)
-	b, err := os.ReadFile(path)
+	b, err := statefile.ReadRegular(path, statefile.MaxState)
 	if errors.Is(err, fs.ErrNotExist) {
 		return rec, nil
 	}

@@ -179,7 +179,7 @@ func drain(ctx context.Context, opts RunOptions) error {
 }
 
 func readFingerprint(stateDir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(stateDir, fingerprintFile))
+	b, err := statefile.ReadRegular(filepath.Join(stateDir, fingerprintFile), statefile.MaxSmall)
 	if err != nil {
 		return "", err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -54,7 +53,7 @@ func adhocPath(st statefile.Store) string { return filepath.Join(st.Dir, adhocFi
 // loadAdhoc reads adhoc.json; a missing file is an empty record.
 func loadAdhoc(st statefile.Store) (*adhocRecord, error) {
 	path := adhocPath(st)
-	data, err := os.ReadFile(path)
+	data, err := statefile.ReadRegular(path, statefile.MaxState)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &adhocRecord{Version: adhocVersion}, nil
 	}

@@ -158,7 +158,7 @@ func (s *session) load() {
 	}
 	s.loaded = true
 	var err error
-	s.raw, err = os.ReadFile(s.configPath)
+	s.raw, err = statefile.ReadRegular(s.configPath, statefile.MaxConfig)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		s.raw = nil
@@ -200,7 +200,7 @@ func (o *Options) adhocLines() ([]manifest.Line, []int, error) {
 	}
 	for li, files := range [3][]string{o.AllowLists, o.AskLists, o.DenyLists} {
 		for _, name := range files {
-			data, err := os.ReadFile(name)
+			data, err := statefile.ReadRegular(name, statefile.MaxManifest)
 			if err != nil {
 				return nil, nil, fmt.Errorf("reading --%s-list: %w", listNames[li], err)
 			}

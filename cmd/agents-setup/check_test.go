@@ -61,7 +61,7 @@ func TestCheckEngineIsTheShims(t *testing.T) {
 		level, _ := gate.LevelOf(profile)
 		shim := gate.New(gate.Options{Level: level, Scope: gate.NewScope(root), Dir: root,
 			Policy: matcher.FromGrants(f.Grants.Allow, f.Grants.Ask, f.Grants.Deny, managed)})
-		check, err := policycheck.Gate(tree.Lines, profile, root)
+		check, err := policycheck.Gate(tree, profile)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -173,7 +173,7 @@ func (o *options) hookOptions(force bool) (string, hooks.Options, error) {
 		// the home directory) and install there.
 		repos = append(repos, root)
 	}
-	ents, err := os.ReadDir(filepath.Join(root, "vendor"))
+	ents, err := statefile.ReadDir(filepath.Join(root, "vendor"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", hooks.Options{}, fmt.Errorf("reading overlays: %w", err)
 	}
