@@ -30,21 +30,21 @@ import (
 //     GenerateContentResponse whose part is a functionCall.
 //
 // The first request of the agent's main loop (the one that offers the
-// scripted tool) gets the one tool call; a request that carries the tool's
-// result, and every other request (titles, routing, token counts), gets a
-// short text answer. Every request is recorded, so a test can check what
+// scripted tool) gets the first tool call, each request carrying a tool's
+// result the next call while there is one; every other request (the last
+// result, titles, routing, token counts) gets a short text answer. Every request is recorded, so a test can check what
 // the hook said reached the model.
 type modelServer struct {
-	t    testing.TB
-	srv  *httptest.Server
-	call toolCall
+	t     testing.TB
+	srv   *httptest.Server
+	calls []toolCall
 
-	mu      sync.Mutex
-	reqs    []request
-	emitted bool
+	mu   sync.Mutex
+	reqs []request
+	sent int // calls sent
 }
 
-// toolCall is the one tool call the model makes: the tool's name in each
+// toolCall is a tool call the model makes: the tool's name in each
 // protocol is looked up from the request's tool list by the names given.
 type toolCall struct {
 	// tools are the tool names to look for, first match wins (Claude: Bash;
@@ -61,8 +61,8 @@ type request struct {
 
 const finalAnswer = "e2e: done"
 
-func newModelServer(t testing.TB, call toolCall) *modelServer {
-	m := &modelServer{t: t, call: call}
+func newModelServer(t testing.TB, calls ...toolCall) *modelServer {
+	m := &modelServer{t: t, calls: calls}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(m.srv.Close)
 	return m
@@ -78,11 +78,11 @@ func (m *modelServer) requests() []request {
 	return append([]request(nil), m.reqs...)
 }
 
-// toolCalled reports whether the scripted tool call was sent.
+// toolCalled reports whether every scripted tool call was sent.
 func (m *modelServer) toolCalled() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.emitted
+	return m.sent == len(m.calls)
 }
 
 func (m *modelServer) serve(w http.ResponseWriter, r *http.Request) {
@@ -116,24 +116,25 @@ func (m *modelServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// next decides the answer to a main-loop request: the tool call (its name
-// and arguments) the first time a request offers the tool and carries no
-// result, else "" for a text answer.
-func (m *modelServer) next(offered []string, hasResult bool) (string, map[string]any) {
+// next decides the answer to a main-loop request: the next tool call (its
+// name, arguments and id) when the request offers the tool and carries a
+// result exactly when a call was sent before, else "" for a text answer.
+func (m *modelServer) next(offered []string, hasResult bool) (string, map[string]any, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if hasResult || m.emitted {
-		return "", nil
+	if m.sent == len(m.calls) || hasResult != (m.sent > 0) {
+		return "", nil, ""
 	}
-	for _, want := range m.call.tools {
+	c := m.calls[m.sent]
+	for _, want := range c.tools {
 		for _, o := range offered {
 			if o == want {
-				m.emitted = true
-				return o, m.call.args(o)
+				m.sent++
+				return o, c.args(o), fmt.Sprintf("e2e_%d", m.sent)
 			}
 		}
 	}
-	return "", nil
+	return "", nil, ""
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -189,12 +190,12 @@ func (m *modelServer) anthropic(w http.ResponseWriter, body []byte) {
 	if n := len(req.Messages); n > 0 {
 		hasResult = bytes.Contains(req.Messages[n-1].Content, []byte(`"tool_result"`))
 	}
-	tool, args := m.next(offered, hasResult)
+	tool, args, id := m.next(offered, hasResult)
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 1}
 	var block map[string]any
 	stop := "end_turn"
 	if tool != "" {
-		block = map[string]any{"type": "tool_use", "id": "toolu_e2e_1", "name": tool, "input": args}
+		block = map[string]any{"type": "tool_use", "id": "toolu_" + id, "name": tool, "input": args}
 		stop = "tool_use"
 	} else {
 		block = map[string]any{"type": "text", "text": finalAnswer}
@@ -212,7 +213,7 @@ func (m *modelServer) anthropic(w http.ResponseWriter, body []byte) {
 	if tool != "" {
 		in, _ := json.Marshal(args)
 		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "tool_use", "id": "toolu_e2e_1", "name": tool, "input": map[string]any{}}})
+			"content_block": map[string]any{"type": "tool_use", "id": "toolu_" + id, "name": tool, "input": map[string]any{}}})
 		s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(in)}})
 	} else {
@@ -251,11 +252,11 @@ func (m *modelServer) responses(w http.ResponseWriter, body []byte) {
 			hasResult = true
 		}
 	}
-	tool, args := m.next(offered, hasResult)
+	tool, args, id := m.next(offered, hasResult)
 	var item map[string]any
 	if tool != "" {
 		a, _ := json.Marshal(args)
-		item = map[string]any{"type": "function_call", "id": "fc_e2e_1", "call_id": "call_e2e_1", "name": tool,
+		item = map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": tool,
 			"arguments": string(a), "status": "completed"}
 	} else {
 		item = map[string]any{"type": "message", "id": "msg_e2e_1", "role": "assistant", "status": "completed",
@@ -307,7 +308,7 @@ func (m *modelServer) gemini(w http.ResponseWriter, body []byte, stream bool) {
 		}
 	}
 	var part map[string]any
-	tool, args := m.next(offered, hasResult)
+	tool, args, _ := m.next(offered, hasResult)
 	gc := req.GenerationConfig
 	if schema := gc.ResponseJSONSchema; tool == "" && (schema != nil || gc.ResponseSchema != nil) {
 		// Gemini CLI's side questions (routing, next speaker) want JSON
