@@ -108,6 +108,9 @@ func run(ctx context.Context, opts RunOptions) error {
 	if opts.StateDir == "" || opts.Fingerprint == nil || opts.Apply == nil {
 		return errors.New("running hook: no state directory, fingerprint or apply given")
 	}
+	// A run killed while it wrote the fingerprint left a temporary file;
+	// its writer is dead, so it goes now, lock or no lock.
+	statefile.SweepDead(filepath.Join(opts.StateDir, fingerprintFile))
 	fp, err := opts.Fingerprint()
 	if err != nil {
 		return fmt.Errorf("fingerprinting manifests: %w", err)
