@@ -145,7 +145,11 @@ func (e *env) shell(ctx context.Context, args []string) int {
 		// whole all the same.
 		approved = false
 	}
-	key := dialectLine(line, dialect)
+	key, err := dialectLine(line, dialect)
+	if err != nil {
+		s.close()
+		return e.refuseLogged(s, line, err)
+	}
 	if approved && key != line {
 		// ticketGate checked the deny rules in bash; check them as
 		// the real shell reads the line.
@@ -156,7 +160,7 @@ func (e *env) shell(ctx context.Context, args []string) int {
 		}
 	}
 	if !approved {
-		approved, err = e.settle(ctx, s, prompter, line, dialect)
+		approved, err = e.settle(ctx, s, prompter, line, key)
 	}
 	s.close()
 	if err != nil {
@@ -177,24 +181,22 @@ func (e *env) shell(ctx context.Context, args []string) int {
 // allowed. The same text keys session answers and approvals, so that an
 // answer for a zsh line is not one for the bash line. It goes when the
 // gate takes the dialect itself.
-func dialectLine(line, shell string) string {
+func dialectLine(line, shell string) (string, error) {
 	if filepath.Base(shell) != "zsh" {
-		return line
+		return line, nil
 	}
 	q, err := syntax.Quote(line, syntax.LangBash)
-	if err != nil {
-		// Not quotable (a NUL byte): a line that does not parse,
-		// which the gate sends to a person.
-		return "zsh -c " + line
+	if err != nil { // a NUL byte, which no argv holds
+		return "", fmt.Errorf("reading the line as zsh: %w", err)
 	}
-	return "zsh -c " + q
+	return "zsh -c " + q, nil
 }
 
-// settle decides cmd as shell reads it and, when it needs a person, asks
-// on the terminal. A nil error means run it; approved reports that the
-// person approved it just now.
-func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd, shell string) (approved bool, err error) {
-	d := s.g.DecideBash(dialectLine(cmd, shell))
+// settle decides cmd, given to the gate as key (dialectLine), and, when
+// it needs a person, asks on the terminal. A nil error means run it;
+// approved reports that the person approved it just now.
+func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd, key string) (approved bool, err error) {
+	d := s.g.DecideBash(key)
 	defer e.logShell(s, cmd, d, &p)() // the decision log, with the answer (logcmd.go)
 	switch d.Verdict {
 	case gate.Allow:

@@ -215,7 +215,7 @@ func TestShellAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.settle(ctx, s, p, tc.cmd, "")
+		_, err = e.settle(ctx, s, p, tc.cmd, tc.cmd)
 		s.close()
 		if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 			t.Errorf("settle: %v, want %v", err, tc.wantErr)
@@ -228,7 +228,7 @@ func TestShellAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.settle(ctx, s2, nil, tc.later, "")
+		_, err = e.settle(ctx, s2, nil, tc.later, tc.later)
 		s2.close()
 		if runs := err == nil; runs != tc.laterRuns {
 			t.Errorf("later %q: %v, want runs=%v", tc.later, err, tc.laterRuns)
@@ -407,6 +407,26 @@ func TestShellZshSyntax(t *testing.T) {
 	for _, l := range []string{`ls *(e:"rm -rf ~":)`, "echo *(+f)", "cat =(rm -rf build)"} {
 		if out, err := exec.Command(zsh, "-n", "-c", l).CombinedOutput(); err != nil {
 			t.Errorf("zsh -n %q: %v: %s", l, err, out)
+		}
+	}
+}
+
+func TestDialectLine(t *testing.T) {
+	tests := []struct {
+		line, shell, want string
+		wantErr           bool
+	}{
+		{line: "ls *(.)", shell: "/bin/bash", want: "ls *(.)"},
+		{line: "ls *(.)", shell: "sh", want: "ls *(.)"},
+		{line: "ls *(.)", shell: "/usr/bin/zsh", want: "zsh -c 'ls *(.)'"},
+		{line: `echo 'a' "$b"`, shell: "zsh", want: `zsh -c "echo 'a' \"\$b\""`},
+		{line: "a\x00b", shell: "zsh", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q %s", tc.line, tc.shell)
+		got, err := dialectLine(tc.line, tc.shell)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("got %q, %v; want %q (error %v)", got, err, tc.want, tc.wantErr)
 		}
 	}
 }
