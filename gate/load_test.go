@@ -120,7 +120,7 @@ func TestLoadErrors(t *testing.T) {
 		shim string
 		want string
 	}{
-		{`{"mode": "sometimes"}`, `agentShim.mode: unknown mode "sometimes"`},
+		{`{"mode": "sometimes"}`, `agentShim.mode: unknown value "sometimes"`},
 		{`{"profile": "god-mode"}`, `agentShim.profile: unknown profile "god-mode"`},
 		{`{"pathScope": {"allow": ["/..."]}}`, `agentShim.pathScope.allow[0]: path pattern "/...": allows the whole file system`},
 		{`{"tools": {"allow": ["*"]}}`, `agentShim.tools.allow[0]: pattern "*": allows every tool`},

@@ -106,7 +106,7 @@ func nesting(c *shellparse.Command) string {
 func argvString(argv []string) string {
 	parts := make([]string, len(argv))
 	for i, a := range argv {
-		q, err := quoteWord(i, a)
+		q, err := gate.QuoteArgv([]string{a})
 		if err != nil {
 			q = fmt.Sprintf("%q", a)
 		}

@@ -45,16 +45,9 @@ import (
 // config.json) is answered with exit 2 and the reason on stderr, which all
 // three read as "blocked": never allow.
 
-// hookInput is what the three agents send on stdin, as far as the shim
-// reads it.
-type hookInput struct {
-	SessionID string                     `json:"session_id"`
-	Cwd       string                     `json:"cwd"`
-	Event     string                     `json:"hook_event_name"`
-	ToolName  string                     `json:"tool_name"`
-	ToolInput map[string]json.RawMessage `json:"tool_input"`
-	ToolUseID string                     `json:"tool_use_id"`
-}
+// hookInput is what the three agents send on stdin: gate.Call, read by
+// gate.ParseCall.
+type hookInput = gate.Call
 
 // agent is one agent's hook protocol.
 type agent struct {
@@ -117,36 +110,41 @@ func (e *env) hook(ctx context.Context, args []string) int {
 	if len(data) > maxHookInput {
 		return e.block(fmt.Errorf("hook input longer than %d bytes", maxHookInput))
 	}
-	var in hookInput
-	if err := json.Unmarshal(data, &in); err != nil {
-		return e.block(fmt.Errorf("%s hook input is not JSON: %v", ag.name, err))
+	in, err := gate.ParseCall(data)
+	if err != nil {
+		return e.block(fmt.Errorf("%s hook input: %v", ag.name, err))
 	}
 	switch {
 	case in.Event == ag.pre:
 	case in.Event == ag.post && ag.post != "":
-		return e.block(e.recordApproval(ctx, &in))
+		return e.block(e.recordApproval(ctx, in))
 	case in.Event == "":
 		return e.block(fmt.Errorf("%s hook input has no hook_event_name", ag.name))
 	default:
 		return e.block(fmt.Errorf("%s hook: unknown event %q (this hook answers %s)", ag.name, in.Event, ag.pre))
 	}
-	if in.ToolName == "" {
-		return e.block(fmt.Errorf("%s hook input has no tool_name", ag.name))
+	if err := in.Check(); err != nil {
+		return e.block(fmt.Errorf("%s hook input: %v", ag.name, err))
 	}
-	s, err := e.open(ctx, openOptions{config: cfg, cwd: in.Cwd, dir: callDir(&in), session: in.SessionID})
+	s, err := e.open(ctx, openOptions{config: cfg, cwd: in.Cwd, dir: in.Dir(), session: in.SessionID})
 	if err != nil {
 		return e.block(err)
 	}
 	defer s.close()
-	d, err := decideCall(s.g, &in)
+	d, err := s.g.DecideCall(in)
 	if err != nil {
 		return e.block(err)
 	}
-	e.logHook(ag.name, &in, d) // the decision log (logcmd.go)
+	if in.NobodyAsked() && (d.Verdict == gate.Ask || d.Verdict == gate.Default) {
+		// Claude Code in bypassPermissions runs what a hook asks about
+		// (protected files included): nobody will answer, so no.
+		d = nobodyToAsk(d, in.PermissionMode)
+	}
+	e.logHook(ag.name, in, d) // the decision log (logcmd.go)
 	// Leave a ticket for shell mode (ticket.go); without one shell mode
 	// only asks more, so a failure is a warning.
 	if d.Verdict != gate.Allow || wantSeenTickets(s.g) {
-		if err := e.recordTicket(ag, &in, d); err != nil {
+		if err := e.recordTicket(ag, in, d); err != nil {
 			fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
 		}
 	}
@@ -157,7 +155,7 @@ func (e *env) hook(ctx context.Context, args []string) int {
 	if ag.post != "" && d.Verdict == gate.Ask {
 		// The agent asks the person; its PostToolUse for this call
 		// means they approved.
-		if err := s.session.ask(ctx, &in, d.Request); err != nil {
+		if err := s.session.ask(ctx, in, d.Request); err != nil {
 			fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
 		}
 	}
@@ -356,5 +354,10 @@ func callKey(in *hookInput) string {
 	return sb.String()
 }
 
-// errMalformed is a tool input without what its tool needs.
-var errMalformed = errors.New("malformed tool input")
+// nobodyToAsk turns a decision that needs a person into a deny, for an
+// agent mode in which nobody is asked; the reason says how to approve.
+func nobodyToAsk(d gate.Decision, mode string) gate.Decision {
+	d.Verdict = gate.Deny
+	d.Reason = d.Reason + "; nobody can be asked in " + mode + " mode: run it without bypass, or allow it in the policy"
+	return d
+}

@@ -46,16 +46,7 @@ func (e *env) logHook(agentName string, in *hookInput, d gate.Decision) {
 	if w == nil {
 		return
 	}
-	key := ""
-	switch cat := gate.CategoryOf(in.ToolName); {
-	case gate.IsCommandTool(in.ToolName):
-		key, _ = commandOf(in)
-	case cat == gate.CategoryRead || cat == gate.CategoryWrite:
-		paths, _ := pathsOf(in)
-		key = strings.Join(paths, " ")
-	default:
-		key = genericKey(in)
-	}
+	key := in.Key()
 	w.Log(entryOf(d, decisionlog.Entry{
 		Agent: agentName, Session: e.sessionID(in.SessionID), Layer: decisionlog.LayerHook,
 		Cwd: in.Cwd, Tool: in.ToolName, Command: key,

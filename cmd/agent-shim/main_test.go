@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -87,8 +88,23 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
+			"atwork":   cmdAtWork,
 		},
 	})
+}
+
+// cmdAtWork replaces @WORK@ with $WORK in files, in place: hook inputs
+// name an absolute cwd, which a txtar file cannot spell.
+func cmdAtWork(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: atwork file...")
+	}
+	for _, f := range args {
+		data := strings.ReplaceAll(ts.ReadFile(f), "@WORK@", ts.Getenv("WORK"))
+		if err := os.WriteFile(ts.MkAbs(f), []byte(data), 0o644); err != nil {
+			ts.Fatalf("%v", err)
+		}
+	}
 }
 
 // cmdExitcode runs a program and asserts its exact exit status:

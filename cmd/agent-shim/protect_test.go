@@ -242,7 +242,7 @@ func TestQuoteArgv(t *testing.T) {
 		{[]string{"printf", "a\nb"}, `printf $'a\nb'`},
 	} {
 		t.Logf("input: %q", tc.in)
-		got, err := quoteArgv(tc.in)
+		got, err := gate.QuoteArgv(tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("got %q, %v; want %q", got, err, tc.want)
 		}
@@ -251,7 +251,7 @@ func TestQuoteArgv(t *testing.T) {
 			t.Errorf("%q reads back as %q, %v", got, words, err)
 		}
 	}
-	if _, err := quoteArgv([]string{"echo", "a\x00b"}); err == nil {
+	if _, err := gate.QuoteArgv([]string{"echo", "a\x00b"}); err == nil {
 		t.Errorf("a NUL byte: no error")
 	}
 }

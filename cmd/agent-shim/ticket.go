@@ -208,7 +208,7 @@ func (e *env) recordTicket(ag *agent, in *hookInput, d gate.Decision) error {
 	if kind == "" {
 		return nil
 	}
-	cmd, err := commandOf(in)
+	cmd, err := in.Command()
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func (e *env) recordTicket(ag *agent, in *hookInput, d gate.Decision) error {
 		Kind:    kind,
 		Agent:   ag.name,
 		Session: in.SessionID,
-		Dir:     realDir(callDir(in)),
+		Dir:     realDir(in.Dir()),
 		Command: cmd,
 		Expires: ticketNow().Add(ticketTTL).Unix(),
 	}
