@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
