@@ -210,3 +210,59 @@ func TestRecoverKeepsSwappedEdit(t *testing.T) {
 		os.Remove(tmp)
 	}
 }
+
+// TestResetUnreadableState: --reset after state.json cannot be read keeps
+// the history (the old state.json, kept beside the new one) and every
+// backup; its own backup is numbered after them.
+func TestResetUnreadableState(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		break_ func(t *testing.T, path string)
+	}{
+		{"corrupt", func(t *testing.T, path string) { writeFile(t, path, "{garbage") }},
+		{"wrong version", func(t *testing.T, path string) { writeFile(t, path, `{"version": 99}`) }},
+		{"fifo", func(t *testing.T, path string) {
+			os.Remove(path)
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.mustRun(t, e.opts(applyA))
+			e.mustRun(t, e.opts(applyB))
+			backups := filepath.Join(e.state, "backups")
+			before, _ := os.ReadDir(backups)
+			if len(before) != 2 {
+				t.Fatalf("backups before: %v", before)
+			}
+			statePath := filepath.Join(e.state, "state.json")
+			tc.break_(t, statePath)
+			if _, err := e.run(t, e.opts(applyA)); err == nil {
+				t.Fatal("an apply with an unreadable state succeeded")
+			}
+			e.mustRun(t, e.opts(reset))
+			after, _ := os.ReadDir(backups)
+			var names []string
+			for _, b := range after {
+				names = append(names, b.Name())
+			}
+			if !slices.Equal(names, []string{"000001.json", "000002.json", "000003.json"}) {
+				t.Errorf("backups after the reset: %v", names)
+			}
+			kept, _ := filepath.Glob(statePath + ".unreadable-*")
+			if len(kept) != 1 {
+				t.Fatalf("the unreadable state was not kept: %v", kept)
+			}
+			if got := e.actions(t); !slices.Equal(got, []string{"reset"}) {
+				t.Errorf("history %v", got)
+			}
+			handKept(t, e.cfg)
+			if p := loadConfig(t, e.cfg).Shim.Profile; p != "" {
+				t.Errorf("profile %q after the reset", p)
+			}
+			e.assertClean(t)
+		})
+	}
+}

@@ -81,6 +81,10 @@ type journal struct {
 	State statefile.State `json:"state"`
 	// Adhoc is adhoc.json once the config is in place; nil: unchanged.
 	Adhoc *adhocRecord `json:"adhoc,omitempty"`
+	// KeepBackups says the state before the change could not be read (a
+	// --reset then): the backups it references are not pruned, and the
+	// old state.json is kept beside the new one.
+	KeepBackups bool `json:"keepBackups,omitempty"`
 }
 
 // digest identifies a config's content; nil (no file) is "absent".
@@ -141,6 +145,8 @@ type change struct {
 	// adhoc returns adhoc.json after the change, given the backup's
 	// name and the history; nil: unchanged.
 	adhoc func(backup string, history []statefile.Entry) *adhocRecord
+	// keepBackups: see journal.KeepBackups.
+	keepBackups bool
 }
 
 // commit runs the transaction c (see the top of this file). On an error
@@ -210,7 +216,7 @@ func (s *session) commit(c *change) (string, error) {
 	if err := step(stepJournal); err != nil {
 		return fail(err)
 	}
-	j := journal{Version: journalVersion, Action: c.action, Target: target, Before: digest(c.before), After: digest(c.data), Backup: name, Temp: cfgTmp, State: st, Adhoc: adhoc}
+	j := journal{Version: journalVersion, Action: c.action, Target: target, Before: digest(c.before), After: digest(c.data), Backup: name, Temp: cfgTmp, State: st, Adhoc: adhoc, KeepBackups: c.keepBackups}
 	if err := statefile.WriteJSON(journalPath(s.store), &j, 0o600); err != nil {
 		return fail(err)
 	}
@@ -261,6 +267,11 @@ func (s *session) commit(c *change) (string, error) {
 	if err := step(stepState); err != nil {
 		return after(err)
 	}
+	if c.keepBackups {
+		if _, err := s.store.KeepUnreadable(s.o.now()); err != nil {
+			return after(err)
+		}
+	}
 	if err := s.store.Save(&st); err != nil {
 		// The prepared copy (without the fingerprint) was written where
 		// this one fails; it is enough.
@@ -293,8 +304,10 @@ func (s *session) finish(j *journal, st *statefile.State) error {
 	if err := step(stepPrune); err != nil {
 		return err
 	}
-	if err := s.store.Prune(st); err != nil {
-		return err
+	if !j.KeepBackups {
+		if err := s.store.Prune(st); err != nil {
+			return err
+		}
 	}
 	if err := step(stepDone); err != nil {
 		return err
@@ -457,6 +470,11 @@ func (s *session) recoverJournal() (string, error) {
 			// file: count them as managed too, so none becomes the
 			// user's by accident.
 			j.State.Managed = unionDigests(j.State.Managed, s.st.Managed)
+		}
+		if j.KeepBackups {
+			if _, err := s.store.KeepUnreadable(s.o.now()); err != nil {
+				return "", err
+			}
 		}
 		if err := s.store.Save(&j.State); err != nil {
 			return "", err

@@ -440,6 +440,14 @@ func (s *session) apply(ctx context.Context) error {
 		}
 
 		st := *startState
+		// A reset whose state cannot be read keeps that state and its
+		// backups: numbered after them, never pruning them.
+		keep := o.Reset && s.stErr != nil
+		if keep {
+			if st.NextBackup, err = s.store.LastBackup(); err != nil {
+				return err
+			}
+		}
 		st.Config = s.configPath
 		st.Profile, st.Managed = profile, statefile.Digests(res.Managed)
 		if o.Reset {
@@ -453,6 +461,11 @@ func (s *session) apply(ctx context.Context) error {
 			}
 			if err := recordAdhoc(s.store, rec, adhocRules, "", st.History); err != nil {
 				return err
+			}
+			if keep {
+				if _, err := s.store.KeepUnreadable(o.now()); err != nil {
+					return err
+				}
 			}
 			if err := s.store.Save(&st); err != nil {
 				return err
@@ -469,7 +482,7 @@ func (s *session) apply(ctx context.Context) error {
 		st.History = append(slices.Clone(st.History), statefile.Entry{Time: o.now().UTC(), Action: action, Profile: profile, Created: s.raw == nil, Wrote: digest(data)})
 		statefile.TrimHistory(&st, historyKeep)
 		c := &change{
-			action: action, before: s.raw, data: data, state: st,
+			action: action, before: s.raw, data: data, state: st, keepBackups: keep,
 			backup: statefile.Backup{
 				Time: o.now().UTC(), Existed: s.raw != nil, Content: string(s.raw),
 				Profile: startState.Profile, Managed: statefile.Digests(prevManaged),

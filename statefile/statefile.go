@@ -692,6 +692,42 @@ func (s Store) Prune(st *State) error {
 	return nil
 }
 
+// LastBackup returns the highest number among the backup files on disk
+// (0 when there are none): a state that cannot be read gives no
+// NextBackup, and a new backup must not overwrite an old one.
+func (s Store) LastBackup() (int, error) {
+	names, err := s.Backups()
+	if err != nil {
+		return 0, err
+	}
+	last := 0
+	for _, n := range names {
+		if i, err := strconv.Atoi(strings.TrimSuffix(n, ".json")); err == nil && strings.HasSuffix(n, ".json") && i > last {
+			last = i
+		}
+	}
+	return last, nil
+}
+
+// KeepUnreadable keeps the state.json that cannot be read under a name
+// of its own (state.json.unreadable-<unix time>, a hard link: it is not
+// read), before a reset writes a new one: its history and the backups it
+// references stay for a person to look at. A missing state.json is no
+// error; it returns the name kept, or "".
+func (s Store) KeepUnreadable(now time.Time) (string, error) {
+	kept := s.Path() + ".unreadable-" + strconv.FormatInt(now.Unix(), 10)
+	err := os.Link(s.Path(), kept)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case errors.Is(err, fs.ErrExist):
+		return kept, nil
+	case err != nil:
+		return "", fmt.Errorf("keeping the unreadable %s: %w", s.Path(), err)
+	}
+	return kept, nil
+}
+
 // Backups lists the backup files on disk, oldest first.
 func (s Store) Backups() ([]string, error) {
 	entries, err := ReadDir(s.backupDir())
