@@ -266,3 +266,35 @@ func TestResetUnreadableState(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusJSONPure: --status --json writes one JSON value to stdout and
+// nothing else, also with an interrupted change pending and digests that
+// match nothing.
+func TestStatusJSONPure(t *testing.T) {
+	e := newEnv(t)
+	e.mustRun(t, e.opts(applyA))
+	e.crashAt(t, stepState, e.opts(applyB))
+	var stdout, stderr strings.Builder
+	o := e.opts(func(o *Options) { o.Status, o.JSON = true, true })
+	o.Stdout, o.Stderr = &stdout, &stderr
+	o.Now, o.Restart = fixedNow, noRestart
+	o.Getenv = func(k string) string { return map[string]string{"HOME": e.home}[k] }
+	o.Getwd = func() (string, error) { return e.root, nil }
+	if err := Run(t.Context(), &o); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(stdout.String()))
+	var v struct {
+		Profile string `json:"profile"`
+		Pending bool   `json:"pending"`
+	}
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout.String())
+	}
+	if dec.More() || strings.TrimSpace(stdout.String()[dec.InputOffset():]) != "" {
+		t.Errorf("more than one JSON value on stdout:\n%s", stdout.String())
+	}
+	if !v.Pending {
+		t.Errorf("pending not reported: %+v", v)
+	}
+}

@@ -225,7 +225,7 @@ func (s *session) printRules(w io.Writer, custom config.Grants) {
 	}
 }
 
-func (s *session) printStatusJSON(w io.Writer, custom config.Grants) {
+func (s *session) printStatusJSON(w io.Writer, custom config.Grants, pending bool, unmatched int) {
 	writeJSON(w, struct {
 		Config  string        `json:"config"`
 		Exists  bool          `json:"exists"`
@@ -234,5 +234,10 @@ func (s *session) printStatusJSON(w io.Writer, custom config.Grants) {
 		Grants  config.Grants `json:"grants"`
 		Custom  config.Grants `json:"custom"`
 		Rules   []jsonRule    `json:"rules"`
-	}{s.configPath, s.raw != nil, s.store.Dir, s.st.Profile, nonNil(s.file.Grants), nonNil(custom), jsonRules(s.file.Shim.Rules)})
+		// Pending: an interrupted change the next run completes or undoes.
+		Pending bool `json:"pending"`
+		// Unmatched counts managed digests in state.json that match no
+		// grant in config.json.
+		Unmatched int `json:"unmatchedDigests"`
+	}{s.configPath, s.raw != nil, s.store.Dir, s.st.Profile, nonNil(s.file.Grants), nonNil(custom), jsonRules(s.file.Shim.Rules), pending, unmatched})
 }

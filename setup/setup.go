@@ -876,6 +876,22 @@ func (s *session) status() error {
 	}
 	w := o.Stdout
 	st := s.st
+	managed := fromDigests(s.file.Grants, st.Managed)
+	if !s.stExists() {
+		managed = managedFromRules(s.file)
+	}
+	_, jerr := os.Lstat(journalPath(s.store))
+	pending := jerr == nil
+	unmatched := 0
+	if s.stExists() {
+		unmatched = countUnmatched(s.file.Grants, st.Managed)
+	}
+	custom := reconcile.Custom(s.file.Grants, managed)
+	if o.JSON {
+		// Pure JSON: nothing else goes to stdout.
+		s.printStatusJSON(w, custom, pending, unmatched)
+		return nil
+	}
 	exists := "exists"
 	if s.raw == nil {
 		exists = "does not exist"
@@ -883,20 +899,11 @@ func (s *session) status() error {
 	fmt.Fprintf(w, "config:  %s (%s)\n", s.o.display(s.configPath), exists)
 	fmt.Fprintf(w, "state:   %s\n", s.o.display(s.store.Dir))
 	fmt.Fprintf(w, "profile: %s\n", profileName(st.Profile))
-	managed := fromDigests(s.file.Grants, st.Managed)
-	if !s.stExists() {
-		managed = managedFromRules(s.file)
-	}
-	if _, err := os.Stat(journalPath(s.store)); err == nil {
+	if pending {
 		fmt.Fprintf(w, "pending: an interrupted change (%s); the next run completes or undoes it\n", s.o.display(journalPath(s.store)))
 	}
-	if n := countUnmatched(s.file.Grants, st.Managed); n > 0 && s.stExists() {
-		fmt.Fprintf(w, "note:    %d managed grant digest(s) in state.json match no grant in config.json: the next apply counts grants a manifest or config.json's rules name as managed, and only the others as custom\n", n)
-	}
-	custom := reconcile.Custom(s.file.Grants, managed)
-	if o.JSON {
-		s.printStatusJSON(w, custom)
-		return nil
+	if unmatched > 0 {
+		fmt.Fprintf(w, "note:    %d managed grant digest(s) in state.json match no grant in config.json: the next apply counts grants a manifest or config.json's rules name as managed, and only the others as custom\n", unmatched)
 	}
 	e, c := lists(&s.file.Grants), lists(&custom)
 	fmt.Fprintf(w, "grants:  %-6s %8s %8s\n", "", "managed", "custom")
