@@ -186,9 +186,11 @@ func (m *modelServer) anthropic(w http.ResponseWriter, body []byte) {
 	for _, t := range req.Tools {
 		offered = append(offered, t.Name)
 	}
+	// Any result, not only in the last message: Claude Code may append a
+	// note of its own after the results.
 	hasResult := false
-	if n := len(req.Messages); n > 0 {
-		hasResult = bytes.Contains(req.Messages[n-1].Content, []byte(`"tool_result"`))
+	for _, msg := range req.Messages {
+		hasResult = hasResult || bytes.Contains(msg.Content, []byte(`"tool_result"`))
 	}
 	tool, args, id := m.next(offered, hasResult)
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 1}
