@@ -34,7 +34,7 @@ func TestOneDoor(t *testing.T) {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
 	manifests := map[string]string{
-		"read_only.txt": "git status\ngit diff\ngit log\nls\ncat\ngrep\nrg\necho\ngo test\ngo build\ngit grep\ngit ls-remote\nfind\nmake\nnpm test\njiri runp\nmytool\n",
+		"read_only.txt":        "git status\ngit diff\ngit log\nls\ncat\ngrep\nrg\necho\ngo test\ngo build\ngit grep\ngit ls-remote\nfind\nmake\nnpm test\njiri runp\nmytool\n",
 		"external_changes.txt": "git push\ngit commit\nrm\nsed -i\ncurl\nwget\n",
 		"never_allow.txt":      "git push --force\ngit push -f\ngit push --force-with-lease\nrm -rf /\ngit reset --hard\ngit clean -fdx\n",
 	}
