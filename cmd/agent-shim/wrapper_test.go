@@ -272,3 +272,25 @@ func BenchmarkUnwrapClaude(b *testing.B) {
 		}
 	}
 }
+
+// TestUnwrapCaptured: the argv the real Claude Code 2.1.332 gave its
+// shell (CLAUDE_CODE_SHELL, a script that logged its arguments and ran
+// nothing else of ours) for a Bash call holding quotes, in the
+// end-to-end world: at start `-c env`, then `-c -l` and the script that
+// writes the snapshot, then each call as `-c <wrapper>`.
+func TestUnwrapCaptured(t *testing.T) {
+	const world = "/tmp/TestProbeClaudeWrapper3816061316/001"
+	getenv := func(k string) string {
+		return map[string]string{"HOME": world + "/home", "TMPDIR": world + "/tmp"}[k]
+	}
+	const line = `source /tmp/TestProbeClaudeWrapper3816061316/001/home/.claude/shell-snapshots/snapshot-bash-1796159997484-sx5im4.sh 2>/dev/null || true && \builtin shopt -u extglob 2>/dev/null || true && { \builtin unalias -- 'which'; \builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && { \builtin unalias -- 'unsetenv'; \builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true && eval 'touch allowed-canary && echo '"'"'it'"'"''"'"'s'"'"'' < /dev/null && pwd -P >| /tmp/TestProbeClaudeWrapper3816061316/001/tmp/claude-f743-cwd`
+	w, ok := unwrap(line, "/bin/bash", getenv)
+	if want := "touch allowed-canary && echo 'it''s'"; !ok || w.agent != "claude-code" || w.command != want {
+		t.Errorf("got %+v, %v; want Claude Code's wrapper of %q", w, ok, want)
+	}
+	for _, l := range []string{"env", "SNAPSHOT_FILE=" + world + "/home/.claude/shell-snapshots/snapshot-bash-1796159997484-sx5im4.sh\necho x >| \"$SNAPSHOT_FILE\""} {
+		if w, ok := unwrap(l, "/bin/bash", getenv); ok {
+			t.Errorf("%q: recognised as the wrapper of %q", l, w.command)
+		}
+	}
+}
