@@ -103,20 +103,16 @@ const (
 	trailer    = `[ \t]*$`
 )
 
-// harmlessEnv are the variables an allow grant accepts in front of a
-// command (LANG=C git log): a short positive list, spelled out in every
-// grant, of names that change only locale, formatting or the target of a
-// build. Each is one the shim's own engine treats as safe (package matcher's
-// safeEnv and LC_*), so a grant never allows an assignment the shim would
-// refuse; any other name (PATH, LD_PRELOAD, GIT_*, GOFLAGS, HOME, BASH_ENV,
-// ...) keeps the command from matching and it falls to the agent's default.
-// A trailing "*" stands for any further name characters (LC_ALL). A name the
-// program table says runs its value (env-exec) is dropped.
-var harmlessEnv = []string{
-	"LANG", "LANGUAGE", "LC_*", "TZ", "TERM", "NO_COLOR", "FORCE_COLOR",
-	"CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "LINES", "CI",
-	"GOOS", "GOARCH", "CGO_ENABLED",
-}
+// An allow grant accepts any variable assignments in front of the command
+// (FOO=bar git status, ENV_VAR=1 fx -t dev test), as Fuchsia's grants do,
+// except of the variables that change what runs: those of every program
+// (programs.RunEnv: PATH, LD_*, BASH_ENV, HOME, XDG_*, …) and those the
+// program table names for the program (env-runs: GIT_*, GOFLAGS,
+// PYTHONPATH, …; env-exec: GIT_PAGER, LESSOPEN). A name that is a proper
+// prefix of a forbidden one (GI, LD) is not accepted either: it costs a
+// third of the pattern to tell apart, and such names are rare. The shim's
+// own engine accepts the same names and more (TestEnvShimSafe), so a grant
+// never allows an assignment the shim would refuse.
 
 // knowledge is what grants read from the program table, the same table the
 // matcher decides with (package programs).
@@ -134,13 +130,36 @@ type knowledge struct {
 	// (config-safe): it changes only how git formats output or records
 	// work, never what it runs.
 	gitConfigKey string
-	// envName is the regex for an env name an allow grant accepts.
-	envName string
+	// envRuns are, per program, the variables the table says change
+	// what it runs (env-runs, env-exec), for the names an allow grant
+	// accepts in front of it.
+	envRuns map[string][]string
+}
+
+// envName returns the regex for a variable name an allow grant accepts in
+// front of prog: not one that changes what runs (see above), not starting
+// with a digit.
+func (k *knowledge) envName(prog string) string {
+	words, prefixes := programs.RunEnv()
+	prefixes = append(prefixes, "0", "1", "2", "3", "4", "5", "6", "7", "8", "9")
+	for _, n := range k.envRuns[prog] {
+		if stem, ok := strings.CutSuffix(n, "*"); ok {
+			prefixes = append(prefixes, stem)
+		} else if !strings.Contains(n, "*") {
+			words = append(words, n)
+		} else {
+			// CARGO_TARGET_*_RUNNER: its fixed start.
+			stem, _, _ := strings.Cut(n, "*")
+			prefixes = append(prefixes, stem)
+		}
+	}
+	d, _ := complementParts("", words, prefixes)
+	return strings.Replace(d, `0123456789`, `0-9`, 1) + `\w*`
 }
 
 func newKnowledge(tbl *programs.Table) *knowledge {
-	k := &knowledge{options: map[string]optionRule{}, help: map[string]bool{}}
-	var safe, envExec []string
+	k := &knowledge{options: map[string]optionRule{}, help: map[string]bool{}, envRuns: map[string][]string{}}
+	var safe []string
 	for _, f := range tbl.Facts() {
 		prog := f.Program()
 		p := tbl.Program(prog)
@@ -155,8 +174,8 @@ func newKnowledge(tbl *programs.Table) *knowledge {
 		case programs.ConfigSafe:
 			safe = append(safe, f.Args...)
 			continue
-		case programs.EnvExec:
-			envExec = append(envExec, f.Args...)
+		case programs.EnvExec, programs.EnvRuns:
+			k.envRuns[prog] = append(k.envRuns[prog], f.Args...)
 			continue
 		case programs.Exec, programs.Runs, programs.Ask, programs.Write, programs.Writes, programs.Inline:
 		default:
@@ -197,13 +216,6 @@ func newKnowledge(tbl *programs.Table) *knowledge {
 	}
 	k.options["find"] = f
 	k.gitConfigKey = `(?:[\w-]+|(?i:` + factor(safe) + `))`
-	env := slices.DeleteFunc(slices.Clone(harmlessEnv), func(n string) bool {
-		stem, all := strings.CutSuffix(n, "*")
-		return slices.ContainsFunc(envExec, func(x string) bool {
-			return x == n || all && strings.HasPrefix(x, stem)
-		})
-	})
-	k.envName = alternation(env)
 	return k
 }
 
@@ -288,6 +300,17 @@ type style struct {
 	start              string // from ^ to the program's name
 	git, fx, ffx, jiri string // from ^ to after the tool's global flags
 	argWords           map[string]string
+	// starts are start for the programs whose own variables an allow
+	// grant may not set (envRuns).
+	starts map[string]string
+}
+
+// startFor is start for the program prog.
+func (st *style) startFor(prog string) string {
+	if s, ok := st.starts[prog]; ok {
+		return s
+	}
+	return st.start
 }
 
 // Expander expands rules into grants with what a program table knows: the
@@ -349,7 +372,7 @@ func homeSpellings(words []string, home string) [][]string {
 // are spelled differently (or, as in 3, a list takes other grants), so
 // that agents-setup rewrites what an older version wrote
 // (TestGrantsVersion fails until it is bumped).
-const GrantsVersion = 3
+const GrantsVersion = 4
 
 // NewExpander returns an expander for a program table, such as the
 // built-in one merged with an overlay's .agents/config/programs.txt. For
@@ -384,13 +407,14 @@ func newStyle(k *knowledge, deny bool) style {
 		runner := path + `(?:sudo|doas|command|builtin|exec|nohup|time|nice|env|stdbuf|setsid|ionice|timeout)(?:` + st.sep + `(?:-\S+|[0-9][0-9.]*[smhd]?))*` + st.sep
 		st.start = `^\s*(?:` + env + `|` + runner + `)*` + path + `(?:\\|'|")?`
 	} else {
-		env := ""
-		if k.envName != "" {
-			env = `(?:` + k.envName + `=` + piece + `*` + sep + `)*`
-		}
+		env := func(prog string) string { return `(?:` + k.envName(prog) + `=` + piece + `*` + sep + `)*` }
 		key = k.gitConfigKey
 		path = pathPrefix
-		st.start = `^[ \t]*` + env + path
+		st.start = `^[ \t]*` + env("") + path
+		st.starts = map[string]string{}
+		for prog := range k.envRuns {
+			st.starts[prog] = `^[ \t]*` + env(prog) + path
+		}
 	}
 	name := func(n string) string {
 		if deny {
@@ -408,10 +432,10 @@ func newStyle(k *knowledge, deny bool) style {
 		`|-[vd]|--(?:schema|verbose|no-environment|strict|direct)))*`
 	jiriFlags := `(?:` + st.sep + `(?:` + val(`--?(?:j|color|progress-window|root|time-log-threshold|timefile)`) +
 		`|--?show-progress(?:=` + st.word + `)?|-q|--?(?:quiet|time|vv?)))*`
-	st.git = st.start + name(`git`) + gitFlags
-	st.fx = st.start + name(`fx`) + fxFlags
-	st.ffx = st.start + `(?:fx` + fxFlags + st.sep + path + `)?` + name(`ffx`) + ffxFlags
-	st.jiri = st.start + name(`jiri`) + jiriFlags
+	st.git = st.startFor("git") + name(`git`) + gitFlags
+	st.fx = st.startFor("fx") + name(`fx`) + fxFlags
+	st.ffx = st.startFor("ffx") + `(?:fx` + fxFlags + st.sep + path + `)?` + name(`ffx`) + ffxFlags
+	st.jiri = st.startFor("jiri") + name(`jiri`) + jiriFlags
 	st.argWords = map[string]string{}
 	if !deny {
 		for name, r := range k.options {
@@ -634,7 +658,7 @@ func (st *style) expand(words []string) []string {
 	case "jiri":
 		prefix = st.jiri
 	default:
-		prefix = st.start + regexp.QuoteMeta(base)
+		prefix = st.startFor(base) + regexp.QuoteMeta(base)
 		if st.deny {
 			prefix += `(?:'|")?`
 		}

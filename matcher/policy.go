@@ -365,7 +365,12 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 			// A shell variable, not a program's environment.
 		case bare:
 			sets = append(sets, a.Name)
-		default:
+		case runsEnv(a.Name):
+			blocks = append(blocks, limit{why: fmt.Sprintf("%s= can change what runs", a.Name)})
+		case c.block != nil && c.block.EnvRuns(a.Name) != nil:
+			f := c.block.EnvRuns(a.Name)
+			blocks = append(blocks, limit{why: fmt.Sprintf("%s= changes what %s runs", a.Name, c.prog), fact: f.String()})
+		case c.block != nil && c.block.EnvExec(a.Name) != nil:
 			blocks = append(blocks, limit{why: fmt.Sprintf("%s= can change what runs", a.Name)})
 		}
 	}

@@ -1,6 +1,10 @@
 package matcher
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/agent-shim/agent-shim/programs"
+)
 
 // What the matcher knows about running programs in general. What it knows
 // about particular programs is in package programs' table.
@@ -34,6 +38,9 @@ var safeEnv = map[string]bool{
 	"NODE_ENV": true, "PYTHONUNBUFFERED": true, "PYTHONDONTWRITEBYTECODE": true,
 	"PYTHONHASHSEED": true, "PYTHONIOENCODING": true,
 }
+
+// runsEnv reports a variable of programs.RunEnv.
+func runsEnv(name string) bool { return programs.RunsEnv(name) }
 
 // harmlessPagers are values of PAGER-like variables that run nothing new.
 var harmlessPagers = map[string]bool{"": true, "cat": true, "less": true, "more": true}

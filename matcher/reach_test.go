@@ -101,6 +101,8 @@ func probes(f *programs.Fact, arg string) []probe {
 	case programs.EnvExec:
 		name := strings.ReplaceAll(arg, "*", "X")
 		return []probe{{[]string{"allow " + k, deny}, name + "='rm -rf /' " + k}}
+	case programs.EnvRuns:
+		return []probe{{[]string{"allow " + k}, strings.ReplaceAll(arg, "*", "X") + "=/tmp/probe " + k}}
 	case programs.Reads:
 		return []probe{{[]string{"allow " + k}, "cp a " + strings.ReplaceAll(arg, "*", "x") + " && " + k}}
 	case programs.Like:

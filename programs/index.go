@@ -56,7 +56,27 @@ type Block struct {
 	// git push): its Args are that block's key.
 	Like  *Fact
 	reads []string // file name patterns of the code it runs (make: Makefile)
-	facts []*Fact
+	// envRuns are the variables that change what it runs (env-runs).
+	envRuns []envPattern
+	facts   []*Fact
+}
+
+type envPattern struct {
+	name string // NAME, or a prefix ending in *
+	fact *Fact
+}
+
+// EnvRuns returns the fact saying a variable changes what the program runs
+// or loads (env-runs), or nil.
+func (b *Block) EnvRuns(name string) *Fact {
+	for ; b != nil; b = b.parent {
+		for _, e := range b.envRuns {
+			if stem, ok := strings.CutSuffix(e.name, "*"); ok && strings.HasPrefix(name, stem) || e.name == name {
+				return e.fact
+			}
+		}
+	}
+	return nil
 }
 
 // Reads returns the file name patterns of the code the program runs from
@@ -166,6 +186,10 @@ func (t *Table) indexFacts() {
 			b.Like = f
 		case Reads:
 			b.reads = append(b.reads, f.Args...)
+		case EnvRuns:
+			for _, a := range f.Args {
+				b.envRuns = append(b.envRuns, envPattern{name: a, fact: f})
+			}
 		case Targets:
 			b.Targets = f
 		case Script:

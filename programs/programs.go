@@ -38,6 +38,8 @@
 //	global-flag OPT...     an option before the subcommand that takes none (git --no-pager)
 //	env-exec NAME...       the environment variable's value is a command line (LESSOPEN);
 //	                       NAME may hold * for any run of characters (CARGO_TARGET_*_RUNNER)
+//	env-runs NAME...       the environment variable changes what the program runs or
+//	                       loads (GOFLAGS, PYTHONPATH); NAME ending in * is a prefix
 //	assign-runs NAME...    a NAME=VALUE operand whose value is a program (make SHELL=)
 //	assign-expands         NAME=VALUE operands are expanded by the program: $( runs code (make);
 //	                       make's other assignments (NAME:=, ::=, ?=, +=) are the same,
@@ -274,6 +276,7 @@ const (
 	Code          Kind = "code"
 	Like          Kind = "like"
 	Reads         Kind = "reads"
+	EnvRuns       Kind = "env-runs"
 )
 
 // kindInfo says how a kind's arguments read.
@@ -313,6 +316,7 @@ var kinds = map[Kind]kindInfo{
 	Code:          {args: "opts", minArgs: 1, stricter: true, takes: true},
 	Like:          {args: "words", minArgs: 1},
 	Reads:         {args: "globs", minArgs: 1, stricter: true},
+	EnvRuns:       {args: "names", minArgs: 1, stricter: true},
 }
 
 // Fact is one line of a table.

@@ -338,3 +338,44 @@ func TestBuiltinHeaders(t *testing.T) {
 		t.Error("a program without a block was found")
 	}
 }
+
+// TestRunsEnv: the variables that change what any program runs, by name
+// and by prefix, and names that only look like them.
+func TestRunsEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{"PATH", true}, {"PATHX", true}, {"ENV", true}, {"LD_PRELOAD", true}, {"DYLD_INSERT_LIBRARIES", true},
+		{"BASH_ENV", true}, {"BASH_FUNC_ls%%", true}, {"HOME", true}, {"XDG_CONFIG_HOME", true},
+		{"PAGER", true}, {"GCONV_PATH", true}, {"GLIBC_TUNABLES", true}, {"path", true},
+		{"ENV_VAR", false}, {"FOO", false}, {"MYPATH", false}, {"LANG", false}, {"GIT_DIR", false}, {"LDX", false},
+	} {
+		if got := RunsEnv(tc.name); got != tc.want {
+			t.Errorf("RunsEnv(%q) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestEnvRuns: a program's env-runs names, as names and as prefixes, for
+// the program's subcommands too.
+func TestEnvRuns(t *testing.T) {
+	tbl := Builtin()
+	for _, tc := range []struct {
+		prog, sub, name string
+		want            bool
+	}{
+		{"git", "status", "GIT_DIR", true},
+		{"git", "status", "GIT_CONFIG_COUNT", true},
+		{"git", "status", "FOO", false},
+		{"go", "test", "GOFLAGS", true},
+		{"go", "test", "GOOS", false},
+		{"cargo", "test", "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", true},
+		{"npm", "test", "npm_config_script_shell", true},
+	} {
+		b := tbl.Program(tc.prog).Deepest(1, func(int) (string, bool) { return tc.sub, true })
+		if got := b.EnvRuns(tc.name) != nil; got != tc.want {
+			t.Errorf("[%s %s] EnvRuns(%q) = %v, want %v", tc.prog, tc.sub, tc.name, got, tc.want)
+		}
+	}
+}
