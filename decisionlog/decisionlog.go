@@ -149,35 +149,79 @@ func Path(getenv func(string) string) (string, error) {
 	return filepath.Join(dir, "agent-shim", FileName), nil
 }
 
-// Limits of one line, so that a line stays one small write.
+// Limits of one line, so that a line stays one small write and a log
+// rotated at MaxSize stays near it: every field is bounded.
 const (
-	maxCommand = 8 << 10 // bytes of Command, and of all of Argv
+	maxCommand = 8 << 10 // bytes of Command, of all of Argv, of a rule's text
 	maxReason  = 1 << 10
+	maxCwd     = 4 << 10 // PATH_MAX
+	maxField   = 256     // agent, session, layer, tool, verdict, answer, a rule's provenance
 )
 
-// Marshal returns e as one log line: secrets masked, long fields cut,
-// a newline at the end. A zero Time is now.
+// Marshal returns e as one log line: long fields cut, secrets masked, a
+// newline at the end. A zero Time is now. A field is cut to a bound
+// before it is redacted (Redact's cost grows with its input; see precut)
+// and again after.
 func Marshal(e Entry) ([]byte, error) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
 	e.Time = e.Time.UTC()
-	e.Command = cut(Redact(e.Command), maxCommand)
+	e.Command = cut(Redact(precut(e.Command, maxCommand)), maxCommand)
 	if len(e.Argv) > 0 {
-		argv := make([]string, 0, len(e.Argv))
-		n := 0
-		for _, a := range RedactArgv(e.Argv) {
+		// The words that fit the budget before redaction, each bounded.
+		words, n := make([]string, 0, len(e.Argv)), 0
+		for _, a := range e.Argv {
+			a = precut(a, maxCommand)
+			if n += len(a); n > 2*maxCommand {
+				break
+			}
+			words = append(words, a)
+		}
+		argv := make([]string, 0, len(words)+1)
+		n = 0
+		for _, a := range RedactArgv(words) {
 			if n += len(a); n > maxCommand {
-				argv = append(argv, fmt.Sprintf("…(%d more words)", len(e.Argv)-len(argv)))
 				break
 			}
 			argv = append(argv, a)
 		}
+		if len(argv) < len(e.Argv) {
+			argv = append(argv, fmt.Sprintf("…(%d more words)", len(e.Argv)-len(argv)))
+		}
 		e.Argv = argv
 	}
-	e.Reason = cut(Redact(e.Reason), maxReason)
-	e.Floor = cut(Redact(e.Floor), maxReason)
+	e.Reason = cut(Redact(precut(e.Reason, maxReason)), maxReason)
+	e.Floor = cut(Redact(precut(e.Floor, maxReason)), maxReason)
+	e.Cwd = cut(e.Cwd, maxCwd)
+	for _, f := range []*string{&e.Agent, &e.Session, &e.Layer, &e.Tool, &e.Verdict, &e.Answer} {
+		*f = cut(*f, maxField)
+	}
+	if e.Rule != nil {
+		r := *e.Rule
+		r.Text = cut(r.Text, maxCommand)
+		for _, f := range []*string{&r.List, &r.Category, &r.Overlay, &r.File} {
+			*f = cut(*f, maxField)
+		}
+		e.Rule = &r
+	}
 	return append(appendEntry(make([]byte, 0, 256+len(e.Command)+len(e.Reason)), &e), '\n'), nil
+}
+
+// precut bounds s before it is redacted, to twice n (the final cut is to
+// n). A cut inside a secret must not leave its beginning for Redact to
+// miss (`https://user:pa`): the cut goes back to the last blank, so the
+// word it falls in is dropped whole.
+func precut(s string, n int) string {
+	if len(s) <= 2*n {
+		return s
+	}
+	head := s[:2*n]
+	i := strings.LastIndexAny(head, " \t\n")
+	if i < 0 {
+		i = 0
+	}
+	return head[:i] + fmt.Sprintf(" …(%d bytes cut)", len(s)-i)
 }
 
 // appendEntry appends e as encoding/json would marshal it (TestMarshalJSON
