@@ -1,0 +1,98 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// setShim sets a key of config.json's agentShim section.
+func (w *world) setShim(key string, value any) {
+	w.t.Helper()
+	path := filepath.Join(w.home, ".gemini", "config", "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		w.t.Fatal(err)
+	}
+	shim, _ := cfg["agentShim"].(map[string]any)
+	if shim == nil {
+		w.t.Fatalf("%s has no agentShim section", path)
+	}
+	shim[key] = value
+	out, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.write(path, string(out)+"\n")
+}
+
+// TestClaudeShellMode: with `install claude-code --shell`, Claude Code
+// runs every Bash call as agent-shim-bash -c -l '<its wrapper>': shell
+// mode recognises the real wrapper, so an allowed line runs (with
+// requireHook too: the hook saw the command), and a denied one does not.
+func TestClaudeShellMode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		line        string
+		requireHook bool
+	}{
+		{"allowed", allowedLine, false},
+		{"allowed-requireHook", allowedLine, true},
+		{"denied", deniedLine, false},
+		{"denied-requireHook", deniedLine, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			w.install("claude-code", "--shell")
+			if tc.requireHook {
+				w.setShim("requireHook", true)
+			}
+			m := newModelServer(t, bashCall(tc.line))
+			for _, mode := range []string{"default"} {
+				out := w.claude(m, "--permission-mode", mode)
+				if tc.line == allowedLine {
+					w.ran(m, out)
+					// It ran through shell mode, not around it.
+					if !w.logged("shell", allowedLine, "allow") {
+						t.Errorf("no shell-mode decision allowing %q in the decision log:\n%s", allowedLine, w.decisions())
+					}
+				} else {
+					w.denied(m, out)
+				}
+			}
+		})
+	}
+}
+
+// decisions is the decision log's text.
+func (w *world) decisions() string {
+	data, err := os.ReadFile(filepath.Join(w.home, ".local", "state", "agent-shim", "decisions.jsonl"))
+	if err != nil && !os.IsNotExist(err) {
+		w.t.Fatal(err)
+	}
+	return string(data)
+}
+
+// logged reports whether the decision log holds an entry of layer for
+// command with verdict.
+func (w *world) logged(layer, command, verdict string) bool {
+	for _, line := range strings.Split(w.decisions(), "\n") {
+		var e struct {
+			Layer, Command, Verdict string
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Layer == layer && e.Command == command && e.Verdict == verdict {
+			return true
+		}
+	}
+	return false
+}
