@@ -294,3 +294,29 @@ func TestUnwrapCaptured(t *testing.T) {
 		}
 	}
 }
+
+// TestUnwrapCapturedGemini: the line the real Gemini CLI 0.61.0 gave the
+// bash first on its PATH (a script that logged its arguments) for the
+// same call, in the end-to-end world. Its hook command ran through that
+// bash too: it is no wrapper.
+func TestUnwrapCapturedGemini(t *testing.T) {
+	const world = "/tmp/TestProbeGeminiWrapper2667150639/001"
+	getenv := func(k string) string {
+		return map[string]string{"HOME": world + "/home", "TMPDIR": world + "/tmp"}[k]
+	}
+	const line = `shopt -u promptvars nullglob extglob nocaseglob dotglob; _bgpids_file=/tmp/TestProbeGeminiWrapper2667150639/001/tmp/gemini-shell-2DH90n/bgpids.tmp
+(
+  trap 'jobs -p > "$_bgpids_file"' EXIT
+touch allowed-canary && echo 'it''s'
+)
+__code=$?
+exit $__code`
+	w, ok := unwrap(line, "/bin/bash", getenv)
+	if want := "touch allowed-canary && echo 'it''s'"; !ok || w.agent != "gemini-cli" || w.command != want {
+		t.Errorf("got %+v, %v; want Gemini CLI's wrapper of %q", w, ok, want)
+	}
+	hook := "out=$(timeout -k 2 20 " + world + "/bin/agent-shim hook gemini-cli) && printf '%s\\n' \"$out\" || { echo 'agent-shim failed: blocking' >&2; exit 2; }"
+	if w, ok := unwrap(hook, "/bin/bash", getenv); ok {
+		t.Errorf("the hook command recognised as the wrapper of %q", w.command)
+	}
+}
