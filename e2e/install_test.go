@@ -168,3 +168,49 @@ func (w *world) doctor() (int, string) {
 	}
 	return 0, strings.TrimSpace(out.String())
 }
+
+// TestDoctorClaudeVersion: doctor asks the claude on PATH its version:
+// the pinned 2.1.332 honours onFailure; 2.1.197 (what a plain npm install
+// on Node 20 got) ignores it and fails open, so doctor exits 1.
+func TestDoctorClaudeVersion(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		want int
+	}{
+		{"2.1.332", 0},
+		{"2.1.197", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			bin := filepath.Join(w.dir, "claude-bin")
+			if tc.name == "2.1.332" {
+				if err := os.MkdirAll(bin, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(agentBin(t, "claude"), filepath.Join(bin, "claude")); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				w.write(filepath.Join(bin, "claude"), "#!/bin/sh\necho '"+tc.name+" (Claude Code)'\n")
+				if err := os.Chmod(filepath.Join(bin, "claude"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, kv := range w.env {
+				if strings.HasPrefix(kv, "PATH=") {
+					w.env[i] = "PATH=" + bin + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
+				}
+			}
+			w.install("claude-code")
+			code, out := w.doctor()
+			if code != tc.want {
+				t.Errorf("doctor with Claude Code %s: exit %d, want %d\n%s", tc.name, code, tc.want, out)
+			}
+			if !strings.Contains(out, tc.name) {
+				t.Errorf("doctor does not say which version it found (%s):\n%s", tc.name, out)
+			}
+		})
+	}
+}
