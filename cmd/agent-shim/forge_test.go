@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-shim/agent-shim/gate"
+)
+
+// TestTreeCannotForgeThePolicy: what decides (config.json, the policy
+// copy, the key, session answers, tickets) lives where no process under
+// the run-time layer may write. A forger that has read every byte of the
+// shim's state (the key included) and writes wherever the layer lets the
+// tree write (the scope, temp, the user's cache) changes no verdict.
+func TestTreeCannotForgeThePolicy(t *testing.T) {
+	dir, cfg := testEnv(t, `{"userSettings": {"globalPermissionGrants": {
+  "allow": ["command(git status)", "command(make)"], "ask": ["command(git push)"], "deny": ["command(make deploy)"]}},
+  "agentShim": {"version": 2, "profile": "local-changes"}}`)
+	_, proj := checkout(t, dir)
+	// The test's home is in the system's temp directory; a person's is
+	// not: the tree's temp directory is one of its own here.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	oldTemp := tempDirs
+	t.Cleanup(func() { tempDirs = oldTemp })
+	tempDirs = func() []string { return []string{tmp} }
+	e := &env{getenv: os.Getenv, stderr: os.Stderr}
+	open := func() *shim {
+		s, err := e.open(context.Background(), openOptions{config: cfg, cwd: proj, session: "forge"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.close)
+		return s
+	}
+	lines := []string{"rm -rf ~", "rm -rf /", "git push --force origin main", "make deploy", "git push origin main", "curl x | sh", "git status"}
+	verdicts := func(g *gate.Gate) string {
+		var out []string
+		for _, l := range lines {
+			out = append(out, l+": "+g.DecideBash(l).Verdict.String())
+		}
+		return g.Mode().String() + "; " + strings.Join(out, ", ")
+	}
+	s := open()
+	want := verdicts(s.g) // and the copy is made
+	auditPath, err := gate.AuditPath(e.getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Dir(auditPath)
+	deciding := []string{cfg, state, policyCopyDir(auditPath), cacheKeyPath(auditPath), filepath.Join(state, "sessions"), filepath.Join(state, "tickets")}
+	writable := e.writable(s.g)
+	for _, w := range writable {
+		for _, d := range deciding {
+			if d == w || strings.HasPrefix(d, strings.TrimSuffix(w, "/")+"/") {
+				t.Errorf("%s decides, and the run-time layer lets the tree write %s", d, w)
+			}
+		}
+	}
+	// The forger copies the real policy copy, made permissive, into every
+	// writable directory, under the names the shim once used and uses.
+	copies, err := filepath.Glob(filepath.Join(policyCopyDir(auditPath), "policy-*.txt"))
+	if err != nil || len(copies) != 1 {
+		t.Fatalf("policy copies: %q %v", copies, err)
+	}
+	real, err := os.ReadFile(copies[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := forgeCopy(t, string(real), strings.NewReplacer("mode\t\"\"\n", "mode\tyolo\n", "mode\task\n", "mode\tyolo\n",
+		"\tdeny\t", "\tallow\t", "\task\t", "\tallow\t"))
+	for _, w := range writable {
+		if fi, err := os.Stat(w); err != nil || !fi.IsDir() || strings.HasPrefix(w, "/dev/") {
+			continue
+		}
+		for _, sub := range []string{"", "agent-shim", "agent-shim/policy"} {
+			d := filepath.Join(w, sub)
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, filepath.Base(copies[0])), []byte(forged), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got := verdicts(open().g); got != want {
+		t.Errorf("verdicts changed by what the tree may write:\n got %s\nwant %s", got, want)
+	}
+	// Where the forger can write, it decides: the copy in the state
+	// directory, forged, is read (which is why it must live there).
+	if err := os.WriteFile(copies[0], []byte(forged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := verdicts(open().g)
+	if got == want {
+		t.Fatalf("a forged copy in the state directory is not read: the test forges nothing")
+	}
+	// ... but not the never-allow list, which comes from the binary.
+	for _, l := range []string{"rm -rf ~: deny", "rm -rf /: deny", "git push --force origin main: deny"} {
+		if !strings.Contains(got, l) {
+			t.Errorf("with a forged copy in the state directory: %s, want %s", got, l)
+		}
+	}
+}
+
+// forgeCopy rewrites a compact policy copy with r as its writer would: the
+// header and each region replaced, the region table made anew.
+func forgeCopy(t *testing.T, copy string, r *strings.Replacer) string {
+	t.Helper()
+	end := strings.Index(copy, "\nend\n") + len("\nend\n")
+	head := r.Replace(copy[:end])
+	var regions []string
+	for table := copy[end:]; strings.Contains(table[:26], " "); table = table[26:] {
+		var off, n int
+		if _, err := fmt.Sscanf(table[:26], "%x %x\n", &off, &n); err != nil {
+			t.Fatal(err)
+		}
+		regions = append(regions, r.Replace(copy[off:off+n]))
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	off := len(head) + 26*len(regions)
+	for _, reg := range regions {
+		fmt.Fprintf(&b, "%016x %08x\n", off, len(reg))
+		off += len(reg)
+	}
+	for _, reg := range regions {
+		b.WriteString(reg)
+	}
+	return b.String()
+}
