@@ -266,6 +266,7 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 	}
 	// The hook, for each event.
 	var cmds []string
+	failsClosed := map[string]bool{} // a command whose failure blocks the call
 	for _, ev := range s.events {
 		cmd, matcher, h, ok := findOurs(data, root, ev, s.agent)
 		if !ok && ev == "PostToolUse" {
@@ -299,17 +300,24 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 		if !slices.Contains(cmds, cmd) {
 			cmds = append(cmds, cmd)
 		}
+		if ev == s.events[0] {
+			failsClosed[cmd] = guarded || s.agent == "claude-code" && onFailure == "block"
+		}
 	}
 	for _, cmd := range cmds {
 		shim, cfg, guarded, _ := ourHook(cmd, s.agent)
+		outcome := "the agent goes ahead"
+		if failsClosed[cmd] {
+			outcome = "the agent blocks every call"
+		}
 		switch {
 		case !filepath.IsAbs(shim):
 			add(check{Name: "command", Status: checkFail,
-				Detail: fmt.Sprintf("%s is found by PATH: where PATH lacks it the hook exits 127, and the agent goes ahead", shim), Fix: fix})
+				Detail: fmt.Sprintf("%s is found by PATH: where PATH lacks it the hook exits 127, and %s", shim, outcome), Fix: fix})
 			continue
 		case !isExecutable(shim):
 			add(check{Name: "command", Status: checkFail,
-				Detail: fmt.Sprintf("%s is not an executable file: the hook fails, and the agent goes ahead", shim), Fix: fix})
+				Detail: fmt.Sprintf("%s is not an executable file: the hook fails, and %s", shim, outcome), Fix: fix})
 			continue
 		}
 		add(check{Name: "command", Status: checkOK, Detail: shim + " is executable"})
@@ -355,7 +363,7 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 	}
 	// Shell mode.
 	if s.agent == "claude-code" {
-		c := e.claudeShell(data, root, exe)
+		c := e.claudeShell(ctx, path, data, root, exe)
 		if c.Status == checkInfo && e.requireHook(cfgFlag) {
 			c.Status = checkWarn
 			c.Detail += "; agentShim.requireHook has no effect while Claude Code's commands do not run through shell mode"
@@ -646,8 +654,9 @@ func (e *env) requireHook(cfgFlag string) bool {
 	return err == nil && f.Shim.RequireHook
 }
 
-// claudeShell checks Claude Code's shell mode: env.CLAUDE_CODE_SHELL.
-func (e *env) claudeShell(data []byte, root *jval, exe string) check {
+// claudeShell checks Claude Code's shell mode: env.CLAUDE_CODE_SHELL, and
+// that it runs a command the way Claude Code calls its shell.
+func (e *env) claudeShell(ctx context.Context, path string, data []byte, root *jval, exe string) check {
 	fix := hooks.CommandLine([]string{exe, "install", "claude-code", "--shell"})
 	v := root.member("env").member("CLAUDE_CODE_SHELL")
 	if v == nil {
@@ -664,5 +673,50 @@ func (e *env) claudeShell(data []byte, root *jval, exe string) check {
 	if !sameFile(r, exe) && !strings.HasPrefix(filepath.Base(r), "agent-shim") {
 		return check{Name: "shell mode", Status: checkInfo, Detail: fmt.Sprintf("off (env.CLAUDE_CODE_SHELL is %s, not agent-shim)", sh), Fix: fix}
 	}
-	return check{Name: "shell mode", Status: checkOK, Detail: "on: env.CLAUDE_CODE_SHELL=" + sh}
+	if err := e.shellProbe(ctx, r); err != nil {
+		return check{Name: "shell mode", Status: checkFail,
+			Detail: fmt.Sprintf("env.CLAUDE_CODE_SHELL=%s refuses Claude Code's command wrapper around `true` (%v): every Bash call fails", sh, err),
+			Fix:    "remove env.CLAUDE_CODE_SHELL from " + path + ", or upgrade agent-shim"}
+	}
+	return check{Name: "shell mode", Status: checkOK, Detail: "on: env.CLAUDE_CODE_SHELL=" + sh + "; Claude Code's command wrapper around `true` ran"}
+}
+
+// shellProbe runs `true` through shell as Claude Code runs every command
+// (bash -c -l and its wrapper: shopt, unalias/unset of which, eval of
+// the command, the working directory written to a file under TMPDIR),
+// in a temporary directory with no terminal, and wants exit 0 and the
+// file written. shell is the link's target, run by its own name (as
+// `agent-shim -c` is shell mode under any name).
+func (e *env) shellProbe(ctx context.Context, shell string) error {
+	dir, err := os.MkdirTemp("", "agent-shim-doctor-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cwdFile := filepath.Join(dir, "claude-d0c7-cwd")
+	wrapper := `\builtin shopt -u extglob 2>/dev/null || true && { \builtin unalias -- 'which'; \builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && eval 'true' < /dev/null && pwd -P >| ` + cwdFile
+	ctx, cancel := context.WithTimeout(ctx, selfTestTimeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, shell, "-c", "-l", wrapper)
+	c.Dir = dir
+	c.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + dir}
+	for _, k := range []string{"HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "GEMINI_CONFIG_DIR", "GEMINI_HOME", "CLAUDE_CONFIG_DIR"} {
+		if v := e.getenv(k); v != "" {
+			c.Env = append(c.Env, k+"="+v)
+		}
+	}
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	err = c.Run()
+	if ctx.Err() != nil {
+		return fmt.Errorf("no end in %v", selfTestTimeout)
+	}
+	if err != nil {
+		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		return fmt.Errorf("%v: %s", err, msg)
+	}
+	if _, err := os.Stat(cwdFile); err != nil {
+		return errors.New("exit 0, but the working directory was not written")
+	}
+	return nil
 }
