@@ -361,6 +361,8 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 		}
 		switch {
 		case envSafe(a.Name, a.Value.Text, a.Value.Static):
+		case a.Name == "IFS" && c.prog == "read" && len(cmd.Args) > 0 && cmd.Args[0].Text == "read":
+			// IFS= read -r line: how the builtin splits the line.
 		case bare && hasLower(a.Name):
 			// A shell variable, not a program's environment.
 		case bare:

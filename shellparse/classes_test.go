@@ -171,6 +171,7 @@ var classTests = []struct {
 	{"let 'y = x'", []string{"!arithmetic evaluates a value that is not known to be a number"}},
 	{"let y=x", []string{"!arithmetic evaluates the value of x, which is not known to be a number"}},
 	{"echo ${a['$(rm -rf /)']}", []string{"echo ?${a['$(rm -rf /)']} !arithmetic evaluates a value that is not known to be a number"}},
+	{`echo "${arr[@]}" ${#arr[*]} ${arr[*]}`, []string{`echo ?"${arr[@]}" ?${#arr[*]} ?${arr[*]}`}},
 	{"echo ${a[$i]} ${a[2]} ${#a[@]}", []string{"echo ?${a[$i]} ?${a[2]} ?${#a[@]} !arithmetic evaluates the value of $i, which is not known to be a number"}},
 	{"echo ${s:$n:2}", []string{"echo ?${s:$n:2} !arithmetic evaluates the value of $n, which is not known to be a number"}},
 	{"echo $(($# + $? + ${#x}))", []string{"echo ?$(($# + $? + ${#x}))"}},

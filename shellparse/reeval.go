@@ -245,7 +245,7 @@ func (w *walker) paramHazard(x *syntax.ParamExp, p *params) string {
 	case x.NestedParam != nil:
 		return "a nested zsh parameter expansion"
 	}
-	if x.Index != nil && !w.assoc[name] {
+	if x.Index != nil && !w.assoc[name] && !wholeArray(x.Index) {
 		if why := w.arith(x.Index, p); why != "" {
 			return why
 		}
@@ -564,4 +564,15 @@ func zshHazard(word *syntax.Word) string {
 		}
 	}
 	return ""
+}
+
+// wholeArray reports the subscript @ or * (${arr[@]}, ${#arr[*]}): every
+// element, no arithmetic.
+func wholeArray(idx syntax.ArithmExpr) bool {
+	w, ok := idx.(*syntax.Word)
+	if !ok {
+		return false
+	}
+	lit := w.Lit()
+	return (lit == "@" || lit == "*") && len(w.Parts) == 1
 }
