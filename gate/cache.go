@@ -579,8 +579,8 @@ func readHeader(f *os.File, path string) (*compactStore, *compact, error) {
 		return nil, nil, err
 	}
 	if !bytes.Contains(head, []byte("\nend\n")) && int64(len(head)) < fi.Size() {
-		// A long header: read up to settingsRead, as Settings does.
-		head = make([]byte, min(fi.Size(), settingsRead))
+		// A long header (many tool or scope patterns): up to 64 KB.
+		head = make([]byte, min(fi.Size(), 64<<10))
 		if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
 			return nil, nil, err
 		}
@@ -646,64 +646,4 @@ func (c *compact) options(configPath string, scope *Scope, s *compactStore) (Opt
 		o.Policy.SetPrograms(o.programs)
 	}
 	return o, nil
-}
-
-// Settings returns the shim's settings of config.json (mode, profile,
-// shell, runtime, requireHook, pathScope, tools; no rules) as cheaply as it
-// can: from the start of the compact copy in cacheDir when that is current
-// (see Load's CacheDir), else from config.LoadSettings. Shell mode needs
-// them before every line.
-func Settings(configPath, cacheDir string) (config.Shim, error) {
-	if cacheDir != "" {
-		if s, ok := cachedSettings(configPath, cacheDir); ok {
-			return s, nil
-		}
-	}
-	f, err := config.LoadSettings(configPath)
-	if err != nil {
-		return config.Shim{}, err
-	}
-	return f.Shim, nil
-}
-
-// settingsRead bounds what cachedSettings reads of the copy: the settings
-// and the tool and scope patterns come before any rule.
-const settingsRead = 64 << 10
-
-func cachedSettings(configPath, cacheDir string) (config.Shim, bool) {
-	abs, err := filepath.Abs(configPath)
-	if err != nil {
-		return config.Shim{}, false
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return config.Shim{}, false
-	}
-	st, ok := stampOf(fi)
-	if !ok {
-		return config.Shim{}, false
-	}
-	f, err := openRead(cachePath(cacheDir, abs))
-	if err != nil {
-		return config.Shim{}, false
-	}
-	defer f.Close()
-	buf := make([]byte, settingsRead)
-	n, err := io.ReadFull(f, buf)
-	if err != nil && err != io.ErrUnexpectedEOF {
-		return config.Shim{}, false
-	}
-	text, _, err := splitHeader(buf[:n])
-	if err != nil {
-		return config.Shim{}, false
-	}
-	c, err := parseHeader(text)
-	if err != nil || c.Path != abs || c.Stamp != st {
-		return config.Shim{}, false
-	}
-	return config.Shim{
-		Version: config.Version, Profile: c.Profile, Mode: c.Mode, Shell: c.Shell,
-		Runtime: c.Runtime, RequireHook: c.RequireHook,
-		PathScope: config.PathScope{Allow: c.PathScope}, Tools: c.Tools,
-	}, true
 }

@@ -11,8 +11,6 @@ import (
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/matcher"
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 const cacheConfig = `{
@@ -271,67 +269,6 @@ func TestCopyCannotLiftNever(t *testing.T) {
 			t.Errorf("a copy of format %d was read: %v, mode %v", v, err, g.Mode())
 		}
 	}
-}
-
-// TestSettings: the settings come from the start of the compact copy when
-// it is current and authentic, else from config.json itself; a forged or
-// stale copy never changes them.
-func TestSettings(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config.json")
-	cache := filepath.Join(dir, "cache")
-	text := `{"agentShim": {"profile": "read-only", "mode": "ask", "shell": "/bin/zsh", "runtime": "require", "requireHook": true,
-  "rules": [{"line": "git status", "category": "read_only", "grants": []}]}}`
-	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	want := config.Shim{Version: config.Version, Profile: "read-only", Mode: "ask", Shell: "/bin/zsh", Runtime: "require", RequireHook: true}
-	check := func(name string, fromCache bool) {
-		t.Helper()
-		got, err := Settings(cfg, cache)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got.Version = config.Version // the file has none; the copy says the current one
-		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("%s: settings (-want +got):\n%s", name, diff)
-		}
-		if _, ok := cachedSettings(cfg, cache); ok != fromCache {
-			t.Errorf("%s: read from the copy: %v, want %v", name, ok, fromCache)
-		}
-	}
-	check("no copy yet", false)
-	if _, err := Load(cfg, cachedOptions(dir, cache)); err != nil { // writes the copy
-		t.Fatal(err)
-	}
-	check("current copy", true)
-
-	abs, _ := filepath.Abs(cfg)
-	cp := cachePath(cache, abs)
-	real, err := os.ReadFile(cp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ name, data string }{
-		{"no end of header", strings.Replace(string(real), "\nend\n", "\n", 1)},
-		{"an older format", strings.Replace(string(real), compactHeader, "agent-shim compact policy 7", 1)},
-		{"another file's copy", strings.Replace(string(real), "path\t"+abs, "path\t"+abs+"x", 1)},
-	} {
-		if err := os.WriteFile(cp, []byte(tc.data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		check(tc.name, false)
-	}
-	// A copy made for another version of config.json is not used.
-	if err := os.WriteFile(cp, real, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	check("restored copy", true)
-	if err := os.WriteFile(cfg, []byte(strings.Replace(text, `"requireHook": true`, `"requireHook": false`, 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	want.RequireHook = false
-	check("config.json changed", false)
 }
 
 // TestCompactRegions: a copy whose header is authentic but whose regions
