@@ -103,6 +103,41 @@ func (e *env) hook(ctx context.Context, args []string) int {
 		}
 		return e.block(usagef("hook: unknown agent %q (agents: claude-code, codex, gemini-cli)", name))
 	}
+	// The call is decided in a goroutine of its own, against the hook's
+	// deadline: past it (a strange file, a slow disk, a lock) the hook
+	// answers "blocked" itself, before the agent's own timeout lets the
+	// call through. What the goroutine writes is kept back until it ends.
+	type result struct {
+		code        int
+		out, errout bytes.Buffer
+	}
+	done := make(chan *result, 1)
+	go func() {
+		r := &result{}
+		inner := &env{stdin: e.stdin, stdout: &r.out, stderr: &r.errout, getenv: e.getenv}
+		r.code = inner.hookCall(ctx, ag, cfg)
+		done <- r
+	}()
+	timer := time.NewTimer(hookDeadline)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		e.stderr.Write(r.errout.Bytes())
+		if _, err := e.stdout.Write(r.out.Bytes()); err != nil {
+			return e.block(err)
+		}
+		return r.code
+	case <-timer.C:
+		return e.block(fmt.Errorf("no decision within %v", hookDeadline))
+	}
+}
+
+// hookDeadline bounds a hook call: under the guard's time (guardSeconds)
+// and the agents' own timeouts. (A variable for the tests.)
+var hookDeadline = 10 * time.Second
+
+// hookCall reads, decides and answers one call of agent ag.
+func (e *env) hookCall(ctx context.Context, ag *agent, cfg string) int {
 	data, err := io.ReadAll(io.LimitReader(e.stdin, maxHookInput+1))
 	if err != nil {
 		return e.block(fmt.Errorf("reading the hook input: %w", err))
@@ -159,11 +194,7 @@ func (e *env) hook(ctx context.Context, args []string) int {
 			fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
 		}
 	}
-	var out bytes.Buffer
-	if err := ag.answer(&out, d, hint); err != nil {
-		return e.block(err)
-	}
-	if _, err := e.stdout.Write(out.Bytes()); err != nil {
+	if err := ag.answer(e.stdout, d, hint); err != nil {
 		return e.block(err)
 	}
 	return exitOK

@@ -2,7 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestClaudeAnswer: the answer spelled out is what encoding/json writes
@@ -22,5 +26,37 @@ func TestClaudeAnswer(t *testing.T) {
 				t.Errorf("%s %q:\n got %s\nwant %s", decision, reason, got.String(), want.String())
 			}
 		}
+	}
+}
+
+// TestHookDeadline: a hook call that cannot decide in time answers
+// "blocked" itself (exit 2) before the agent's timeout would let the call
+// through: a FIFO where config.json should be, and a deadline nothing
+// can meet.
+func TestHookDeadline(t *testing.T) {
+	dir, cfg := testEnv(t, "")
+	_, proj := checkout(t, dir)
+	if err := syscall.Mkfifo(cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := `{"session_id":"d","cwd":"` + proj + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status"}}`
+	call := func() (int, string, time.Duration) {
+		var stdout, stderr bytes.Buffer
+		start := time.Now()
+		code := run(context.Background(), []string{"agent-shim", "hook", "claude-code", "--config", cfg}, strings.NewReader(in), &stdout, &stderr)
+		if stdout.Len() > 0 {
+			t.Errorf("blocked with output %q", stdout.String())
+		}
+		return code, stderr.String(), time.Since(start)
+	}
+	old := hookDeadline
+	t.Cleanup(func() { hookDeadline = old })
+	hookDeadline = 2 * time.Second
+	if code, stderr, took := call(); code != exitBlock || took > 3*time.Second {
+		t.Errorf("a FIFO at config.json: exit %d after %v: %s", code, took, stderr)
+	}
+	hookDeadline = time.Nanosecond
+	if code, stderr, _ := call(); code != exitBlock || !strings.Contains(stderr, "no decision within") {
+		t.Errorf("past the deadline: exit %d: %s", code, stderr)
 	}
 }
