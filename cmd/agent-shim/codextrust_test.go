@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -60,5 +62,27 @@ func TestCodexEventLabel(t *testing.T) {
 		if got := codexEventLabel(in); got != want {
 			t.Errorf("codexEventLabel(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// With CODEX_HOME set, Codex canonicalizes it: the trust key names the
+// directory with its links resolved. Without it, ~/.codex as it is.
+func TestCodexKeyPath(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	hooks := filepath.Join(link, "hooks.json")
+	if got := codexKeyPath(env(map[string]string{"CODEX_HOME": link}), hooks); got != filepath.Join(real, "hooks.json") {
+		t.Errorf("CODEX_HOME set: %q, want the link resolved", got)
+	}
+	if got := codexKeyPath(env(map[string]string{"HOME": dir}), hooks); got != hooks {
+		t.Errorf("CODEX_HOME unset: %q, want %q", got, hooks)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,7 +140,7 @@ func TestCodexHooksOff(t *testing.T) {
 // (Linux) and perl (macOS).
 func TestGuardedCommand(t *testing.T) {
 	defer func(s int) { guardSeconds = s }(guardSeconds)
-	guardSeconds = 1
+	guardSeconds = 1 // the commands are made before the deferred reset
 	tests := []struct {
 		name, shim string // shim "": none there
 		wantCode   int
@@ -156,28 +157,44 @@ func TestGuardedCommand(t *testing.T) {
 		{name: "ignores SIGTERM", shim: "#!/bin/sh\ntrap '' TERM\necho '{\"decision\": \"allow\"}'\nsleep 60\n", wantCode: 2},
 		{name: "killed", shim: "#!/bin/sh\necho '{\"decision\": \"allow\"}'\nkill -9 $$\n", wantCode: 2},
 	}
+	// Every command runs at once (most of them wait out the guard), and
+	// the results are checked after.
+	type result struct {
+		name, cmd      string
+		code           int
+		stdout, stderr string
+		took           time.Duration
+		err            error
+		want           int
+		wantOut        string
+	}
+	var results []*result
+	var wg sync.WaitGroup
 	for _, guard := range []func() string{guardTimeout, guardPerl} {
+		g := guard()
 		for _, agent := range []string{"codex", "gemini-cli"} {
 			for _, tc := range tests {
-				g := guard() // before the parallel tests run: guardSeconds is put back then
-				t.Run(agent+"/"+strings.Fields(g)[0]+"/"+tc.name, func(t *testing.T) {
-					t.Parallel()
-					dir := t.TempDir()
-					exe := filepath.Join(dir, "bin dir", "agent-shim")
-					if tc.name != "missing" {
-						if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
-							t.Fatal(err)
-						}
-						mode := os.FileMode(0o755)
-						if tc.name == "not executable" {
-							mode = 0o644
-						}
-						if err := os.WriteFile(exe, []byte(tc.shim), mode); err != nil {
-							t.Fatal(err)
-						}
+				dir := t.TempDir()
+				exe := filepath.Join(dir, "bin dir", "agent-shim")
+				if tc.name != "missing" {
+					if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
+						t.Fatal(err)
 					}
-					cmd := guardedCommand(g, plainCommand(exe, agent, ""))
-					c := exec.Command("/bin/sh", "-c", cmd)
+					mode := os.FileMode(0o755)
+					if tc.name == "not executable" {
+						mode = 0o644
+					}
+					if err := os.WriteFile(exe, []byte(tc.shim), mode); err != nil {
+						t.Fatal(err)
+					}
+				}
+				r := &result{name: agent + "/" + strings.Fields(g)[0] + "/" + tc.name,
+					cmd: guardedCommand(g, plainCommand(exe, agent, "")), want: tc.wantCode, wantOut: tc.wantOut}
+				results = append(results, r)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := exec.Command("/bin/sh", "-c", r.cmd)
 					c.Dir = dir
 					c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir}
 					c.Stdin = strings.NewReader(`{"in": 1}`)
@@ -185,27 +202,36 @@ func TestGuardedCommand(t *testing.T) {
 					c.Stdout, c.Stderr = &stdout, &stderr
 					start := time.Now()
 					err := c.Run()
-					code := 0
+					r.took = time.Since(start)
+					r.stdout, r.stderr = stdout.String(), stderr.String()
 					var ee *exec.ExitError
 					if errors.As(err, &ee) {
-						code = ee.ExitCode()
-					} else if err != nil {
-						t.Fatal(err)
+						r.code = ee.ExitCode()
+					} else {
+						r.err = err
 					}
-					if code != tc.wantCode || stdout.String() != tc.wantOut {
-						t.Errorf("exit %d, stdout %q; want exit %d, stdout %q (stderr %q)", code, stdout.String(), tc.wantCode, tc.wantOut, stderr.String())
-					}
-					if d := time.Since(start); d > 6*time.Second {
-						t.Errorf("took %v: past the guard's 1 s (+2 s to kill)", d)
-					}
-					if code != 0 && !strings.HasSuffix(stderr.String(), guardFailure+"\n") {
-						t.Errorf("stderr %q does not end with %q", stderr.String(), guardFailure)
-					}
-					if code != 0 && json.Valid([]byte(strings.TrimSpace(stderr.String()))) {
-						t.Errorf("stderr %q is JSON: Gemini CLI would read it as the answer", stderr.String())
-					}
-				})
+				}()
 			}
+		}
+	}
+	wg.Wait()
+	for _, r := range results {
+		t.Logf("input: %s: %q", r.name, r.cmd)
+		if r.err != nil {
+			t.Errorf("%s: %v", r.name, r.err)
+			continue
+		}
+		if r.code != r.want || r.stdout != r.wantOut {
+			t.Errorf("%s: exit %d, stdout %q; want exit %d, stdout %q (stderr %q)", r.name, r.code, r.stdout, r.want, r.wantOut, r.stderr)
+		}
+		if r.took > 6*time.Second {
+			t.Errorf("%s: took %v: past the guard's 1 s (+2 s to kill)", r.name, r.took)
+		}
+		if r.code != 0 && !strings.HasSuffix(r.stderr, guardFailure+"\n") {
+			t.Errorf("%s: stderr %q does not end with %q", r.name, r.stderr, guardFailure)
+		}
+		if r.code != 0 && json.Valid([]byte(strings.TrimSpace(r.stderr))) {
+			t.Errorf("%s: stderr %q is JSON: Gemini CLI would read it as the answer", r.name, r.stderr)
 		}
 	}
 }
