@@ -191,9 +191,15 @@ func Install(ctx context.Context, opts Options) ([]Change, error) {
 	if err != nil {
 		return changes, err
 	}
+	scripts := map[string]map[string]scriptRecord{}
+	for _, r := range repos {
+		if scripts[r.dir], err = recordScripts(r); err != nil {
+			return changes, err
+		}
+	}
 	if err := updateRecord(ctx, opts.StateDir, func(rec *record) {
 		for _, r := range repos {
-			rec.Repos[r.dir] = recordEntry{Method: r.method.String(), HooksDir: r.hooksDir}
+			rec.Repos[r.dir] = recordEntry{Method: r.method.String(), HooksDir: r.hooksDir, Scripts: scripts[r.dir]}
 		}
 	}); err != nil {
 		return changes, err

@@ -204,6 +204,21 @@ func (o *options) hookOptions(force bool) (string, hooks.Options, error) {
 	return root, hooks.Options{Repos: repos, Command: hooks.HookCommand(exe, flags...), StateDir: dir, Force: force}, nil
 }
 
+// verifyHooks refuses to act when a git hook script agents-setup installed
+// for this config was changed since (hooks.Verify): such a script runs as
+// the person at every checkout, and could run agents-setup to apply for
+// them what a hook run would hold back.
+func (o *options) verifyHooks() error {
+	_, dir, err := o.Paths()
+	if err != nil {
+		return err
+	}
+	if err := hooks.Verify(dir); err != nil {
+		return &hintError{Err: fmt.Errorf("%w (nothing written)", err), Hint: "read that script: git runs it as you at every checkout. Remove what is not yours, then run agents-setup hooks install"}
+	}
+	return nil
+}
+
 // executable is the path of this binary, links resolved, for the hook
 // command; a test seam.
 var executable = func() (string, error) {
@@ -257,6 +272,12 @@ func (o *options) hookRun(c *cli.Context) error {
 		return nil
 	}
 	o.RootSet = o.Root != ""
+	if err := hooks.Verify(dir); err != nil {
+		// A hook script was rewritten: this run may be its doing.
+		hooks.Log(dir, "hook", err.Error()+"; nothing applied: read the script, then run agents-setup hooks install")
+		fmt.Fprintf(stderr, "agents-setup: hook: %v; nothing applied (see %s)\n", err, hooks.LogPath(dir))
+		return nil
+	}
 	root, rootErr := o.FindRoot()
 	err = hooks.Run(c.Context, hooks.RunOptions{
 		Args:     args,

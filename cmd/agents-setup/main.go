@@ -176,6 +176,11 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			o.Allow, o.Ask, o.Deny = c.StringSlice("allow"), c.StringSlice("ask"), c.StringSlice("deny")
 			o.AllowLists, o.AskLists, o.DenyLists = c.StringSlice("allow-list"), c.StringSlice("ask-list"), c.StringSlice("deny-list")
 			o.ProfileSet, o.RollbackSet, o.RootSet = c.IsSet("profile"), c.IsSet("rollback"), c.IsSet("root")
+			if !o.DryRun && !o.Status {
+				if err := o.verifyHooks(); err != nil {
+					return err
+				}
+			}
 			return setup.Run(c.Context, &o.Options)
 		},
 	}
