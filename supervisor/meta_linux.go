@@ -219,7 +219,7 @@ func (l *loop) answerConnect(n *seccompNotif) (unix.Errno, bool) {
 		return unix.EPERM, false
 	}
 	for _, cs := range controlSockets {
-		if !cs.match(p) {
+		if !cs.match(p) && !l.envSocket(cs.what, p) {
 			continue
 		}
 		if l.isProgram(r, cs.progs) {
@@ -233,6 +233,50 @@ func (l *loop) answerConnect(n *seccompNotif) (unix.Errno, bool) {
 		return 0, true
 	}
 	return 0, false
+}
+
+// envSockets are the variables that name a control socket elsewhere than
+// where controlSockets look, by the server they belong to, and how to
+// read the path from their value.
+var envSockets = []struct {
+	name, what string
+	path       func(v string) string
+}{
+	{"TMUX", "a tmux server", func(v string) string { p, _, _ := strings.Cut(v, ","); return p }},
+	{"DOCKER_HOST", "the Docker daemon", func(v string) string { p, _ := strings.CutPrefix(v, "unix://"); return p }},
+	{"CONTAINER_HOST", "the Podman service", func(v string) string { p, _ := strings.CutPrefix(v, "unix://"); return p }},
+	{"DBUS_SESSION_BUS_ADDRESS", "systemd", func(v string) string {
+		for _, part := range strings.Split(v, ",") {
+			for _, kv := range strings.Split(part, ";") {
+				if p, ok := strings.CutPrefix(kv, "unix:path="); ok {
+					return p
+				}
+			}
+		}
+		return ""
+	}},
+}
+
+// envSocket reports whether p is the socket of the server what that the
+// tree's first environment names (TMUX, DOCKER_HOST, …).
+func (l *loop) envSocket(what, p string) bool {
+	for _, es := range envSockets {
+		if es.what != what {
+			continue
+		}
+		for _, kv := range l.cfg.Env {
+			v, ok := strings.CutPrefix(kv, es.name+"=")
+			if !ok {
+				continue
+			}
+			if s := es.path(v); s != "" && filepath.IsAbs(s) {
+				if r, err := filepath.EvalSymlinks(s); err == nil && r == p || s == p {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // progPaths are the programs found on the tree's PATH, by name.

@@ -302,6 +302,17 @@ func TestRunControlSockets(t *testing.T) {
 			t.Errorf("%s: status %+v:\n%s", tc.path, st, out)
 		}
 	}
+	// A server named by the environment, wherever its socket lies.
+	custom := filepath.Join(dir, "custom.sock")
+	listen(custom)
+	for _, kv := range []string{"TMUX=" + custom + ",4242,0", "DOCKER_HOST=unix://" + custom, "DBUS_SESSION_BUS_ADDRESS=unix:path=" + custom + ",guid=x"} {
+		t.Logf("input: %q", kv)
+		self, _ := os.Executable()
+		st, stdout, out := runScriptWith(t, dir, Config{Decide: (&recorder{}).decide, Env: append(os.Environ(), kv)}, self+" connect "+custom)
+		if st.Code != 1 || !strings.Contains(stdout, "operation not permitted") {
+			t.Errorf("%s: status %+v, stdout %q\n%s", kv, st, stdout, out)
+		}
+	}
 	// tmux itself, found on the tree's PATH, may: its execution was
 	// decided. A tmux of the tree's own is not the one on PATH.
 	self, _ := os.Executable()
