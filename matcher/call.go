@@ -36,6 +36,10 @@ type call struct {
 	// gitImplied are the push options configuration on the line implies
 	// (remote.origin.mirror=true is --mirror).
 	gitImplied []shellparse.Word
+	// gitDirs are the repositories and work trees git -C, --git-dir,
+	// --work-tree and GIT_DIR name, judged against the scope (see
+	// Policy.foreignDir).
+	gitDirs []gitDir
 }
 
 // limit is a floor or a block: why, the table fact behind it (if any), and
@@ -273,11 +277,15 @@ func (c *call) gitGlobals(p *programs.Program, args []shellparse.Word) []shellpa
 // that stays in the working directory is the checkout's own (a jiri
 // project); the gate judges the rest against the scope.
 func (c *call) gitRepo(name, val string, static bool) {
-	if static && inTree(val) {
+	if !static {
+		c.floor("git %s %s: another repository's configuration and hooks may run", name, val)
 		return
 	}
-	c.floor("git %s %s: another repository's configuration and hooks run", name, val)
+	c.gitDirs = append(c.gitDirs, gitDir{name, val})
 }
+
+// gitDir is a directory a git option or variable names (git -C DIR).
+type gitDir struct{ how, dir string }
 
 // gitEnv reads the variables that configure git: GIT_CONFIG_PARAMETERS
 // and GIT_CONFIG_COUNT with GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n are git -c

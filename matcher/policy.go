@@ -24,8 +24,9 @@ type Policy struct {
 	noIndex bool
 	tbl     *programs.Table
 	home    string
-	next    int   // the position of the next rule added
-	lazy    *lazy // set when the rules are read from a store (see Open)
+	inScope func(dir string) bool // see SetScope
+	next    int                   // the position of the next rule added
+	lazy    *lazy                 // set when the rules are read from a store (see Open)
 }
 
 // SetPrograms sets the table of program facts decisions use; the default
@@ -41,6 +42,15 @@ func (p *Policy) SetHome(dir string) {
 		p.home = path.Clean(dir)
 	}
 }
+
+// SetScope sets how an absolute directory is judged: contains reports
+// whether it is inside the project (the gate's scope). git, and the
+// programs that run their working directory's code (make, go test, npm:
+// see the table's reads facts), run in a directory outside it only with a
+// person's answer: that repository's configuration and hooks, that
+// Makefile, run. Without a scope every absolute directory is outside;
+// relative ones are inside unless .. leaves where the line started.
+func (p *Policy) SetScope(contains func(dir string) bool) { p.inScope = contains }
 
 func (p *Policy) programs() *programs.Table {
 	if p.tbl == nil {
@@ -114,6 +124,7 @@ func (p *Policy) Clone() *Policy {
 	out := &Policy{
 		tbl:     p.tbl,
 		home:    p.home,
+		inScope: p.inScope,
 		byProg:  make(map[string][]*Rule, len(p.byProg)),
 		global:  slices.Clip(p.global),
 		rules:   slices.Clip(p.rules),
@@ -336,6 +347,9 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 		if why := p.runsWritten(cmd, cmd.Written); why != "" {
 			floors = append(floors, limit{why: why})
 		}
+	}
+	if why := p.foreignDir(c, cmd); why != "" {
+		floors = append(floors, limit{why: why})
 	}
 	if len(cmd.Args) > 1 || len(cmd.Redirs) > 0 {
 		if s := p.secret(cmd); s != "" {
@@ -618,6 +632,46 @@ func hasLower(s string) bool {
 		}
 	}
 	return false
+}
+
+// foreignDir returns why cmd runs code of another directory, "" when it
+// does not: git in a directory outside the scope reads that repository's
+// configuration (pager, hooks, fsmonitor), make its Makefile, go test its
+// module (see SetScope).
+func (p *Policy) foreignDir(c *call, cmd *shellparse.Command) string {
+	if c.prog != "git" && (c.block == nil || len(c.block.Reads()) == 0) {
+		return ""
+	}
+	if cmd.DirUnknown {
+		return fmt.Sprintf("%s runs in a directory not known statically, whose code or configuration runs", c.prog)
+	}
+	if cmd.Dir != "" && !p.inside(cmd.Dir) {
+		return fmt.Sprintf("%s runs in %s, outside the project: its code or configuration runs", c.prog, cmd.Dir)
+	}
+	for _, g := range c.gitDirs {
+		d := g.dir
+		if cmd.Dir != "" && !strings.HasPrefix(d, "/") && !strings.HasPrefix(d, "~") {
+			d = path.Join(cmd.Dir, d)
+		}
+		if !p.inside(d) {
+			return fmt.Sprintf("git %s %s: another repository's configuration and hooks run", g.how, g.dir)
+		}
+	}
+	return ""
+}
+
+// inside reports whether a directory (absolute, ~/…, or relative to where
+// the line starts) is inside the project: see SetScope.
+func (p *Policy) inside(d string) bool {
+	switch {
+	case strings.HasPrefix(d, "~") && (d == "~" || strings.HasPrefix(d, "~/")) && p.home != "":
+		d = path.Join(p.home, d[1:])
+	case strings.HasPrefix(d, "~"):
+		return false
+	case !strings.HasPrefix(d, "/"):
+		return inTree(d)
+	}
+	return p.inScope != nil && p.inScope(path.Clean(d))
 }
 
 // secrets are the files whose contents are credentials, which no allow

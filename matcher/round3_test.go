@@ -1,6 +1,9 @@
 package matcher
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // round3Tests are more members of each class of adversarial-3.tsv (issue
 // 23), decided by the matcher alone under the adversarial-2 policy: a write
@@ -107,6 +110,14 @@ var round3Tests = []struct {
 	{"cp a notes.txt && make", Default},
 	{"cd sub && cp a x.sh && sh x.sh", Ask},
 	{"cp a x.sh && sh y.sh", Default},
+	// cd into another repository or project.
+	{"cd /tmp/evil && git status", Ask},
+	{"cd ../other && make", Ask},
+	{"cd ~/x && npm test", Ask},
+	{"cd cmd && git status && make test", Allow},
+	{"cd /tmp/x && ls", Allow},
+	{`cd "$D" && go test ./...`, Ask},
+	{"CDPATH=/tmp cd x && git status", Ask},
 	// Secrets.
 	{"cat ~/.ssh/id_rsa", Ask},
 	{"cat ~/.ssh/id_rsa.pub", Allow},
@@ -155,6 +166,32 @@ func TestRound3(t *testing.T) {
 		res := p.Decide(tc.in)
 		if res.Decision != tc.want {
 			t.Errorf("%q: got %v, want %v\n%s", tc.in, res.Decision, tc.want, explainText(res))
+		}
+	}
+}
+
+// TestSetScope: with the gate's scope, an absolute directory inside it is
+// the project's own.
+func TestSetScope(t *testing.T) {
+	p := referencePolicy2()
+	p.SetHome("/home/me")
+	p.SetScope(func(d string) bool { return d == "/work/ck" || strings.HasPrefix(d, "/work/ck/") })
+	for _, tc := range []struct {
+		in   string
+		want Decision
+	}{
+		{"cd /work/ck/cmd && git status", Allow},
+		{"git -C /work/ck/vendor/x status", Allow},
+		{"git -C /work/ck/../other status", Ask},
+		{"cd /work/other && git status", Ask},
+		{"cd /work/ck && git -C ../other log", Ask},
+		{"cd /work/ck && git -C sub log", Allow},
+		{"cd ~ && git status", Ask},
+		{"GIT_DIR=/work/ck/.git git log", Ask}, // GIT_* is never accepted on an allow rule
+	} {
+		t.Logf("input: %q", tc.in)
+		if got := p.Decide(tc.in); got.Decision != tc.want {
+			t.Errorf("%q: got %v, want %v\n%s", tc.in, got.Decision, tc.want, explainText(got))
 		}
 	}
 }

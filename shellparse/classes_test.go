@@ -273,8 +273,45 @@ func TestRedirGlob(t *testing.T) {
 		if len(s.Commands) != 1 || len(s.Commands[0].Redirs) != 1 {
 			t.Fatalf("want one command with one redirection, got %+v", s.Commands)
 		}
-		if got := s.Commands[0].Redirs[0].Target.Glob; got != tc.want {
-			t.Errorf("%q: Glob = %v, want %v", tc.in, got, tc.want)
+		tg := s.Commands[0].Redirs[0].Target
+		if tg.Glob != tc.want || tg.Static == tc.want {
+			t.Errorf("%q: Glob = %v, Static = %v, want a pattern: %v (not known statically)", tc.in, tg.Glob, tg.Static, tc.want)
+		}
+	}
+}
+
+// TestDir: the directory each command runs in, after the cds before it:
+// relative to where the line starts when that is all that is known, and
+// unknown after a cd nobody can follow (a variable, cd -, a relative cd
+// once CDPATH or cdable_vars may redirect it).
+func TestDir(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		dir     string
+		unknown bool
+	}{
+		{"git status", "", false},
+		{"cd cmd && git status", "cmd", false},
+		{"cd cmd; cd ../x && git status", "x", false},
+		{"cd .. && git status", "..", false},
+		{"cd /tmp && git status", "/tmp", false},
+		{"cd ~/src && git status", "~/src", false},
+		{`cd "$D" && git status`, "", true},
+		{`cd "$D"; cd /tmp && git status`, "/tmp", false},
+		{"cd - && git status", "", true},
+		{"CDPATH=.git cd hooks && git status", "", true},
+		{"export CDPATH=/tmp; cd x && git status", "", true},
+		{"shopt -s cdable_vars; cd h && git status", "", true},
+		{"CDPATH=/tmp; cd ./x && git status", "x", false},
+	} {
+		t.Logf("input: %q", tc.in)
+		s, err := Parse(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := s.Commands[len(s.Commands)-1]
+		if last.Dir != tc.dir || last.DirUnknown != tc.unknown {
+			t.Errorf("%q: Dir %q, DirUnknown %v; want %q, %v", tc.in, last.Dir, last.DirUnknown, tc.dir, tc.unknown)
 		}
 	}
 }

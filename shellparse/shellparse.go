@@ -101,8 +101,13 @@ type Command struct {
 	// Source is the command's text as written in its own source.
 	Source string
 	// Dir is the working directory the command runs in when an earlier
-	// cd on the line makes it known ("/", "/tmp", "~/src"), else "".
+	// cd on the line makes it known ("/", "/tmp", "~/src", or relative
+	// to where the line starts: "cmd", ".."), else "".
 	Dir string
+	// DirUnknown reports that an earlier cd on the line moved to a
+	// directory not known statically (cd "$d"): Dir is "" but the
+	// command does not run where the line started.
+	DirUnknown bool
 	// Written are the paths the commands before it on the line write,
 	// cleaned and joined to their Dir: write redirections, and what the
 	// program table says a program writes (cp's destination, tee's files,
@@ -446,6 +451,12 @@ type walker struct {
 	// unknown. It follows source order and ignores subshell scoping, which
 	// can only make a later relative path look more dangerous.
 	cwd string
+	// cdpath is set once the line sets CDPATH or turns on cdable_vars:
+	// a relative cd then goes where they say.
+	cdpath bool
+	// cwdLost is set once a cd moved to a directory not known
+	// statically (cd "$d", cd -) and no later cd made it known again.
+	cwdLost bool
 	// specialsLost is set once a command that may unset a variable ran
 	// (unset, declare, eval, a function): RANDOM and the like are then
 	// plain variables.
@@ -740,8 +751,32 @@ func (w *walker) emit(cmd *Command) {
 	}
 	if cmd.Dir == "" {
 		cmd.Dir = w.cwd
+		cmd.DirUnknown = cmd.Dir == "" && w.cwdLost
+	}
+	if !w.cdpath {
+		w.cdpath = setsCDPath(cmd)
 	}
 	w.cmds = append(w.cmds, cmd)
+}
+
+// setsCDPath reports a command that sets CDPATH (for itself or the shell)
+// or turns on cdable_vars, either of which sends a later cd NAME
+// elsewhere.
+func setsCDPath(cmd *Command) bool {
+	for _, a := range cmd.Assigns {
+		if a.Name == "CDPATH" {
+			return true
+		}
+	}
+	for i, a := range cmd.Args {
+		if i == 0 {
+			continue
+		}
+		if strings.HasPrefix(a.Text, "CDPATH") || strings.Contains(a.Text, "cdable_vars") || !a.Static && cmd.Args[0].Text == "shopt" {
+			return true
+		}
+	}
+	return false
 }
 
 // chdir follows cd and pushd so that later relative paths can be resolved.
@@ -751,9 +786,9 @@ func (w *walker) chdir(args []Word) {
 	}
 	switch {
 	case len(args) == 0:
-		w.cwd = "~"
+		w.cwd, w.cwdLost = "~", false
 	case !args[0].Static || args[0].Text == "-" || args[0].Text == "":
-		w.cwd = ""
+		w.cwd, w.cwdLost = "", true
 	default:
 		d := args[0].Text
 		switch {
@@ -763,8 +798,16 @@ func (w *walker) chdir(args []Word) {
 			w.cwd = path.Clean(d)
 		case w.cwd != "":
 			w.cwd = path.Join(w.cwd, d)
+		case w.cwdLost:
+		case w.cdpath && d != "." && d != ".." && !strings.HasPrefix(d, "./") && !strings.HasPrefix(d, "../"):
+			// CDPATH or cdable_vars may send cd hooks anywhere.
+			w.cwdLost = true
 		default:
-			w.cwd = ""
+			// Relative to where the line starts: cmd, .., ../other.
+			w.cwd = path.Clean(d)
+		}
+		if w.cwd != "" {
+			w.cwdLost = false
 		}
 	}
 }
@@ -995,6 +1038,12 @@ func redirect(r *syntax.Redirect, src source) Redirect {
 	}
 	out.Target = evalWord(r.Word, src.slice(r.Word))
 	out.Target.Split = false
+	if out.Target.Glob && out.Target.Static {
+		// bash expands a pattern in a redirection target to the one
+		// file it names (> .git/confi[g] writes .git/config): which
+		// file is not known statically. Text keeps the pattern.
+		out.Target.Static = false
+	}
 	switch r.Op {
 	case syntax.RdrIn:
 		out.Kind = Read
