@@ -89,7 +89,7 @@ func (e *env) runProgram(ctx context.Context, s *shim, cfg *lazyConfig, agent, p
 	}
 	st, err := e.supervise(ctx, s, agent, path, argv, approval{approved: approved, line: line})
 	if err == nil {
-		if code := e.restoreProtected(s, snap, line, approved); code != exitOK {
+		if code := e.restoreProtected(s, snap, agent, line, approved); code != exitOK {
 			if st.Signal == 0 && st.Code == 0 {
 				st.Code = code
 			}
@@ -418,7 +418,7 @@ func (e *env) checkouts(g *gate.Gate) []string {
 // (gate's Protected: the line's commands that write them), and says so:
 // one line each on stderr and in the decision log. It returns exitError
 // when it undid or could not undo anything.
-func (e *env) restoreProtected(s *shim, snap *supervisor.Snapshot, line string, approved bool) int {
+func (e *env) restoreProtected(s *shim, snap *supervisor.Snapshot, agent, line string, approved bool) int {
 	var approvedWrites []string
 	if approved && line != "" {
 		for _, c := range s.g.Explain(line).Commands {
@@ -446,7 +446,7 @@ func (e *env) restoreProtected(s *shim, snap *supervisor.Snapshot, line string, 
 		fmt.Fprintf(e.stderr, "agent-shim: denied at run time: the line changed %s, a protected path; undone\n", p)
 		if w != nil {
 			w.Log(entryOf(gate.Decision{Verdict: gate.Deny, Reason: "a protected path changed at run time; undone"}, decisionlog.Entry{
-				Agent: "shell", Layer: decisionlog.LayerRuntime, Tool: "write", Command: p,
+				Agent: agent, Layer: decisionlog.LayerRuntime, Tool: "write", Command: p,
 			}))
 		}
 	}

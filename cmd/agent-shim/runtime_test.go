@@ -746,6 +746,23 @@ echo ok > src.txt
 	if data, _ := os.ReadFile(logPath); !bytes.Contains(data, []byte(`"tool":"write"`)) || !bytes.Contains(data, []byte("post-checkout")) {
 		t.Errorf("not in the decision log:\n%s", data)
 	}
+	// A change the person approved with the line stays.
+	tty := filepath.Join(r.dir, "tty-y")
+	if err := os.WriteFile(tty, []byte("y\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	openTTY = func() (io.ReadWriteCloser, error) { return openFakeTTY(tty) }
+	code, _, stderr = shellRun(context.Background(), "git config user.name approved")
+	if got, _ := os.ReadFile(filepath.Join(r.proj, ".git", "config")); code != 0 || !bytes.Contains(got, []byte("approved")) {
+		t.Errorf("the approved change was undone (exit %d):\n%s\n%s", code, got, stderr)
+	}
+	// Unapproved, the same change is undone.
+	openTTY = func() (io.ReadWriteCloser, error) { return nil, os.ErrNotExist }
+	r.file(t, "cfg.sh", "git config user.name planted\n")
+	code, _, stderr = shellRun(context.Background(), "bash cfg.sh")
+	if got, _ := os.ReadFile(filepath.Join(r.proj, ".git", "config")); code == 0 || bytes.Contains(got, []byte("planted")) {
+		t.Errorf("the planted change stayed (exit %d):\n%s\n%s", code, got, stderr)
+	}
 	// A line that changes nothing protected succeeds.
 	if code, _, stderr := shellRun(context.Background(), "git status --short"); code != 0 {
 		t.Errorf("git status: exit %d\n%s", code, stderr)
