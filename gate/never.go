@@ -1,12 +1,8 @@
 package gate
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"path"
 	"slices"
-	"sync"
 
 	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/shellparse"
@@ -126,16 +122,6 @@ func withNever(p *matcher.Policy, own bool) *matcher.Policy {
 
 // addNever adds the never-allow rules to p.
 func addNever(p *matcher.Policy) { p.AddLines(matcher.Deny, neverLines, neverSource) }
-
-// neverDigest identifies this binary's never-allow list, so that a
-// compact copy that holds another one is not used.
-var neverDigest = sync.OnceValue(func() string {
-	h := sha256.New()
-	for _, l := range neverLines {
-		fmt.Fprintf(h, "%d:%s", len(l), l)
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
-})
 
 // neverShape returns why cmd is never allowed for what no command rule
 // can express: a write redirection to a block device, a function that
