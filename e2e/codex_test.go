@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 )
@@ -128,4 +130,49 @@ func TestCodexControlHookAnswer(t *testing.T) {
 	w := codexWorld(t, m)
 	out := w.codex(m, "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust")
 	w.denied(m, out)
+}
+
+// TestCodexStaleTrust: when the hook entry changes after install (here its
+// timeout), Codex's trusted_hash no longer matches and Codex skips the hook
+// without a word: doctor must say so (exit 1), and the line really runs
+// then. Installing again trusts the hook again, and the deny holds.
+func TestCodexStaleTrust(t *testing.T) {
+	t.Parallel()
+	m := newModelServer(t, shellCall(deniedLine))
+	w := codexWorld(t, m)
+	w.env = append(w.env, "CODEX_HOME="+filepath.Join(w.home, ".codex"))
+	hooksJSON := filepath.Join(w.home, ".codex", "hooks.json")
+	data, err := os.ReadFile(hooksJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`"timeout":\s*(\d+)`)
+	if !re.Match(data) {
+		t.Fatalf("no timeout in %s:\n%s", hooksJSON, data)
+	}
+	w.write(hooksJSON, re.ReplaceAllString(string(data), `"timeout": 29`))
+	if code, out := w.doctor(); code != 1 {
+		t.Errorf("doctor with the hook changed after it was trusted: exit %d, want 1\n%s", code, out)
+	}
+	// Codex really skips it: the denied line runs (a forced push to the
+	// world's own bare repository).
+	w.codex(m, "--dangerously-bypass-approvals-and-sandbox")
+	if !w.pushMoved() {
+		t.Errorf("Codex ran the changed, untrusted hook: the premise of this test is gone (tool results: %q)", m.results())
+	}
+
+	t.Log(w.install("codex"))
+	if code, out := w.doctor(); code != 0 {
+		t.Errorf("doctor after installing again: exit %d, want 0\n%s", code, out)
+	}
+	w.git(w.project, "commit", "-q", "--amend", "-m", "three") // diverge again
+	if err := os.Remove(filepath.Join(w.project, deniedCanary)); err != nil {
+		t.Fatal(err)
+	}
+	w.bareRef = w.git(w.bare, "rev-parse", "main")
+	m2 := newModelServer(t, shellCall(deniedLine))
+	w.codexHome(m2)
+	t.Log(w.install("codex"))
+	out := w.codex(m2, "--dangerously-bypass-approvals-and-sandbox")
+	w.denied(m2, out)
 }
