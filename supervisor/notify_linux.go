@@ -314,7 +314,7 @@ func (l *loop) read(n *seccompNotif, m *mem) (Exec, error) {
 			x.Path = filepath.Join(base, path)
 		}
 	}
-	if err := l.identify(r, &x, named); err != nil {
+	if err := l.identify(r, &x, named, 0); err != nil {
 		return x, err
 	}
 	if !l.valid(n.id) {
@@ -323,10 +323,18 @@ func (l *loop) read(n *seccompNotif, m *mem) (Exec, error) {
 	return x, nil
 }
 
+// maxChain bounds the interpreters and loaders one execution goes
+// through (Linux allows a script's interpreter to be a script 4 deep).
+const maxChain = 8
+
 // identify resolves the program named (Real), and tells what it is: a
-// script's interpreter, a copy of a restricted program, a dynamic loader
-// and the program it loads.
-func (l *loop) identify(r resolver, x *Exec, named string) error {
+// script and the execution of its interpreter, a copy of a restricted
+// program, a dynamic loader and the program it loads; depth counts the
+// interpreters and loaders before it.
+func (l *loop) identify(r resolver, x *Exec, named string, depth int) error {
+	if depth > maxChain {
+		return fmt.Errorf("%s: more than %d interpreters and loaders", x.Path, maxChain)
+	}
 	real, err := r.resolve(named, true)
 	switch {
 	case missing(err):
@@ -348,6 +356,25 @@ func (l *loop) identify(r resolver, x *Exec, named string) error {
 	if l.checkCopy(real, &st) {
 		x.Copies = l.copies.of(real, &st)
 	}
+	if len(x.Interp) > 0 {
+		// The kernel runs the interpreter with the script's path as
+		// given to it: a copy of git as the interpreter of a script
+		// named push is git push.
+		script := x.rawPath
+		if script == "" {
+			script = x.Path
+		}
+		y := &Exec{Pid: x.Pid, Dir: x.Dir, Path: x.Interp[0], Env: x.Env,
+			Argv: append(append(slices.Clone(x.Interp), script), x.Argv[min(1, len(x.Argv)):]...)}
+		if !filepath.IsAbs(y.Path) {
+			y.Path = filepath.Join(x.Dir, y.Path)
+		}
+		if err := l.identify(r, y, r.at(unix.AT_FDCWD, x.Interp[0]), depth+1); err != nil && !errors.Is(err, errMissing) {
+			return err
+		}
+		x.Interpreted, x.Env = y, y.Env
+		return nil
+	}
 	loader := isLoader(real)
 	for _, c := range x.Copies {
 		loader = loader || isLoader(c)
@@ -366,11 +393,11 @@ func (l *loop) identify(r resolver, x *Exec, named string) error {
 		if filepath.IsAbs(prog) {
 			y.Path = filepath.Clean(prog)
 		}
-		if err := l.identify(r, y, r.at(unix.AT_FDCWD, prog)); err != nil && !errors.Is(err, errMissing) {
+		if err := l.identify(r, y, r.at(unix.AT_FDCWD, prog), depth+1); err != nil && !errors.Is(err, errMissing) {
 			return err
 		}
 	}
-	x.Loaded = y
+	x.Loaded, x.Env = y, y.Env // what a loader down the chain loads counts for all
 	return nil
 }
 

@@ -139,6 +139,8 @@ func TestRunExecIdentity(t *testing.T) {
 		{"renamed-link", `ln -s ` + touch + ` ./t5; (exec -a cp ./t5 denied)`},
 		{"preload", `LD_PRELOAD=/nonexistent.so /bin/true; touch -h 2>/dev/null; LD_PRELOAD=/nonexistent.so ` + touch + ` denied`},
 		{"library-path", `LD_LIBRARY_PATH=. ` + touch + ` denied`},
+		{"interpreter-copy", `cp ` + touch + ` ./tt; printf '#!%s/tt\n' "$PWD" > s; chmod +x s; ./s denied`},
+		{"interpreter-link", `ln -s ` + touch + ` ./tl; printf '#!%s/tl\n' "$PWD" > s; chmod +x s; ./s denied`},
 	}
 	for _, l := range loaders {
 		tests = append(tests,
@@ -146,6 +148,8 @@ func TestRunExecIdentity(t *testing.T) {
 			struct{ name, script string }{"loader-opts-" + filepath.Base(l), l + " --argv0 x --inhibit-cache " + touch + " denied"},
 			struct{ name, script string }{"loader-copy-" + filepath.Base(l), "cp " + l + " ./myld; ./myld /bin/true && ./myld " + touch + " denied"},
 			struct{ name, script string }{"loader-preload-" + filepath.Base(l), l + " --preload /nonexistent.so /bin/true && echo ran > denied"},
+			struct{ name, script string }{"loader-interpreter-" + filepath.Base(l), "printf '#!" + l + " " + touch + "\\n' > s; chmod +x s; ./s denied"},
+			struct{ name, script string }{"loader-interpreter-preload-" + filepath.Base(l), "printf '#!" + l + " --preload=/nonexistent.so\\n' > s; chmod +x s; ./s /bin/true && echo ran > denied"},
 		)
 	}
 	seen := map[string]bool{}

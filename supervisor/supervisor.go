@@ -171,6 +171,11 @@ type Exec struct {
 	// Loaded is the program a dynamic loader runs (ld.so PROGRAM ARGS),
 	// read and resolved the same way; nil when it runs none.
 	Loaded *Exec
+	// Interpreted is the execution of a script's interpreter as the
+	// kernel makes it (the interpreter, its argument, the script's path
+	// as given, the arguments), resolved the same way; nil for a file
+	// that is no script.
+	Interpreted *Exec
 
 	rawPath string   // the path as the call gave it
 	rawEnv  []string // Env as read, for the second reading
@@ -207,6 +212,9 @@ func (x Exec) Spellings() [][]string {
 	}
 	if len(x.Interp) > 0 {
 		out = append(out, append(append(append([]string{}, x.Interp...), x.Path), args...))
+	}
+	if x.Interpreted != nil {
+		out = append(out, x.Interpreted.Spellings()...)
 	}
 	if x.Loaded != nil {
 		out = append(out, x.Loaded.Spellings()...)

@@ -31,6 +31,16 @@ func TestSpellings(t *testing.T) {
 			in:   Exec{Path: "/w/s", Real: "/w/s", Argv: []string{"./s", "a"}, Interp: []string{"/usr/bin/env", "bash"}},
 			want: [][]string{{"/w/s", "a"}, {"/usr/bin/env", "bash", "/w/s", "a"}},
 		},
+		{ // a script whose interpreter is a copy of git: git push
+			in: Exec{Path: "/w/push", Real: "/w/push", Argv: []string{"push", "--force"}, Interp: []string{"/w/g"},
+				Interpreted: &Exec{Path: "/w/g", Real: "/w/g", Argv: []string{"/w/g", "push", "--force"}, Copies: []string{"/usr/bin/git"}}},
+			want: [][]string{{"/w/push", "--force"}, {"/w/g", "/w/push", "--force"}, {"/w/g", "push", "--force"}, {"/usr/bin/git", "push", "--force"}},
+		},
+		{ // the loader runs git
+			in: Exec{Path: "/lib64/ld.so", Real: "/lib64/ld.so", Argv: []string{"ld.so", "/usr/bin/git", "push"},
+				Loaded: &Exec{Path: "/usr/bin/git", Real: "/usr/bin/git", Argv: []string{"/usr/bin/git", "push"}}},
+			want: [][]string{{"/lib64/ld.so", "/usr/bin/git", "push"}, {"/usr/bin/git", "push"}},
+		},
 		{ // no argv at all
 			in:   Exec{Path: "/bin/true", Real: "/usr/bin/true"},
 			want: [][]string{{"/bin/true"}},
