@@ -16,14 +16,16 @@ import (
 )
 
 // crashAt runs o in a child process that exits at step, as a crash would.
-func (e *env) crashAt(t *testing.T, step string, o Options) {
+// extraEnv are added to its environment (editEnv).
+func (e *env) crashAt(t *testing.T, step string, o Options, extraEnv ...string) {
 	t.Helper()
 	data, err := json.Marshal(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"="+step, optsEnv+"="+string(data), "HOME="+e.home)
+	cmd.Env = append(os.Environ(), crashEnv+"="+step, optsEnv+"="+string(data), "HOME="+e.home, "SETUP_TEST_CONFIG="+e.cfg)
+	cmd.Env = append(cmd.Env, extraEnv...)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != crashCode {
@@ -297,4 +299,31 @@ func TestStatusJSONPure(t *testing.T) {
 	if !v.Pending {
 		t.Errorf("pending not reported: %+v", v)
 	}
+}
+
+// TestCrashAfterExchangeWithEdit: an editor's change lands at the rename,
+// and the run dies right after the exchange swapped it out, before it
+// could put it back. The next run completes the change (it was
+// committed) and keeps the edit in a file its note names, for the person
+// to merge: never lost, never swept as a temporary file.
+func TestCrashAfterExchangeWithEdit(t *testing.T) {
+	e := newEnv(t)
+	e.mustRun(t, e.opts(applyA))
+	e.crashAt(t, stepExchanged, e.opts(applyB), editEnv+"="+stepConfig+":command(edited-at-rename)")
+	out := e.mustRun(t, e.opts(applyB))
+	if !strings.Contains(out, "completed an interrupted apply") || !strings.Contains(out, "merge it by hand") {
+		t.Errorf("next run: %s", out)
+	}
+	kept, _ := filepath.Glob(e.cfg + ".edit-*")
+	if len(kept) != 1 || !strings.Contains(readFile(t, kept[0]), "command(edited-at-rename)") {
+		t.Fatalf("the edit was not kept: %v", kept)
+	}
+	if got := e.actions(t); !slices.Equal(got, []string{"apply", "apply"}) {
+		t.Errorf("history %v", got)
+	}
+	if p := loadConfig(t, e.cfg).Shim.Profile; p != "full-access" {
+		t.Errorf("profile %q", p)
+	}
+	handKept(t, e.cfg)
+	e.assertClean(t)
 }

@@ -111,6 +111,7 @@ const (
 	stepStateTemp  = "state-temp"
 	stepJournal    = "journal"
 	stepConfig     = "config" // the commit
+	stepExchanged  = "exchanged"
 	stepSync       = "config-sync"
 	stepState      = "state"
 	stepAdhoc      = "adhoc"
@@ -119,7 +120,7 @@ const (
 )
 
 // Steps lists the write steps of a transaction, in order (for tests).
-var Steps = []string{stepBackup, stepConfigTemp, stepStateTemp, stepJournal, stepConfig, stepSync, stepState, stepAdhoc, stepPrune, stepDone}
+var Steps = []string{stepBackup, stepConfigTemp, stepStateTemp, stepJournal, stepConfig, stepExchanged, stepSync, stepState, stepAdhoc, stepPrune, stepDone}
 
 func step(name string) error {
 	if stepHook == nil {
@@ -235,9 +236,10 @@ func (s *session) commit(c *change) (string, error) {
 	if err := step(stepConfig); err != nil {
 		return fail(err)
 	}
-	var lost string // an edit the exchange could not put back
+	var lost string   // an edit the exchange could not put back
+	var stepErr error // a test seam's error after the exchange
 	if c.data != nil {
-		lost, err = swapIn(cfgTmp, target, c.before)
+		lost, stepErr, err = swapIn(cfgTmp, target, c.before)
 	} else if err = os.Remove(target); errors.Is(err, fs.ErrNotExist) {
 		err = nil
 	}
@@ -253,7 +255,10 @@ func (s *session) commit(c *change) (string, error) {
 	if lost != "" {
 		return after(fmt.Errorf("config.json was edited at the moment it was replaced, and the edit could not be put back: it is in %s, merge it by hand", lost))
 	}
-	syncErr := step(stepSync)
+	syncErr := stepErr
+	if syncErr == nil {
+		syncErr = step(stepSync)
+	}
 	if syncErr == nil {
 		syncErr = statefile.SyncDir(filepath.Dir(target))
 	}
@@ -325,40 +330,44 @@ func (s *session) finish(j *journal, st *statefile.State) error {
 // edited one again and tmp the new content. With no file before, the
 // rename fails if one appeared. Where the system cannot exchange, it
 // renames. lost names the file holding an edit it found but could not
-// put back (the config is then the new content).
-func swapIn(tmp, target string, before []byte) (lost string, err error) {
+// put back (the config is then the new content); stepErr is the test
+// seam's error after the exchange, which comes after the commit.
+func swapIn(tmp, target string, before []byte) (lost string, stepErr, err error) {
 	if before == nil {
 		err := statefile.RenameNoReplace(tmp, target)
 		switch {
 		case errors.Is(err, fs.ErrExist):
-			return "", errChanged
+			return "", nil, errChanged
 		case errors.Is(err, errors.ErrUnsupported):
-			return "", os.Rename(tmp, target)
+			return "", nil, os.Rename(tmp, target)
 		}
-		return "", err
+		return "", nil, err
 	}
 	err = statefile.Exchange(tmp, target)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
-		return "", os.Rename(tmp, target)
+		return "", nil, os.Rename(tmp, target)
 	case errors.Is(err, fs.ErrNotExist):
-		return "", errChanged // removed since it was read
+		return "", nil, errChanged // removed since it was read
 	case err != nil:
-		return "", err
+		return "", nil, err
 	}
+	// Committed: a crash here must be found so. An error here (a test
+	// seam only) comes after the commit: see stepErr.
+	stepErr = step(stepExchanged)
 	out, rerr := statefile.ReadRegular(tmp, statefile.MaxConfig)
 	if rerr == nil && bytes.Equal(out, before) {
 		os.Remove(tmp) // left over, it is removed with the journal
-		return "", nil
+		return "", stepErr, nil
 	}
 	if err := statefile.Exchange(tmp, target); err != nil {
 		lost = target + ".edit-" + strconv.Itoa(os.Getpid())
 		if os.Rename(tmp, lost) != nil {
 			lost = tmp
 		}
-		return lost, nil
+		return lost, stepErr, nil
 	}
-	return "", errChanged
+	return "", nil, errChanged
 }
 
 // writeStateTemp writes st to a temporary file beside state.json: a

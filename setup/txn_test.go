@@ -29,7 +29,25 @@ const (
 	optsEnv  = "SETUP_TEST_OPTS"
 	// crashCode is the exit status of a simulated crash.
 	crashCode = 77
+	// editEnv makes the crashing run edit the config as an editor would
+	// (in place, no lock) at a step: "step:grant".
+	editEnv = "SETUP_TEST_EDIT_AT"
 )
+
+// appendGrant adds grant to the allow list of the config at path, written
+// in place without the lock, as an editor does.
+func appendGrant(path, grant string) error {
+	f, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	f.Grants.Allow = append(f.Grants.Allow, grant)
+	data, err := f.Marshal()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
 
 func TestMain(m *testing.M) {
 	if step := os.Getenv(crashEnv); step != "" {
@@ -40,7 +58,14 @@ func TestMain(m *testing.M) {
 		}
 		o.Now = fixedNow
 		o.Restart = noRestart
+		editAt, editGrant, _ := strings.Cut(os.Getenv(editEnv), ":")
 		stepHook = func(name string) error {
+			if name == editAt {
+				if err := appendGrant(os.Getenv("SETUP_TEST_CONFIG"), editGrant); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(2)
+				}
+			}
 			if name == step {
 				os.Exit(crashCode) // no deferred cleanup runs, as in a crash
 			}

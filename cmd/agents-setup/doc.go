@@ -93,10 +93,20 @@
 // and state to temporary files first, records itself in pending.json in the
 // state directory, checks that config.json is still the file it read (an
 // edit made meanwhile without the lock is merged as a hand edit, never
-// overwritten), and only then renames the new config into place. An error
-// before that rename changes nothing; a crash at any point is completed or
-// undone by the next run, which also removes the temporary files of dead
-// runs. config.json is validated first: a grant whose regular expression
+// overwritten), and only then exchanges the new config with config.json
+// (renameat2 RENAME_EXCHANGE where the system has it): an edit that landed
+// between that check and the exchange is exchanged back and merged too.
+// The exchange is the commit. An error before it changes nothing; an error
+// after it (a failed sync of the directory) says "written, but …", with
+// the change in the history and pending.json kept for the next run. A
+// crash at any point is completed or undone by the next run, which tells
+// a change that was committed from one that was not by the temporary
+// config pending.json names (never by config.json's content, which an
+// editor may have changed since), and removes the temporary files of dead
+// runs. An edit swapped out by a crash in the instant after the exchange
+// is kept in <config>.edit-<time>, which the note names. config.json is
+// validated first (and agent-shim validates it the same way when it reads
+// it): a grant whose regular expression
 // does not compile (file, list, index, the RE2 error), an unknown
 // agentShim.mode (ask, allow, yolo) or agentShim.runtime (on, off, require)
 // and a key given twice are errors, and nothing is written.
@@ -142,9 +152,19 @@
 //	    a change in progress (see Transactions); the next run completes or
 //	    undoes it
 //	<state dir>/hooks.json, hook-run.*, hooks.log
-//	    the repositories hooks were installed in, the hook run's lock, dirty
-//	    mark and manifest fingerprint, and the hook run's error log
+//	    the repositories hooks were installed in, with the digest and file
+//	    identity of each hook script installed (a run that would write, and
+//	    a hook run, refuse while one was changed since: it runs as you at
+//	    every checkout; hooks install repairs it), the hook run's lock,
+//	    dirty mark and manifest fingerprint, and the hook run's error log
+//	<state dir>/state.json.unreadable-<time>
+//	    a state.json that could not be read, kept by --reset (with every
+//	    backup) instead of overwritten
 //	<root>/.agents/config/permissions/<category>.txt, <root>/vendor/<x>/.agents/config/...
 //	    the manifests; services.txt beside permissions/ names the services
 //	    to restart; tests.txt beside permissions/ holds the policy tests
+//
+// Every file agents-setup reads is opened without blocking and read only
+// when it is a regular file (a directory where one is meant), up to a
+// bound: a FIFO or a device at one is an error naming it, never a hang.
 package main
