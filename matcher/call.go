@@ -628,6 +628,15 @@ func (c *call) operandEffects(w string) {
 	if c.block == nil {
 		return
 	}
+	if c.prog == "git" {
+		if cmdline, ok := strings.CutPrefix(w, "ext::"); ok {
+			// git's ext transport runs the URL as a command line
+			// (% is its escape: "% " a space, "%%" a %).
+			cmdline = extCommand(cmdline)
+			c.floor("git runs the command line of the URL %s", w)
+			c.nested = append(c.nested, nested{script: cmdline, via: "ext::"})
+		}
+	}
 	if strings.HasPrefix(w, "+") {
 		for _, e := range c.block.Plus() {
 			if i := strings.IndexByte(w, e.Plus); i >= 0 {
@@ -669,6 +678,9 @@ func (c *call) operandEffects(w string) {
 	}
 	if f := c.block.AssignRuns(name); f != nil {
 		c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %s= runs a program it names", c.prog, name), fact: f.String()})
+		// The value starts the command lines that run it: make
+		// RM='rm -rf /' clean runs rm -rf / FILES.
+		c.nested = append(c.nested, nested{script: value, via: name + "=", fact: f.String()})
 	}
 	if f := c.block.Expands(); f != nil && strings.ContainsAny(value, "$`") {
 		c.floors = append(c.floors, limit{why: fmt.Sprintf("%s expands %s=, which can run a command", c.prog, name), fact: f.String()})
@@ -684,6 +696,38 @@ func (c *call) operandEffects(w string) {
 			}
 		}
 	}
+}
+
+// extCommand returns the command an ext:: URL runs as a shell line: its
+// words are split at spaces, and "% " in a word is a space ("%%" a %).
+func extCommand(s string) string {
+	var words []string
+	var w strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '%' && i+1 < len(s) && (s[i+1] == ' ' || s[i+1] == '%'):
+			w.WriteByte(s[i+1])
+			i++
+		case s[i] == ' ':
+			if w.Len() > 0 {
+				words = append(words, w.String())
+				w.Reset()
+			}
+		default:
+			w.WriteByte(s[i])
+		}
+	}
+	if w.Len() > 0 {
+		words = append(words, w.String())
+	}
+	for i, x := range words {
+		if q, err := syntax.Quote(x, syntax.LangBash); err == nil {
+			words[i] = q
+		} else {
+			words[i] = quote(x)
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // quotedValue returns the command line a configuration value holds when

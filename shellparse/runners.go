@@ -98,6 +98,8 @@ var runners = runnerTable{
 	// rlwrap -z runs a filter program.
 	{"rlwrap", &optSpec{keep: true, flags: "cinNhorRUvWIA", valued: "bCDefgHlOPqsStwz", optional: "amMp",
 		anyLong: true, progOpts: optNames{"-z", "--filter"}}},
+	// sshpass feeds a password to the command it runs.
+	{"sshpass", &optSpec{keep: true, flags: "ve", valued: "pfdPh"}},
 	// The dynamic loader runs the program it loads (see loaderName);
 	// what it preloads or audits runs inside it.
 	{"ld.so", &optSpec{keep: true,
@@ -232,6 +234,8 @@ func loaderName(name string) bool {
 // subRunners are runners behind a subcommand: `jiri runp CMD`. jiri takes
 // Go-style flags before and after the subcommand.
 var subRunners = map[string]map[string]*optSpec{
+	// direnv exec DIR CMD runs CMD with DIR's environment.
+	"direnv": {"exec": {operands: 1, keep: true}},
 	// perf stat|record|trace|… -- CMD runs CMD and measures it.
 	"perf": {
 		"stat":   perfSpec,

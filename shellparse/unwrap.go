@@ -650,11 +650,24 @@ func (w *walker) xargs(sp split, rest []Word, cmd *Command, c ctx) []Word {
 		}
 	}
 	out := append([]Word(nil), rest...)
-	if in, ok := staticStdin(cmd, c); ok && plain && replace == "" && !strings.ContainsAny(in, "'\"\\") {
-		for _, f := range strings.Fields(in) {
-			out = append(out, Word{Text: f, Static: true})
+	if in, ok := staticStdin(cmd, c); ok && plain && !strings.ContainsAny(in, "'\"\\") {
+		lines := strings.Split(strings.TrimRight(in, "\n"), "\n")
+		switch {
+		case replace == "":
+			for _, f := range strings.Fields(in) {
+				out = append(out, Word{Text: f, Static: true})
+			}
+			return out
+		case len(lines) == 1:
+			// -I {}: the one input line stands for {}.
+			line := strings.TrimSpace(lines[0])
+			for i, a := range out {
+				if i > 0 && a.Static && strings.Contains(a.Text, replace) {
+					out[i] = Word{Text: strings.ReplaceAll(a.Text, replace, line), Static: true}
+				}
+			}
+			return out
 		}
-		return out
 	}
 	if replace == "" {
 		return append(out, Word{Text: "{xargs input}", Split: true})
