@@ -327,3 +327,63 @@ func TestCrashAfterExchangeWithEdit(t *testing.T) {
 	handKept(t, e.cfg)
 	e.assertClean(t)
 }
+
+// TestRemovalCommit: a rollback of the change that created config.json
+// removes it, committed by renaming it over a tombstone the journal
+// names: a crash before that rename then an edit is no phantom; an edit
+// at the rename is put back and kept; a crash right after it completes.
+func TestRemovalCommit(t *testing.T) {
+	created := func(t *testing.T) *env {
+		e := newEnv(t)
+		os.Remove(e.cfg)
+		e.mustRun(t, e.opts(applyA))
+		return e
+	}
+	t.Run("phantom", func(t *testing.T) {
+		e := created(t)
+		e.crashAt(t, stepConfig, e.opts(undo1))
+		editConfig(t, e.cfg, "command(edited-after-crash)")
+		out := e.mustRun(t, e.opts(applyA))
+		if strings.Contains(out, "completed an interrupted") {
+			t.Errorf("a phantom removal was completed:\n%s", out)
+		}
+		if got := e.actions(t); slices.Contains(got, "rollback") {
+			t.Errorf("history %v has the removal that never happened", got)
+		}
+		if !slices.Contains(loadConfig(t, e.cfg).Grants.Allow, "command(edited-after-crash)") {
+			t.Error("the edit was lost")
+		}
+		e.assertClean(t)
+	})
+	t.Run("edit at the rename", func(t *testing.T) {
+		e := created(t)
+		edits := 0
+		stepHook = func(name string) error {
+			if name == stepConfig && edits == 0 {
+				edits++
+				editConfig(t, e.cfg, "command(edited-at-rename)")
+			}
+			return nil
+		}
+		e.mustRun(t, e.opts(undo1))
+		stepHook = nil
+		if !slices.Contains(loadConfig(t, e.cfg).Grants.Allow, "command(edited-at-rename)") {
+			t.Error("the edit at the rename was lost")
+		}
+		e.assertClean(t)
+	})
+	t.Run("crash after the rename", func(t *testing.T) {
+		e := created(t)
+		e.crashAt(t, stepExchanged, e.opts(undo1))
+		out := e.mustRun(t, e.opts(func(o *Options) { o.Status = true }))
+		t.Logf("status: %s", out)
+		out = e.mustRun(t, e.opts(applyA))
+		if !strings.Contains(out, "completed an interrupted rollback") {
+			t.Errorf("next run: %s", out)
+		}
+		if got := e.actions(t); !slices.Equal(got[:2], []string{"apply(undone)", "rollback"}) {
+			t.Errorf("history %v", got)
+		}
+		e.assertClean(t)
+	})
+}

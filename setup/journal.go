@@ -73,9 +73,10 @@ type journal struct {
 	After  string `json:"after"`
 	// Backup is the backup the change wrote.
 	Backup string `json:"backup"`
-	// Temp is the temporary config the commit moves into place; "" when
-	// the change removes the config (or for a journal of an older
-	// agents-setup): then the content of the config decides.
+	// Temp is the temporary config the commit moves into place (for a
+	// removal, the tombstone it renames config.json over); "" for a
+	// journal of an older agents-setup: then the content of the config
+	// decides.
 	Temp string `json:"temp,omitempty"`
 	// State is state.json once the config is in place.
 	State statefile.State `json:"state"`
@@ -195,11 +196,17 @@ func (s *session) commit(c *change) (string, error) {
 		return fail(err)
 	}
 	var cfgTmp string
-	if c.data != nil {
+	if c.data != nil || c.before != nil {
+		// The new content, or for a removal a tombstone that the commit
+		// renames config.json over.
+		content := c.data
+		if content == nil {
+			content = []byte(tombstone)
+		}
 		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 			return fail(fmt.Errorf("writing config: %w", err))
 		}
-		if cfgTmp, _, err = statefile.WriteTxnTemp(target, c.data, 0o600); err != nil {
+		if cfgTmp, _, err = statefile.WriteTxnTemp(target, content, 0o600); err != nil {
 			return fail(err)
 		}
 		undo = append(undo, func() { os.Remove(cfgTmp) })
@@ -238,10 +245,16 @@ func (s *session) commit(c *change) (string, error) {
 	}
 	var lost string   // an edit the exchange could not put back
 	var stepErr error // a test seam's error after the exchange
-	if c.data != nil {
+	switch {
+	case c.data != nil:
 		lost, stepErr, err = swapIn(cfgTmp, target, c.before)
-	} else if err = os.Remove(target); errors.Is(err, fs.ErrNotExist) {
-		err = nil
+	case c.before != nil:
+		lost, stepErr, err = removeVia(cfgTmp, target, c.before)
+	default:
+		// Nothing was there to remove: something is now?
+		if _, serr := os.Lstat(target); serr == nil {
+			err = errChanged
+		}
 	}
 	if err != nil {
 		return fail(err)
@@ -364,6 +377,41 @@ func swapIn(tmp, target string, before []byte) (lost string, stepErr, err error)
 		lost = target + ".edit-" + strconv.Itoa(os.Getpid())
 		if os.Rename(tmp, lost) != nil {
 			lost = tmp
+		}
+		return lost, stepErr, nil
+	}
+	return "", nil, errChanged
+}
+
+// tombstone is the content of the temporary file a removal renames
+// config.json over: no config is ever that.
+const tombstone = "agents-setup: config.json is being removed\n"
+
+// removeVia removes target, which held before when it was last read, by
+// renaming it over the tombstone tomb — the commit — and then comparing
+// what it moved with before: an edit made since is put back and
+// errChanged returned. lost and stepErr are as swapIn's.
+func removeVia(tomb, target string, before []byte) (lost string, stepErr, err error) {
+	if err := os.Rename(target, tomb); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil, errChanged // removed since it was read
+		}
+		return "", nil, err
+	}
+	stepErr = step(stepExchanged)
+	out, rerr := statefile.ReadRegular(tomb, statefile.MaxConfig)
+	if rerr == nil && bytes.Equal(out, before) {
+		os.Remove(tomb)
+		return "", stepErr, nil
+	}
+	err = statefile.RenameNoReplace(tomb, target)
+	if errors.Is(err, errors.ErrUnsupported) {
+		err = os.Rename(tomb, target)
+	}
+	if err != nil {
+		lost = target + ".edit-" + strconv.Itoa(os.Getpid())
+		if os.Rename(tomb, lost) != nil {
+			lost = tomb
 		}
 		return lost, stepErr, nil
 	}
@@ -521,6 +569,9 @@ func (j *journal) committed(cur string) (ok bool, kept string, err error) {
 		return true, "", nil
 	case err != nil:
 		return false, "", err
+	}
+	if string(data) == tombstone && j.After == digest(nil) {
+		return false, "", nil // the removal's rename never happened
 	}
 	switch digest(data) {
 	case j.After:
