@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // bashCall is Claude Code's Bash tool running line.
@@ -30,7 +29,7 @@ func (w *world) claude(m *modelServer, args ...string) string {
 		"SHELL=/bin/bash",
 		"IS_SANDBOX=1", // as root, bypassPermissions wants this
 	}
-	out := w.agent(90*time.Second, env, agentBin(w.t, "claude"),
+	out := w.agent(agentTimeout, env, agentBin(w.t, "claude"),
 		append([]string{"-p", "e2e: make the one tool call"}, args...)...)
 	w.t.Logf("claude %v:\n%s", args, out)
 	return out

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
 )
 
 // shellCall is Codex's shell tool running line, in whichever form the
@@ -52,7 +51,7 @@ func (w *world) codex(m *modelServer, args ...string) string {
 		"E2E_API_KEY=e2e-not-a-key",
 		"SHELL=/bin/bash",
 	}
-	out := w.agent(90*time.Second, env, agentBin(w.t, "codex"),
+	out := w.agent(agentTimeout, env, agentBin(w.t, "codex"),
 		append(append([]string{"exec", "--skip-git-repo-check"}, args...), "e2e: make the one tool call")...)
 	w.t.Logf("codex %v:\n%s", args, out)
 	return out

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // runShellCall is Gemini CLI's run_shell_command running line.
@@ -33,7 +32,7 @@ func (w *world) gemini(m *modelServer, args ...string) string {
 		"GEMINI_CLI_NO_RELAUNCH=true",
 		"SHELL=/bin/bash",
 	}
-	out := w.agent(90*time.Second, env, agentBin(w.t, "gemini"),
+	out := w.agent(agentTimeout, env, agentBin(w.t, "gemini"),
 		append([]string{"-p", "e2e: make the one tool call", "--output-format", "text", "--model", "gemini-2.5-flash"}, args...)...)
 	w.t.Logf("gemini %v:\n%s", args, out)
 	return out

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -140,5 +141,30 @@ func TestGeminiShellMode(t *testing.T) {
 				t.Errorf("no shell-mode decision allowing %q in the decision log:\n%s", allowedLine, w.decisions())
 			}
 		})
+	}
+}
+
+// TestCodexShellModeHint follows what `install codex --shell` tells the
+// person to do (start Codex with SHELL set to the shell-mode link) and
+// checks that Codex's commands then go through shell mode: the link must
+// exist, and the allowed line must be decided by the shell layer.
+func TestCodexShellModeHint(t *testing.T) {
+	t.Parallel()
+	m := newModelServer(t, shellCall(allowedLine))
+	w := codexWorld(t, m)
+	out := w.install("codex", "--shell")
+	match := regexp.MustCompile(`(?m)^\s*SHELL=(\S+) codex$`).FindStringSubmatch(out)
+	if match == nil {
+		t.Fatalf("install codex --shell does not say how to start Codex with SHELL=…:\n%s", out)
+	}
+	link := strings.Trim(match[1], `'"`)
+	if _, err := os.Stat(link); err != nil {
+		t.Errorf("install codex --shell names %s, which does not exist: %v", link, err)
+	}
+	w.env = append(w.env, "SHELL="+link)
+	out = w.codex(m, "--dangerously-bypass-approvals-and-sandbox")
+	w.ran(m, out)
+	if !w.logged("shell", allowedLine, "allow") {
+		t.Errorf("Codex started as install says ran its command around shell mode: no shell-layer decision for %q:\n%s", allowedLine, w.decisions())
 	}
 }

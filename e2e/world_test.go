@@ -11,7 +11,7 @@
 // t.TempDir().
 //
 //	e2e/install-agents.sh
-//	go test -tags e2e -count=1 -parallel 4 ./e2e/
+//	go test -tags e2e -count=1 -parallel 6 ./e2e/
 //
 // -bindir DIR uses prebuilt agent-shim and agents-setup instead of
 // building them (for iterating while another package is half-edited).
@@ -221,6 +221,10 @@ func (w *world) install(agent string, args ...string) string {
 	w.t.Helper()
 	return w.run(w.project, w.shim, append([]string{"install", agent}, args...)...)
 }
+
+// agentTimeout bounds one agent run: a run takes seconds alone, but the
+// suite runs many at once on two cores.
+const agentTimeout = 3 * time.Minute
 
 // agent runs an agent to its end (or the timeout) in the project, and
 // returns its combined output for the log.
