@@ -808,6 +808,25 @@ func (c *call) programFloors() {
 				break
 			}
 		}
+	case "git checkout", "git restore":
+		// A pathspec of the whole tree throws away every uncommitted
+		// change, as reset --hard does (git restore --staged alone only
+		// unstages).
+		staged, worktree := false, c.key == "git checkout"
+		for _, t := range c.toks {
+			if t.kind == flagTok {
+				for _, f := range t.flags {
+					staged = staged || f == "S" || f == "staged"
+					worktree = worktree || f == "W" || f == "worktree"
+				}
+			}
+		}
+		for _, t := range c.toks {
+			if t.kind == posTok && wholeTree(t.text) && (worktree || !staged) {
+				c.floor("%s %s throws away every uncommitted change", c.key, t.text)
+				break
+			}
+		}
 	case "tee":
 		for _, t := range c.toks {
 			if (t.kind == posTok && t.text != "/dev/null") || t.kind == wildTok {
@@ -841,6 +860,17 @@ func (c *call) programFloors() {
 			c.blocks[i].fact = f.String()
 		}
 	}
+}
+
+// wholeTree reports a pathspec that names the whole work tree.
+func wholeTree(p string) bool {
+	for _, s := range []string{p, strings.TrimSuffix(p, "/")} {
+		switch s {
+		case ".", ":/", ":(top)", "*", ":/*", ":(top)*", ":/.":
+			return true
+		}
+	}
+	return false
 }
 
 // makeCall returns the text of a make function call up to its closing

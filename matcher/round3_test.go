@@ -90,6 +90,15 @@ var round3Tests = []struct {
 	{"git push origin '+main'", Deny},
 	{`git push origin "+${b}"`, Deny},
 	{`git push origin "$b"`, Ask},
+	// Work thrown away.
+	{"git checkout -- .", Ask},
+	{"git checkout HEAD -- :/", Ask},
+	{"git checkout main", Default},
+	{"git checkout -- main.go", Default},
+	{"git restore .", Ask},
+	{"git restore --worktree --staged .", Ask},
+	{"git restore --staged .", Default},
+	{"unzip -o x.zip -d .git/hooks", Ask},
 	// Runners.
 	{"/lib/ld-linux-aarch64.so.1 /bin/rm -rf /", Deny},
 	{"ld.so --library-path /tmp /usr/bin/git status", Ask},

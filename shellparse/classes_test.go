@@ -303,6 +303,11 @@ func TestDir(t *testing.T) {
 		{"export CDPATH=/tmp; cd x && git status", "", true},
 		{"shopt -s cdable_vars; cd h && git status", "", true},
 		{"CDPATH=/tmp; cd ./x && git status", "x", false},
+		{"env -C .git sh -c 'echo x > config'", ".git", false},
+		{"sudo -D /tmp sh -c 'rm -rf *'", "/tmp", false},
+		{`env -C "$D" git status`, "", true},
+		{`env -C "$D" sh -c 'git status'`, "", true},
+		{"cd /tmp; env -C x git status", "/tmp/x", false},
 	} {
 		t.Logf("input: %q", tc.in)
 		s, err := Parse(tc.in)

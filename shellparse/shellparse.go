@@ -749,7 +749,7 @@ func (w *walker) emit(cmd *Command) {
 	if cmd == w.skip {
 		return // already reported as unknown
 	}
-	if cmd.Dir == "" {
+	if cmd.Dir == "" && !cmd.DirUnknown {
 		cmd.Dir = w.cwd
 		cmd.DirUnknown = cmd.Dir == "" && w.cwdLost
 	}

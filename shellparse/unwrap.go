@@ -441,7 +441,7 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 	}
 	rest := sp.rest
 	extra := sp.assigns
-	dir := ""
+	dir, dirLost := "", false
 	var scripts []Word
 	var progs []string
 	for _, o := range sp.opts {
@@ -451,6 +451,7 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 				Redirect{Op: o.name, Target: *o.value, Kind: writeKind(*o.value)})
 		case spec.chdirOpts.has(o.name) && o.value != nil:
 			dir = w.resolveDir(*o.value)
+			dirLost = dir == ""
 		case spec.scriptOpts.has(o.name) && o.value != nil:
 			scripts = append(scripts, *o.value)
 		case spec.progOpts.has(o.name):
@@ -583,8 +584,8 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 		return
 	}
 	inner := *cmd
-	if dir != "" {
-		inner.Dir = dir
+	if dir != "" || dirLost {
+		inner.Dir, inner.DirUnknown = dir, dirLost
 	}
 	if spec.join {
 		// The words are joined with spaces and run by a shell.
@@ -608,6 +609,9 @@ func (w *walker) resolveDir(v Word) string {
 		return path.Clean(d)
 	case w.cwd != "":
 		return path.Join(w.cwd, d)
+	case !w.cwdLost:
+		// Relative to where the line starts (env -C .git).
+		return path.Clean(d)
 	}
 	return ""
 }
@@ -1129,6 +1133,13 @@ func (w *walker) nested(kind string, script Word, cmd *Command, c ctx) {
 	nest := make([]Frame, len(cmd.Nesting), len(cmd.Nesting)+1)
 	copy(nest, cmd.Nesting)
 	inner.nesting = append(nest, Frame{Kind: kind, Pos: cmd.Pos})
+	if cmd.Dir != "" && cmd.Dir != w.cwd || cmd.DirUnknown && !w.cwdLost {
+		// The script runs where its command does (env -C .git sh -c
+		// '…', sudo -D /tmp sh -c '…').
+		saved, savedLost := w.cwd, w.cwdLost
+		w.cwd, w.cwdLost = cmd.Dir, cmd.DirUnknown
+		defer func() { w.cwd, w.cwdLost = saved, savedLost }()
+	}
 	w.file(f, script.Text, inner)
 }
 
