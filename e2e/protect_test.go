@@ -21,7 +21,8 @@ func (w *world) protectedFiles(agentSettings string) protected {
 	return protected{
 		kept: []string{filepath.Join(w.project, ".git", "config"), agentSettings},
 		absent: []string{filepath.Join(w.project, ".git", "hooks", "pre-commit"),
-			filepath.Join(w.project, ".claude", "settings.json")},
+			filepath.Join(w.project, ".claude", "settings.json"), w.manifest(),
+			filepath.Join(w.project, ".gemini", "settings.json")},
 	}
 }
 
@@ -61,6 +62,12 @@ func (w *world) unchanged(p protected, m *modelServer, run func() string) {
 	w.t.Logf("tool results: %q", m.results())
 }
 
+// manifest is a policy manifest in the project: writing one changes what
+// the next agents-setup run allows.
+func (w *world) manifest() string {
+	return filepath.Join(w.project, ".agents", "config", "permissions", "read_only.txt")
+}
+
 func claudeTool(name string, args map[string]any) toolCall {
 	return toolCall{tools: []string{name}, args: func(string) map[string]any { return args }}
 }
@@ -78,6 +85,7 @@ func (w *world) claudeProtectedCalls(settings string) []toolCall {
 		claudeTool("Write", map[string]any{"file_path": settings, "content": "{}\n"}),
 		claudeTool("Write", map[string]any{"file_path": filepath.Join(w.project, ".claude", "settings.json"), "content": "{}\n"}),
 		claudeTool("Write", map[string]any{"file_path": filepath.Join(w.project, ".git", "hooks", "pre-commit"), "content": "#!/bin/sh\n"}),
+		claudeTool("Write", map[string]any{"file_path": w.manifest(), "content": "git push --force\n"}),
 	}
 }
 
@@ -134,7 +142,8 @@ func TestCodexProtectedFiles(t *testing.T) {
 	t.Parallel()
 	m := newModelServer(t, shellCall("echo '[e2e]' >> .git/config"),
 		shellCall("echo '{}' > \"$CODEX_HOME/hooks.json\""),
-		shellCall("mkdir -p .git/hooks && echo '#!/bin/sh' > .git/hooks/pre-commit"))
+		shellCall("mkdir -p .git/hooks && echo '#!/bin/sh' > .git/hooks/pre-commit"),
+		shellCall("mkdir -p .agents/config/permissions && echo 'git push --force' > .agents/config/permissions/read_only.txt"))
 	w := codexWorld(t, m)
 	p := w.protectedFiles(filepath.Join(w.home, ".codex", "hooks.json"))
 	w.unchanged(p, m, func() string {
@@ -158,7 +167,9 @@ func TestGeminiProtectedFiles(t *testing.T) {
 		write(filepath.Join(w.project, ".git", "config"), "[core]\n"),
 		runShellCall("echo '[e2e]' >> .git/config"),
 		write(settings, "{}\n"),
-		write(filepath.Join(w.project, ".git", "hooks", "pre-commit"), "#!/bin/sh\n"))
+		write(filepath.Join(w.project, ".git", "hooks", "pre-commit"), "#!/bin/sh\n"),
+		write(w.manifest(), "git push --force\n"),
+		write(filepath.Join(w.project, ".gemini", "settings.json"), "{}\n"))
 	w.unchanged(w.protectedFiles(settings), m, func() string {
 		return w.gemini(m, "--yolo")
 	})
