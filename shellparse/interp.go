@@ -2,6 +2,7 @@ package shellparse
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -206,6 +207,20 @@ var runCalls = map[lang][]string{
 	langR:   {"system", "system2", "shell", "pipe"},
 }
 
+// removeCalls are the calls that delete the file or tree their first
+// argument names (shutil.rmtree, fs.rmSync, FileUtils.rm_rf, unlink): a
+// literal path is followed as rm -rf PATH, so that the rules about rm
+// decide (and the never-allow list holds for / and ~).
+var removeCalls = map[lang][]string{
+	langPython: {"rmtree", "remove", "unlink", "rmdir", "removedirs"},
+	langNode:   {"rmSync", "rmdirSync", "unlinkSync", "rm", "rmdir", "unlink", "rimraf", "remove", "removeSync"},
+	langPerl:   {"rmtree", "remove_tree", "unlink"},
+	langRuby:   {"rm_rf", "rm_r", "rm", "remove_dir", "remove_entry", "remove_entry_secure", "rmtree", "delete", "unlink"},
+	langPHP:    {"unlink", "rmdir"},
+	langLua:    {"remove"},
+	langR:      {"unlink", "remove"},
+}
+
 // ambiguous are call names that are common for other things: they count
 // only when the code mentions a module that runs commands.
 var ambiguous = map[lang]map[string]string{
@@ -271,6 +286,20 @@ func (w *walker) codeCommands(l lang, kind, code string, cmd *Command, c ctx) {
 				found++
 				i = end - 1
 				continue
+			}
+		}
+		if slices.Contains(removeCalls[l], name) {
+			k := skipBlank(code, j)
+			if k < len(code) && (code[k] == '(' || l == langPerl || l == langRuby) {
+				if code[k] == '(' {
+					k++
+				}
+				if words, end, ok := literalArgs(l, code, k); ok && len(words) > 0 {
+					argv([]Word{{Text: "rm", Static: true}, {Text: "-rf", Static: true}, {Text: words[0].text, Static: true}})
+					found++
+					i = max(end, j) - 1
+					continue
+				}
 			}
 		}
 		if !isRunCall(l, name, code) {

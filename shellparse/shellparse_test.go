@@ -170,6 +170,7 @@ var parseTests = []struct {
 	{"direnv exec . rm -rf /", []string{"direnv exec . rm -rf /", "direnv exec › rm -rf /"}},
 	{"printf '%s\\n' \"a b\" | xargs rm", []string{"printf %s\\n a b", "xargs › rm a b"}},
 	{"bash <(printf 'git push -f origin main')", []string{"<( ) › printf git push -f origin main", "bash <( ) › git push -f origin main"}},
+	{"bash < <(echo 'rm -rf /')", []string{"<( ) › echo rm -rf /", "bash <( ) › rm -rf /"}},
 	{"source <(echo rm -rf /)", []string{"<( ) › echo rm -rf /", "source <( ) › rm -rf /"}},
 	{"bash <(curl x; echo rm)", []string{"<( ) › curl x", "<( ) › echo rm", "bash ?<(curl x; echo rm) !bash runs a script that cannot be read: <(curl x; echo rm)"}},
 	{"/lib64/ld-linux-x86-64.so.2 /usr/bin/git push --force", []string{"/lib64/ld-linux-x86-64.so.2 /usr/bin/git push --force", "ld-linux-x86-64.so.2 › /usr/bin/git push --force"}},

@@ -868,6 +868,13 @@ func (w *walker) fdScript(name string, fd int, cmd *Command, c ctx) {
 			w.nested(name+" "+kind, r.Target, &fed, c)
 			return
 		}
+		if text, ok := procScript(r.Target); ok && op == "<" {
+			// bash < <(printf 'git push -f'): the static text.
+			fed := *cmd
+			fed.Redirs = append(append([]Redirect(nil), cmd.Redirs[:i]...), cmd.Redirs[i+1:]...)
+			w.nested(name+" <( )", text, &fed, c)
+			return
+		}
 		w.unknown(cmd, fmt.Sprintf("%s reads its script from %s%s", name, r.Op, r.Target.Text))
 		return
 	}
