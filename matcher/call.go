@@ -3,6 +3,7 @@ package matcher
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/agent-shim/agent-shim/programs"
@@ -826,6 +827,16 @@ func (c *call) programFloors() {
 				c.floor("%s %s throws away every uncommitted change", c.key, t.text)
 				break
 			}
+		}
+	case "crontab":
+		// crontab FILE (or its standard input) installs commands that
+		// run later, outside any check; -l only lists.
+		list := false
+		for _, t := range c.toks {
+			list = list || t.kind == flagTok && slices.Contains(t.flags, "l")
+		}
+		if !list {
+			c.floor("crontab installs commands that run later")
 		}
 	case "tee":
 		for _, t := range c.toks {

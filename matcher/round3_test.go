@@ -90,6 +90,11 @@ var round3Tests = []struct {
 	{"git push origin '+main'", Deny},
 	{`git push origin "+${b}"`, Deny},
 	{`git push origin "$b"`, Ask},
+	// Programs by descriptor, jobs installed for later.
+	{"/proc/self/fd/3 push -f", Ask},
+	{"/proc/self/root/usr/bin/git push -f", Deny},
+	{"crontab <<< '* * * * * touch /tmp/p'", Ask},
+	{"crontab -l", Default},
 	// Work thrown away.
 	{"git checkout -- .", Ask},
 	{"git checkout HEAD -- :/", Ask},

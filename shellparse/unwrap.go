@@ -284,6 +284,13 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		w.emit(cmd)
 		return
 	}
+	if p := path.Clean(cmd.Args[0].Text); strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/dev/fd/") {
+		// /proc/self/fd/3, /proc/self/exe, /proc/1/root/usr/bin/git: a
+		// program by descriptor or through another process's view,
+		// whatever its name.
+		w.unknown(cmd, fmt.Sprintf("runs %s, a program not known statically", cmd.Args[0].Text))
+		return
+	}
 	name := path.Base(cmd.Args[0].Text)
 	args := cmd.Args[1:]
 	if spec, ok := runners.lookup(name); ok {
