@@ -164,6 +164,14 @@
 //	    the manifests; services.txt beside permissions/ names the services
 //	    to restart; tests.txt beside permissions/ holds the policy tests
 //
+// A run that would write (apply, --reset, --rollback, hooks install and
+// uninstall) refuses when a hook script it installed was changed since
+// (see hooks.json) or when git started it (a hook, an alias,
+// core.fsmonitor: git runs what the repository's files say, and the agent
+// can write those); "hooks run", which only narrows the policy, is not
+// refused for the second. On Linux only: the ancestry is read from /proc,
+// and a process that detaches from git escapes that check, not the first.
+//
 // Every file agents-setup reads is opened without blocking and read only
 // when it is a regular file (a directory where one is meant), up to a
 // bound: a FIFO or a device at one is an error naming it, never a hang.

@@ -71,6 +71,9 @@ func (o *options) hooksCommand() *cli.Command {
 				HideHelp:  true,
 				Flags:     []cli.Flag{rootFlag(), forceFlag, helpFlag()},
 				Action: o.hooksAction(func(ctx context.Context, root string, opts hooks.Options) error {
+					if startedByGit() {
+						return &hintError{Err: errStartedByGit, Hint: "run agents-setup hooks install yourself, from a shell"}
+					}
 					changes, err := hooks.Install(ctx, opts)
 					o.printChanges(root, changes)
 					if errors.Is(err, hooks.ErrForeignHooksPath) {
@@ -86,6 +89,9 @@ func (o *options) hooksCommand() *cli.Command {
 				HideHelp:  true,
 				Flags:     []cli.Flag{rootFlag(), helpFlag()},
 				Action: o.hooksAction(func(ctx context.Context, root string, opts hooks.Options) error {
+					if startedByGit() {
+						return &hintError{Err: errStartedByGit, Hint: "run agents-setup hooks uninstall yourself, from a shell"}
+					}
 					changes, err := hooks.Uninstall(ctx, opts)
 					o.printChanges(root, changes)
 					return err

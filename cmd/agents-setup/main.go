@@ -180,6 +180,9 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				if err := o.verifyHooks(); err != nil {
 					return err
 				}
+				if startedByGit() {
+					return &hintError{Err: errStartedByGit, Hint: "run agents-setup yourself, from a shell"}
+				}
 			}
 			return setup.Run(c.Context, &o.Options)
 		},
