@@ -4,6 +4,8 @@ package supervisor
 
 import (
 	"fmt"
+	"runtime"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -154,4 +156,21 @@ func filterProgram(meta bool) []insn {
 		insn{label: "kill", code: bpfRet, k: unix.SECCOMP_RET_KILL_PROCESS},
 	)
 	return prog
+}
+
+// installFilter installs the seccomp filter on the calling thread and
+// returns its listener; meta sends the metadata calls to the supervisor.
+func installFilter(meta bool) (int, error) {
+	insns, err := assemble(filterProgram(meta))
+	if err != nil {
+		return -1, err
+	}
+	prog := unix.SockFprog{Len: uint16(len(insns)), Filter: &insns[0]}
+	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&prog)))
+	runtime.KeepAlive(insns)
+	if errno != 0 {
+		return -1, fmt.Errorf("installing the seccomp filter: %v", errno)
+	}
+	return int(fd), nil
 }

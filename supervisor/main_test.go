@@ -12,13 +12,10 @@ import (
 var helpers = map[string]func(args []string) int{}
 
 func TestMain(m *testing.M) {
-	// The test binary is the supervisor: Run re-executes it in the child
-	// mode. "nested-run" is a supervised program that tries to start a
+	// "nested-run" is a supervised program that tries to start a
 	// supervisor of its own.
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
-		case ChildArg:
-			os.Exit(Child(os.Stderr))
 		case "nested-run":
 			_, err := Run(context.Background(), Config{
 				Path: "/bin/true", Argv: []string{"true"}, Env: os.Environ(),

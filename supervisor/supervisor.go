@@ -5,14 +5,13 @@
 // EPERM; and the tree's file writes are confined to a set of directories
 // (Landlock). The decision itself is the caller's (see Config.Decide).
 //
-// The supervised program is started through a re-execution of the running
-// binary in a hidden child mode (ChildArg): Go runs no code between fork
-// and exec, so the child installs no_new_privs, the Landlock domain and the
-// seccomp filter on its own thread, hands the filter's listener to the
-// supervisor over a socket and execs the program on the same thread. The
-// child mode refuses to run unless its parent is this same binary holding
-// the other end of that socket, and it takes the program only from the
-// socket, so it is no way around the decision of the line.
+// The restrictions are a thread's and a child inherits them from the
+// thread that starts it: the supervisor installs no_new_privs, the Landlock
+// domain and the seccomp filter on one thread of its own, locked to a
+// goroutine that starts the program and then ends, thread and all. The
+// program is restricted from its first instruction (its own execution is
+// decided like any other), and the supervisor's other threads, which
+// answer the filter, are outside the domain.
 //
 // # What an execution is
 //
@@ -96,9 +95,6 @@ import (
 // ErrUnavailable means the run-time layer cannot run here; the error
 // wrapping it says why.
 var ErrUnavailable = errors.New("run-time layer unavailable")
-
-// ChildArg is argv[1] of the hidden child mode; see Child.
-const ChildArg = "__agent-shim-supervised-child"
 
 // Config says what to run and how to decide it.
 type Config struct {

@@ -4,12 +4,11 @@ package supervisor
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 	"unsafe"
@@ -48,24 +47,23 @@ var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT
 // do (as exec would); from then on they cannot execute anything (ENOSYS).
 // An error wrapping ErrUnavailable means the program never started,
 // because the kernel refused a restriction.
+//
+// The restrictions are put on one thread of this process, locked to a
+// goroutine that then starts the program and ends (and its thread with
+// it): no_new_privs, the Landlock domain and the seccomp filter are a
+// thread's, and a child inherits its parent thread's. So the program runs
+// restricted from its first instruction, its own execution decided like
+// every other, without a second start of this binary; the supervisor's
+// other threads stay outside the domain, where the tree cannot trace them.
 func Run(ctx context.Context, cfg Config) (Status, error) {
 	if ok, why := Available(); !ok {
 		return Status{}, unavailable("%s", why)
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return Status{}, fmt.Errorf("creating the supervisor's socket: %w", err)
-	}
-	sock := fds[0]
-	defer unix.Close(sock)
-	childSock := os.NewFile(uintptr(fds[1]), "supervisor-child")
-
-	files := []*os.File{cfg.Stdin, cfg.Stdout, cfg.Stderr, childSock}
-	for i, f := range files[:3] {
+	files := []*os.File{cfg.Stdin, cfg.Stdout, cfg.Stderr}
+	for i, f := range files {
 		if f == nil {
 			null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 			if err != nil {
-				childSock.Close()
 				return Status{}, err
 			}
 			defer null.Close()
@@ -76,15 +74,35 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
 
-	p, err := os.StartProcess("/proc/self/exe", []string{"agent-shim", ChildArg}, &os.ProcAttr{
-		Dir: cfg.Dir, Env: cfg.Env, Files: files,
-	})
-	childSock.Close()
-	if err != nil {
-		return Status{}, fmt.Errorf("starting the supervised child: %w", err)
+	type started struct {
+		pid int
+		l   *loop
+		err error
 	}
-	pid := p.Pid
-	defer p.Release()
+	ch := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		l, err := restrictThread(&cfg)
+		if err != nil {
+			ch <- started{err: err}
+			return
+		}
+		pid, err := forkExec(cfg.Path, cfg.Argv, cfg.Env, cfg.Dir, files)
+		ch <- started{pid: pid, l: l, err: err}
+	}()
+	s := <-ch
+	switch {
+	case s.l == nil:
+		return Status{}, s.err
+	case s.err != nil:
+		s.l.stop()
+		// EPERM: the supervisor refused the program and said why.
+		if !errors.Is(s.err, unix.EPERM) && cfg.Stderr != nil {
+			fmt.Fprintf(cfg.Stderr, "agent-shim: error: running %s: %v\n", cfg.Path, s.err)
+		}
+		return Status{Code: 126}, nil
+	}
+	pid := s.pid
 	wait := func() Status {
 		for {
 			var ws unix.WaitStatus
@@ -101,35 +119,12 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 			return Status{Code: ws.ExitStatus()}
 		}
 	}
-
-	listener, err := handshake(sock, spec{Path: cfg.Path, Argv: cfg.Argv, Confine: cfg.Confine, Writable: cfg.Writable})
-	if err != nil {
-		unix.Kill(pid, unix.SIGKILL)
-		wait()
-		return Status{}, err
-	}
-	l, err := newLoop(listener, &cfg)
-	if err != nil {
-		unix.Close(listener)
-		unix.Kill(pid, unix.SIGKILL)
-		wait()
-		return Status{}, err
-	}
-	go l.run()
-	// The child execs once the supervisor holds the listener.
-	if _, err := unix.Write(sock, []byte{1}); err != nil {
-		l.stop()
-		unix.Kill(pid, unix.SIGKILL)
-		wait()
-		return Status{}, fmt.Errorf("starting the supervised child: %w", err)
-	}
-
 	done := make(chan struct{})
 	go func() {
 		for {
 			select {
-			case s := <-sigs:
-				unix.Kill(pid, s.(syscall.Signal))
+			case sig := <-sigs:
+				unix.Kill(pid, sig.(syscall.Signal))
 			case <-ctx.Done():
 				unix.Kill(pid, unix.SIGKILL)
 				<-done
@@ -141,53 +136,30 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	}()
 	st := wait()
 	close(done)
-	l.stop()
+	s.l.stop()
 	return st, nil
 }
 
-// handshake sends the child what to run and receives the listener, or the
-// child's reason it could not restrict itself.
-func handshake(sock int, sp spec) (int, error) {
-	body, err := json.Marshal(sp)
+// restrictThread restricts the calling thread (no_new_privs, Landlock,
+// the seccomp filter) and starts the loop that answers its listener.
+func restrictThread(cfg *Config) (*loop, error) {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return nil, unavailable("setting no_new_privs: %v", err)
+	}
+	if err := restrictWrites(cfg.Confine, cfg.Writable); err != nil {
+		return nil, unavailable("%v", err)
+	}
+	listener, err := installFilter(cfg.Confine)
 	if err != nil {
-		return -1, err
+		return nil, unavailable("%v", err)
 	}
-	msg := binary.LittleEndian.AppendUint32(nil, uint32(len(body)))
-	msg = append(msg, body...)
-	for len(msg) > 0 {
-		n, err := unix.Write(sock, msg)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return -1, fmt.Errorf("sending the supervised child what to run: %w", err)
-		}
-		msg = msg[n:]
+	l, err := newLoop(listener, cfg)
+	if err != nil {
+		unix.Close(listener)
+		return nil, err
 	}
-	buf := make([]byte, 4096)
-	oob := make([]byte, unix.CmsgSpace(4))
-	for {
-		n, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return -1, fmt.Errorf("receiving the seccomp listener: %w", err)
-		}
-		if oobn > 0 {
-			msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-			if err == nil && len(msgs) == 1 {
-				if fds, err := unix.ParseUnixRights(&msgs[0]); err == nil && len(fds) == 1 {
-					return fds[0], nil
-				}
-			}
-			return -1, errors.New("receiving the seccomp listener: a bad message")
-		}
-		if n == 0 {
-			return -1, unavailable("the supervised child ended before restricting itself")
-		}
-		return -1, unavailable("%s", buf[:n])
-	}
+	go l.run()
+	return l, nil
 }
 
 // Reraise kills the calling process with sig, as the supervised program

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,21 +256,6 @@ func TestFilterAssembles(t *testing.T) {
 	}
 }
 
-// The child refuses a stranger: no socket, or a parent that is not the
-// supervisor binary holding it.
-func TestChildRefusesStrangers(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(self, ChildArg)
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 126 || !bytes.Contains(out, []byte("own use")) {
-		t.Errorf("%v\n%s", err, out)
-	}
-}
-
 func TestInterpreter(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -414,7 +398,7 @@ func BenchmarkExec(b *testing.B) {
 }
 
 // The program gets fds 0, 1 and 2 and one thread: nothing of the
-// supervisor's or of the child mode's.
+// supervisor's, nor the restricted thread's pipe.
 func TestRunAddsNoFdOrThread(t *testing.T) {
 	needKernel(t)
 	r := &recorder{}

@@ -4,8 +4,6 @@ package supervisor
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -23,13 +21,6 @@ func Available() (ok bool, why string) {
 func Run(ctx context.Context, cfg Config) (Status, error) {
 	_, why := Available()
 	return Status{}, unavailable("%s", why)
-}
-
-// Child is the hidden child mode; here it refuses.
-func Child(stderr io.Writer) int {
-	_, why := Available()
-	fmt.Fprintf(stderr, "agent-shim: error: %s\n", why)
-	return 126
 }
 
 // Reraise kills the calling process with sig. It returns only when sig

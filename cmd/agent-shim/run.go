@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/agent-shim/agent-shim/supervisor"
 )
 
 // Exit codes. They are a contract: see doc.go.
@@ -86,8 +84,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = e.recommend(ctx, args[2:])
 	case "run":
 		return e.runCmd(ctx, args[2:])
-	case supervisor.ChildArg:
-		return supervisor.Child(stderr)
 	case "doctor":
 		return e.doctor(ctx, args[2:])
 	case "install":

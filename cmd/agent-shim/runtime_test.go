@@ -474,39 +474,6 @@ func TestRunCommand(t *testing.T) {
 	}
 }
 
-// The child mode refuses to run for anyone but the supervisor.
-func TestRuntimeChildRefusesStrangers(t *testing.T) {
-	newRT(t, "local-changes")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, extra := range [][]*os.File{nil, {os.Stdin}} {
-		cmd := exec.Command(self, supervisor.ChildArg)
-		cmd.Args[0] = "agent-shim"
-		cmd.ExtraFiles = extra
-		out, err := cmd.CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitDenied || !bytes.Contains(out, []byte("agent-shim's own use")) {
-			t.Errorf("extra files %v: %v\n%s", extra, err, out)
-		}
-	}
-	// A socket whose peer is this process, not the child's parent
-	// agent-shim: go test is the parent here, so this also checks that.
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := os.NewFile(uintptr(fds[0]), "a"), os.NewFile(uintptr(fds[1]), "b")
-	defer a.Close()
-	defer b.Close()
-	cmd := exec.Command("/bin/bash", "-c", `(exec -a agent-shim "$0" "$1"); exit $?`, self, supervisor.ChildArg)
-	cmd.ExtraFiles = []*os.File{b}
-	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitDenied || !bytes.Contains(out, []byte("is not the parent")) {
-		t.Errorf("foreign socket: %v\n%s", err, out)
-	}
-}
-
 // BenchmarkExecDecision is the decision of one execution at run time,
 // with the policy of the full Fuchsia size: every argv it may amount to,
 // decided by the gate (the memory reads are not included).
