@@ -118,6 +118,9 @@ func forkChild(path *byte, argv, env **byte, dir *byte, fds *[3]int32, errPipe i
 			goto fail
 		}
 	}
+	// Dumpable again (the supervisor is not, see Run), so that the
+	// supervisor may read this process's memory at its execve.
+	syscall.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 1, 0)
 	// The program gets fds 0, 1 and 2 only, whatever this process
 	// inherited without close-on-exec.
 	syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 3, ^uintptr(0)>>32, unix.CLOSE_RANGE_CLOEXEC)

@@ -79,6 +79,16 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		l   *loop
 		err error
 	}
+	// The restricted thread is in the tree's Landlock domain until it
+	// ends, where a process of the tree may trace it (and through it
+	// this whole process) unless Yama forbids: not dumpable, no process
+	// of the user's may, for as long as the tree runs.
+	if d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err == nil && d != 0 {
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			return Status{}, fmt.Errorf("making the supervisor untraceable: %w", err)
+		}
+		defer unix.Prctl(unix.PR_SET_DUMPABLE, uintptr(d), 0, 0, 0)
+	}
 	ch := make(chan started, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
