@@ -372,7 +372,7 @@ func homeSpellings(words []string, home string) [][]string {
 // are spelled differently (or, as in 3, a list takes other grants), so
 // that agents-setup rewrites what an older version wrote
 // (TestGrantsVersion fails until it is bumped).
-const GrantsVersion = 4
+const GrantsVersion = 5
 
 // NewExpander returns an expander for a program table, such as the
 // built-in one merged with an overlay's .agents/config/programs.txt. For
