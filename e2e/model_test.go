@@ -31,9 +31,11 @@ import (
 //
 // The first request of the agent's main loop (the one that offers the
 // scripted tool) gets the first tool call, each request carrying a tool's
-// result the next call while there is one; every other request (the last
-// result, titles, routing, token counts) gets a short text answer. Every request is recorded, so a test can check what
-// the hook said reached the model.
+// result the next call while there is one; every other request (after the
+// last result; titles, routing, token counts) gets a short text answer,
+// and a side question that wants JSON of a schema gets a value of it.
+// Every request is recorded, so a test can check what the hook said
+// reached the model.
 type modelServer struct {
 	t     testing.TB
 	srv   *httptest.Server

@@ -153,9 +153,12 @@ func newWorld(t *testing.T) *world {
 		"GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@example.invalid",
 		"GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.invalid",
 	}
-	// The hook runs this world's own copy, so a test can break it.
-	if err := copyFile(shimBin, w.shim); err != nil {
-		t.Fatal(err)
+	// The hook runs this world's own copy (a hard link where it can be),
+	// so a test can break it: breakShim unlinks it first.
+	if err := os.Link(shimBin, w.shim); err != nil {
+		if err := copyFile(shimBin, w.shim); err != nil {
+			t.Fatal(err)
+		}
 	}
 	w.git(dir, "init", "-q", "--bare", "-b", "main", w.bare)
 	w.git(w.project, "init", "-q", "-b", "main")
