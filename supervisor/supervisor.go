@@ -11,7 +11,14 @@
 // goroutine that starts the program and then ends, thread and all. The
 // program is restricted from its first instruction (its own execution is
 // decided like any other), and the supervisor's other threads, which
-// answer the filter, are outside the domain.
+// answer the filter, are outside the domain. While the tree runs the
+// supervisor is not dumpable, so that no process of the tree can trace
+// that thread before it ends, whatever Yama says. The program is forked
+// (not vforked) and reaches its execve by raw system calls.
+//
+// Snapshot and Restore undo, after a line, its changes to the protected
+// paths of a checkout (.git/config, .git/hooks, the manifests, agent
+// settings), which Landlock cannot keep out of a writable checkout.
 //
 // # What an execution is
 //
