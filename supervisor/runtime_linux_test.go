@@ -520,3 +520,30 @@ func BenchmarkSupervisorCPU(b *testing.B) {
 	b.ReportMetric(total/float64(b.N*n), "µs-cpu/exec")
 	b.ReportMetric(plain/float64(b.N*n), "plain-µs-cpu/exec")
 }
+
+// A program that cannot start says why and ends 126, as exec would.
+func TestRunCannotStart(t *testing.T) {
+	needKernel(t)
+	dir := t.TempDir()
+	tests := []struct {
+		path, dir, want string
+	}{
+		{filepath.Join(dir, "missing"), "", "no such file or directory"},
+		{"/bin/true", filepath.Join(dir, "no-dir"), "no such file or directory"},
+		{dir, "", "permission denied"},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q in %q", tc.path, tc.dir)
+		errR, errW, _ := os.Pipe()
+		var stderr bytes.Buffer
+		done := make(chan struct{})
+		go func() { stderr.ReadFrom(errR); close(done) }()
+		st, err := Run(context.Background(), Config{Path: tc.path, Argv: []string{"x"}, Dir: tc.dir, Env: os.Environ(),
+			Stderr: errW, Decide: (&recorder{}).decide})
+		errW.Close()
+		<-done
+		if err != nil || st.Code != 126 || !strings.Contains(stderr.String(), "running "+tc.path+": "+tc.want) {
+			t.Errorf("%s: status %+v, err %v, stderr %q", tc.path, st, err, stderr.String())
+		}
+	}
+}
