@@ -22,6 +22,9 @@ import (
 var shimBin, setupBin string
 
 func TestMain(m *testing.M) {
+	if log := os.Getenv("E2E_MCP_APPROVER"); log != "" {
+		os.Exit(mcpApprover(log)) // approver_test.go: Claude Code's person
+	}
 	os.Exit(testMain(m))
 }
 
