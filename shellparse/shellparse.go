@@ -759,6 +759,19 @@ func (w *walker) emit(cmd *Command) {
 	w.cmds = append(w.cmds, cmd)
 }
 
+// topLevel reports a word that is the output of git rev-parse
+// --show-toplevel, quoted or not.
+func topLevel(w string) bool {
+	w = strings.Trim(w, `"`)
+	inner, ok := strings.CutPrefix(w, "$(")
+	if ok {
+		inner, ok = strings.CutSuffix(inner, ")")
+	} else if inner, ok = strings.CutPrefix(w, "`"); ok {
+		inner, ok = strings.CutSuffix(inner, "`")
+	}
+	return ok && strings.Join(strings.Fields(inner), " ") == "git rev-parse --show-toplevel"
+}
+
 // setsCDPath reports a command that sets CDPATH (for itself or the shell)
 // or turns on cdable_vars, either of which sends a later cd NAME
 // elsewhere.
@@ -787,6 +800,10 @@ func (w *walker) chdir(args []Word) {
 	switch {
 	case len(args) == 0:
 		w.cwd, w.cwdLost = "~", false
+	case !args[0].Static && topLevel(args[0].Text):
+		// cd "$(git rev-parse --show-toplevel)": the top of the
+		// repository the line starts in, the project's own.
+		w.cwd, w.cwdLost = "", false
 	case !args[0].Static || args[0].Text == "-" || args[0].Text == "":
 		w.cwd, w.cwdLost = "", true
 	default:
