@@ -168,3 +168,35 @@ func TestCodexShellModeHint(t *testing.T) {
 		t.Errorf("Codex started as install says ran its command around shell mode: no shell-layer decision for %q:\n%s", allowedLine, w.decisions())
 	}
 }
+
+// TestClaudeBypassedHookRequireHook: with shell mode and requireHook, a
+// hook taken out of the settings (bypassed: here removed by hand, keeping
+// CLAUDE_CODE_SHELL) fails closed: shell mode refuses the line no hook has
+// seen, and the refusal is in the decision log.
+func TestClaudeBypassedHookRequireHook(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.install("claude-code", "--shell")
+	w.setShim("requireHook", true)
+	settings := filepath.Join(w.home, ".claude", "settings.json")
+	data, err := os.ReadFile(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s["env"] == nil || s["hooks"] == nil {
+		t.Fatalf("install --shell wrote no env or hooks:\n%s", data)
+	}
+	delete(s, "hooks")
+	out, _ := json.MarshalIndent(s, "", "  ")
+	w.write(settings, string(out)+"\n")
+
+	m := newModelServer(t, bashCall(allowedLine))
+	w.blocked(m, w.claude(m, "--permission-mode", "bypassPermissions"))
+	if !w.logged("shell", allowedLine, "deny") {
+		t.Errorf("shell mode's refusal of %q is not in the decision log:\n%s", allowedLine, w.decisions())
+	}
+}
