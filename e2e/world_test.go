@@ -295,7 +295,11 @@ var hookFailures = []struct {
 func (w *world) mustHaveCalled(m *modelServer, out string) {
 	w.t.Helper()
 	if !m.toolCalled() {
-		w.t.Fatalf("the agent never asked the model server for a tool call; output:\n%s", out)
+		var paths []string
+		for _, r := range m.requests() {
+			paths = append(paths, r.Path)
+		}
+		w.t.Fatalf("the agent did not get every scripted tool call (requests: %q); output:\n%s", paths, out)
 	}
 }
 
