@@ -39,7 +39,9 @@ func (w *world) gemini(m *modelServer, args ...string) string {
 }
 
 const geminiSettings = `{
-  "security": {"auth": {"selectedType": "gemini-api-key"}}
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "privacy": {"usageStatisticsEnabled": false},
+  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}
 }
 `
 
