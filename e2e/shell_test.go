@@ -125,6 +125,7 @@ func (w *world) shellFirst() {
 // so shell mode meets the installed hook command too and must let it run.
 func TestGeminiShellMode(t *testing.T) {
 	t.Parallel()
+	missingInTree(t, "f7809e2", "Gemini CLI runs its hook command through the same bash, and shell mode refuses it (it runs agent-shim), so every call is blocked")
 	for _, line := range []string{allowedLine, deniedLine} {
 		t.Run(strings.Fields(line)[0], func(t *testing.T) {
 			t.Parallel()
@@ -150,6 +151,7 @@ func TestGeminiShellMode(t *testing.T) {
 // exist, and the allowed line must be decided by the shell layer.
 func TestCodexShellModeHint(t *testing.T) {
 	t.Parallel()
+	missingInTree(t, "f7809e2", "install codex --shell names a link it does not make, and Codex 0.169 runs /bin/bash whatever $SHELL says")
 	m := newModelServer(t, shellCall(allowedLine))
 	w := codexWorld(t, m)
 	out := w.install("codex", "--shell")
