@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gofrs/flock"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
+	"go.opentelemetry.io/otel/log"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/agent-shim/agent-shim/decisionlog"
+	"github.com/agent-shim/agent-shim/telemetry"
+)
+
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// batchSize is how many records one request carries at most.
+const batchSize = 512
+
+func main() { os.Exit(run(context.Background(), os.Args, os.Stderr)) }
+
+// run is main without the process: tests call it directly.
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agent-shim-export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	logPath := fs.String("log", "", "the decision log (default: $XDG_STATE_HOME/agent-shim/decisions.jsonl)")
+	once := fs.Bool("once", false, "send what the log holds, then leave")
+	idle := fs.Duration("idle", 30*time.Second, "leave after this long with no new record")
+	if err := fs.Parse(args[1:]); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "agent-shim-export: error: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *logPath == "" {
+		p, err := decisionlog.Path(os.Getenv)
+		if err != nil {
+			fmt.Fprintf(stderr, "agent-shim-export: error: %v\n", err)
+			return exitError
+		}
+		*logPath = p
+	}
+	if err := export(ctx, *logPath, *once, *idle, telemetry.Interval(os.Getenv)); err != nil {
+		fmt.Fprintf(stderr, "agent-shim-export: error: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// export sends the log's records until it is caught up (once) or has been
+// idle for idle, checking for new records every interval.
+func export(ctx context.Context, logPath string, once bool, idle, interval time.Duration) error {
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+		return fmt.Errorf("creating the state directory: %w", err)
+	}
+	lock := flock.New(filepath.Join(filepath.Dir(logPath), telemetry.LockName))
+	ok, err := lock.TryLock()
+	if err != nil {
+		return fmt.Errorf("locking the export: %w", err)
+	}
+	if !ok {
+		return nil // another exporter is at work
+	}
+	defer lock.Unlock()
+
+	exp, err := newExporter(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		exp.Shutdown(sctx)
+	}()
+	enc, err := newEncoder(ctx)
+	if err != nil {
+		return err
+	}
+	q := telemetry.NewQueue(logPath)
+	last := time.Now()
+	for {
+		n, err := sendBatch(ctx, q, exp, enc)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			last = time.Now()
+			continue
+		}
+		if once || time.Since(last) >= idle {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}
+
+// sendBatch sends the next batch and saves the position past it once the
+// collector acknowledged it; it returns how many lines it passed.
+func sendBatch(ctx context.Context, q *telemetry.Queue, exp sdklog.Exporter, enc *encoder) (int, error) {
+	b, err := q.Next(batchSize)
+	if err != nil {
+		return 0, err
+	}
+	if len(b.Records) == 0 && b.Skipped == 0 {
+		return 0, nil
+	}
+	if len(b.Records) > 0 {
+		recs := enc.records(ctx, b.Records)
+		if err := exp.Export(ctx, recs); err != nil {
+			return 0, fmt.Errorf("sending %d decisions: %w", len(recs), err)
+		}
+	}
+	if err := q.Commit(b); err != nil {
+		return 0, err
+	}
+	return len(b.Records) + b.Skipped, nil
+}
+
+// newExporter is the SDK's OTLP/HTTP log exporter, configured by the
+// standard OTEL_EXPORTER_OTLP_* variables, retrying for a bounded time
+// (the next run retries again).
+func newExporter(ctx context.Context) (sdklog.Exporter, error) {
+	exp, err := otlploghttp.New(ctx, otlploghttp.WithRetry(otlploghttp.RetryConfig{
+		Enabled:         true,
+		InitialInterval: 500 * time.Millisecond,
+		MaxInterval:     5 * time.Second,
+		MaxElapsedTime:  20 * time.Second,
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("configuring the OTLP exporter: %w", err)
+	}
+	return exp, nil
+}
+
+// encoder turns records of the log into the SDK's log records, with the
+// resource and instrumentation scope the SDK sets: a logger provider
+// whose one processor keeps what is emitted.
+type encoder struct {
+	logger log.Logger
+	kept   *keeper
+}
+
+func newEncoder(ctx context.Context) (*encoder, error) {
+	res, err := resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", "agent-shim")),
+		resource.WithFromEnv(),
+		resource.WithTelemetrySDK())
+	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
+		return nil, fmt.Errorf("reading the OpenTelemetry resource: %w", err)
+	}
+	k := &keeper{}
+	p := sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(k))
+	return &encoder{logger: p.Logger("github.com/agent-shim/agent-shim"), kept: k}, nil
+}
+
+func (e *encoder) records(ctx context.Context, rs []telemetry.Record) []sdklog.Record {
+	e.kept.recs = e.kept.recs[:0]
+	for _, r := range rs {
+		e.logger.Emit(ctx, logRecord(r))
+	}
+	return e.kept.recs
+}
+
+// keeper is a processor that keeps what is emitted.
+type keeper struct{ recs []sdklog.Record }
+
+func (k *keeper) OnEmit(_ context.Context, r *sdklog.Record) error {
+	k.recs = append(k.recs, r.Clone())
+	return nil
+}
+func (k *keeper) Enabled(context.Context, sdklog.EnabledParameters) bool { return true }
+func (k *keeper) Shutdown(context.Context) error                         { return nil }
+func (k *keeper) ForceFlush(context.Context) error                       { return nil }
