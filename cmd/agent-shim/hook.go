@@ -126,6 +126,7 @@ func (e *env) hook(ctx context.Context, args []string) int {
 		if _, err := e.stdout.Write(r.out.Bytes()); err != nil {
 			return e.block(err)
 		}
+		e.exportDecisions() // export.go: off the decision path
 		return r.code
 	case <-timer.C:
 		return e.block(fmt.Errorf("no decision within %v", hookDeadline))
