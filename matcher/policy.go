@@ -639,18 +639,21 @@ func hasLower(s string) bool {
 // configuration (pager, hooks, fsmonitor), make its Makefile, go test its
 // module (see SetScope).
 func (p *Policy) foreignDir(c *call, cmd *shellparse.Command) string {
-	if c.prog != "git" && (c.block == nil || len(c.block.Reads()) == 0) {
+	if !cmd.Moved && !cmd.DirUnknown && len(c.gitDirs) == 0 || c.prog != "git" && (c.block == nil || len(c.block.Reads()) == 0) {
+		// The directory the line starts in is the caller's (the gate's
+		// scope, or a process's at run time): only where the line moves
+		// to is judged here.
 		return ""
 	}
 	if cmd.DirUnknown {
 		return fmt.Sprintf("%s runs in a directory not known statically, whose code or configuration runs", c.prog)
 	}
-	if cmd.Dir != "" && !p.inside(cmd.Dir) {
+	if cmd.Moved && cmd.Dir != "" && !p.inside(cmd.Dir) {
 		return fmt.Sprintf("%s runs in %s, outside the project: its code or configuration runs", c.prog, cmd.Dir)
 	}
 	for _, g := range c.gitDirs {
 		d := g.dir
-		if cmd.Dir != "" && !strings.HasPrefix(d, "/") && !strings.HasPrefix(d, "~") {
+		if cmd.Moved && cmd.Dir != "" && !strings.HasPrefix(d, "/") && !strings.HasPrefix(d, "~") {
 			d = path.Join(cmd.Dir, d)
 		}
 		if !p.inside(d) {

@@ -104,6 +104,10 @@ type Command struct {
 	// cd on the line makes it known ("/", "/tmp", "~/src", or relative
 	// to where the line starts: "cmd", ".."), else "".
 	Dir string
+	// Moved reports that the line itself chose Dir: an earlier cd, or a
+	// runner's option (env -C), rather than the directory the line
+	// starts in (which a caller may pass as Dir).
+	Moved bool
 	// DirUnknown reports that an earlier cd on the line moved to a
 	// directory not known statically (cd "$d"): Dir is "" but the
 	// command does not run where the line started.
@@ -752,6 +756,7 @@ func (w *walker) emit(cmd *Command) {
 	if cmd.Dir == "" && !cmd.DirUnknown {
 		cmd.Dir = w.cwd
 		cmd.DirUnknown = cmd.Dir == "" && w.cwdLost
+		cmd.Moved = cmd.Moved || w.cwd != "" || w.cwdLost
 	}
 	if !w.cdpath {
 		w.cdpath = setsCDPath(cmd)

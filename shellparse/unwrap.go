@@ -490,7 +490,7 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 				again := *cmd
 				again.Assigns = append(append([]Assign(nil), cmd.Assigns...), extra...)
 				if dir != "" {
-					again.Dir = dir
+					again.Dir, again.Moved = dir, true
 				}
 				w.runArgs(name, spec, &again, append(words, rest...), c)
 				return
@@ -592,7 +592,7 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 	}
 	inner := *cmd
 	if dir != "" || dirLost {
-		inner.Dir, inner.DirUnknown = dir, dirLost
+		inner.Dir, inner.DirUnknown, inner.Moved = dir, dirLost, true
 	}
 	if spec.join {
 		// The words are joined with spaces and run by a shell.
