@@ -39,7 +39,7 @@ func (g *Gate) DecideExec(argv []string, dir string, approved bool) Decision {
 	if cv.Verdict == Ask && cv.Protected == "" && !g.askedByRule(cmd) {
 		return Decision{Verdict: Default, Reason: cv.Reason + "; checked as it runs"}
 	}
-	return Decision{Verdict: cv.Verdict, Reason: cv.Reason}
+	return Decision{Verdict: cv.Verdict, Reason: cv.Reason, Rule: cv.Decider, Floor: cv.Floor}
 }
 
 // askedByRule reports whether cmd is Ask because of a rule: an ask rule, a

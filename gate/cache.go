@@ -611,21 +611,14 @@ func newCompact(abs string, st stamp, f *config.File, p *matcher.Policy) *compac
 	return c
 }
 
-// writeCompact writes the copy atomically; errors are ignored (see loadCached).
+// writeCompact writes the copy atomically (statefile.WriteAtomic: its
+// temporary file names its writer, and the next write sweeps those of
+// dead writers); errors are ignored (see loadCached).
 func writeCompact(path string, c *compact) {
-	data := c.marshal()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".policy-*.tmp")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
-	}
+	statefile.WriteAtomic(path, c.marshal(), 0o600)
 }
 
 // options rebuilds what optionsOf builds from the full file, the policy

@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/statefile"
 )
 
 // recommend turns the approval log into suggested grants (gate.Recommend)
@@ -83,7 +83,7 @@ func (e *env) recommend(ctx context.Context, args []string) error {
 }
 
 func readApprovals(path string) ([]gate.Approval, error) {
-	f, err := os.Open(path)
+	f, err := statefile.OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -160,7 +160,7 @@ func (s *session) load() (*sessionFile, error) {
 }
 
 func (s *session) loadUnchecked() (*sessionFile, error) {
-	data, err := os.ReadFile(s.path)
+	data, err := statefile.ReadRegular(s.path, statefile.MaxState)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &sessionFile{}, nil
 	}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/statefile"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -378,12 +378,7 @@ func (e *env) takeTicket(line string) (*ticket, string, error) {
 
 // readTicket reads and authenticates a ticket file.
 func readTicket(path string, key []byte) (*ticket, bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	data, err := statefile.ReadRegular(path, statefile.MaxSmall)
 	if err != nil {
 		return nil, false
 	}
