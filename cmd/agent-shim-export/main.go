@@ -38,7 +38,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	logPath := fs.String("log", "", "the decision log (default: $XDG_STATE_HOME/agent-shim/decisions.jsonl)")
 	once := fs.Bool("once", false, "send what the log holds, then leave")
-	idle := fs.Duration("idle", 30*time.Second, "leave after this long with no new record")
+	idle := fs.Duration("idle", 0, "leave after this long with no new record (default: three intervals)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return exitUsage
 	}
@@ -54,7 +54,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 		*logPath = p
 	}
-	if err := export(ctx, *logPath, *once, *idle, telemetry.Interval(os.Getenv)); err != nil {
+	interval := telemetry.Interval(os.Getenv)
+	if *idle <= 0 {
+		*idle = 3 * interval
+	}
+	if err := export(ctx, *logPath, *once, *idle, interval); err != nil {
 		fmt.Fprintf(stderr, "agent-shim-export: error: %v\n", err)
 		return exitError
 	}
@@ -134,16 +138,20 @@ func sendBatch(ctx context.Context, q *telemetry.Queue, exp sdklog.Exporter, enc
 	return len(b.Records) + b.Skipped, nil
 }
 
+// retry is how a run retries a refused or failed request; past it the
+// run leaves and the next one retries. (A variable for the tests.)
+var retry = otlploghttp.RetryConfig{
+	Enabled:         true,
+	InitialInterval: 500 * time.Millisecond,
+	MaxInterval:     5 * time.Second,
+	MaxElapsedTime:  20 * time.Second,
+}
+
 // newExporter is the SDK's OTLP/HTTP log exporter, configured by the
 // standard OTEL_EXPORTER_OTLP_* variables, retrying for a bounded time
 // (the next run retries again).
 func newExporter(ctx context.Context) (sdklog.Exporter, error) {
-	exp, err := otlploghttp.New(ctx, otlploghttp.WithRetry(otlploghttp.RetryConfig{
-		Enabled:         true,
-		InitialInterval: 500 * time.Millisecond,
-		MaxInterval:     5 * time.Second,
-		MaxElapsedTime:  20 * time.Second,
-	}))
+	exp, err := otlploghttp.New(ctx, otlploghttp.WithRetry(retry))
 	if err != nil {
 		return nil, fmt.Errorf("configuring the OTLP exporter: %w", err)
 	}
