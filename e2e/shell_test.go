@@ -59,17 +59,15 @@ func TestClaudeShellMode(t *testing.T) {
 				w.setShim("requireHook", true)
 			}
 			m := newModelServer(t, bashCall(tc.line))
-			for _, mode := range []string{"default"} {
-				out := w.claude(m, "--permission-mode", mode)
-				if tc.line == allowedLine {
-					w.ran(m, out)
-					// It ran through shell mode, not around it.
-					if !w.logged("shell", allowedLine, "allow") {
-						t.Errorf("no shell-mode decision allowing %q in the decision log:\n%s", allowedLine, w.decisions())
-					}
-				} else {
-					w.denied(m, out)
-				}
+			out := w.claude(m, "--permission-mode", "default")
+			if tc.line != allowedLine {
+				w.denied(m, out)
+				return
+			}
+			w.ran(m, out)
+			// It ran through shell mode, not around it.
+			if !w.logged("shell", allowedLine, "allow") {
+				t.Errorf("no shell-mode decision allowing %q in the decision log:\n%s", allowedLine, w.decisions())
 			}
 		})
 	}
