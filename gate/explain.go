@@ -224,7 +224,7 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 		ce.Floor = floorOf(mv)
 		return set(v, reason)
 	}
-	if never := neverShape(cmd); never != "" {
+	if never := neverShape(cmd, mv.Argv, g.programs); never != "" {
 		ce.NeverAllow = never
 		return set(Deny, never)
 	}

@@ -290,6 +290,9 @@ func New(opts Options) *Gate {
 	if g.dir == "" {
 		g.dir = g.scope.base()
 	}
+	// git, make, go test and the like run a directory's own code: the
+	// matcher asks about running them outside the project.
+	g.policy.SetScope(g.scope.Contains)
 	if g.tools == nil {
 		g.tools = &ToolPolicy{root: g.dir}
 	}

@@ -157,7 +157,7 @@ func TestCheckBash(t *testing.T) {
 // prompter that would approve anything: every one is denied, unasked.
 func TestNeverAllow(t *testing.T) {
 	p := matcher.New()
-	for _, r := range []string{"rm", "git push", "git reset", "git clean", "dd", "shutdown", "mkfs.ext4", "find", "chmod", "bash", "sudo"} {
+	for _, r := range []string{"rm", "git push", "git reset", "git clean", "dd", "shutdown", "mkfs.ext4", "find", "chmod", "bash", "sudo", "echo", "go build", "cp", "sh"} {
 		p.Add(matcher.Allow, r, matcher.Source{})
 	}
 	tests := []string{
@@ -209,6 +209,12 @@ func TestNeverAllow(t *testing.T) {
 		"systemctl poweroff",
 		":(){ :|:& };:",
 		"bomb(){ bomb|bomb& };bomb",
+		"echo b > /proc/sysrq-trigger",
+		"echo c >/proc//sysrq-trigger",
+		"echo o > /proc/../proc/sysrq-trigger",
+		"sudo sh -c 'echo b > /proc/sysrq-trigger'",
+		"go build -o /dev/sda .",
+		"cp image.iso /dev/sdb",
 	}
 	prompter := &scripted{answer: func(Request) Answer { return AnswerAlways }}
 	seen := map[string]bool{}

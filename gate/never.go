@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/agent-shim/agent-shim/matcher"
+	"github.com/agent-shim/agent-shim/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 
@@ -97,6 +98,13 @@ func device(p string) string {
 	return ""
 }
 
+// kernelTrigger reports whether writing p acts on the running kernel as
+// the never-allow list's commands do: /proc/sysrq-trigger reboots, halts
+// or crashes the machine at once.
+func kernelTrigger(p string) bool {
+	return path.Clean(p) == "/proc/sysrq-trigger"
+}
+
 // neverSource is the source of the never-allow rules, and of no other.
 var neverSource = matcher.Source{Category: "never_allow", Overlay: "builtin"}
 
@@ -126,13 +134,29 @@ func addNever(p *matcher.Policy) { p.AddLines(matcher.Deny, neverLines, neverSou
 // neverShape returns why cmd is never allowed for what no command rule
 // can express: a write redirection to a block device, a function that
 // calls itself. "" when neither.
-func neverShape(cmd *shellparse.Command) string {
+func neverShape(cmd *shellparse.Command, argv []string, tbl *programs.Table) string {
 	for _, r := range cmd.Redirs {
 		if r.Kind != shellparse.Write || !r.Target.Static {
 			continue
 		}
 		if device(r.Target.Text) != "" {
 			return "never allowed: overwrites the device " + r.Target.Text
+		}
+		if kernelTrigger(r.Target.Text) {
+			return "never allowed: writes " + r.Target.Text + ", which reboots, halts or crashes the running system"
+		}
+	}
+	// What a program's options write (go build -o, dd of=, cp's
+	// destination), onto a device or a trigger.
+	if len(argv) > 0 {
+		paths, _ := tbl.WriteTargets(argv)
+		for _, p := range paths {
+			if device(p) != "" {
+				return "never allowed: " + argv[0] + " overwrites the device " + p
+			}
+			if kernelTrigger(p) {
+				return "never allowed: " + argv[0] + " writes " + p + ", which reboots, halts or crashes the running system"
+			}
 		}
 	}
 	if name := cmd.Name(); name != "" {
