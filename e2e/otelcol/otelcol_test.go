@@ -321,6 +321,11 @@ func TestCollector(t *testing.T) {
 	for _, e := range entries {
 		logged[e.Session+"\x00"+e.Command] = e
 	}
+	for _, c := range calls("down") {
+		if _, ok := byCall(received(t, c1.out))[c.session+"\x00"+c.command]; ok {
+			t.Errorf("%q logged while the collector was down reached it", c.command)
+		}
+	}
 	got := byCall(received(t, c1.out, c2.out))
 	for _, c := range append(calls("base"), all...) {
 		key := c.session + "\x00" + c.command
