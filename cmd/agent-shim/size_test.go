@@ -12,9 +12,12 @@ import (
 const fuchsiaBytes = 166065
 
 // maxConfigBytes bounds the config.json agents-setup writes from
-// Fuchsia-sized manifests (issue 16: at most twice Fuchsia's), so that
-// grants and rules do not grow back unnoticed.
-const maxConfigBytes = 2 * fuchsiaBytes
+// Fuchsia-sized manifests, so that grants and rules do not grow back
+// unnoticed. Issue 16 asked for at most twice Fuchsia's; issue 23 put the
+// expansion vectors first: allow grants take any environment name but
+// those that change what runs, and each grant spells out that list
+// (3.55x Fuchsia's). The bound keeps it from growing further unseen.
+const maxConfigBytes = 4 * fuchsiaBytes
 
 // TestConfigSize reports and bounds the size of a Fuchsia-sized config.json
 // and the average length of its grants.
