@@ -4,9 +4,10 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -116,18 +117,21 @@ func (w *world) shellFirst() {
 	}
 }
 
-// TestGeminiShellMode: with shell mode as Gemini CLI's bash, its real
-// wrapper (shopt …; bgpids trap; the command in a subshell) is recognised:
-// an allowed line runs and is logged by the shell layer, and a denied one
-// does not run. Gemini CLI runs its hook command through the same bash,
-// so shell mode meets the installed hook command too and must let it run.
+// TestGeminiShellMode: Gemini CLI runs `bash` from PATH for its shell tool
+// and its hooks alike, so `install gemini-cli --shell` refuses (shell mode
+// in bash's place would refuse the hook command itself: it runs
+// agent-shim). Shell mode put first on PATH by hand, without the hook,
+// still reads Gemini's real wrapper (shopt …; bgpids trap; the command in
+// a subshell): an allowed line runs and is logged by the shell layer, and
+// a denied one does not run.
 func TestGeminiShellMode(t *testing.T) {
 	t.Parallel()
-	missingInTree(t, "f7809e2", "Gemini CLI runs its hook command through the same bash, and shell mode refuses it (it runs agent-shim), so every call is blocked")
 	for _, line := range []string{allowedLine, deniedLine} {
 		t.Run(strings.Fields(line)[0], func(t *testing.T) {
 			t.Parallel()
 			w := geminiWorld(t)
+			w.refusesShell("gemini-cli")
+			w.run(w.project, w.shim, "uninstall", "gemini-cli")
 			w.shellFirst()
 			m := newModelServer(t, runShellCall(line))
 			out := w.gemini(m, "--yolo")
@@ -143,29 +147,29 @@ func TestGeminiShellMode(t *testing.T) {
 	}
 }
 
-// TestCodexShellModeHint follows what `install codex --shell` tells the
-// person to do (start Codex with SHELL set to the shell-mode link) and
-// checks that Codex's commands then go through shell mode: the link must
-// exist, and the allowed line must be decided by the shell layer.
-func TestCodexShellModeHint(t *testing.T) {
+// TestCodexShellModeRefused: Codex 0.169 runs /bin/bash whatever $SHELL
+// says, so `install codex --shell` refuses, saying what guards Codex
+// instead, and changes nothing.
+func TestCodexShellModeRefused(t *testing.T) {
 	t.Parallel()
-	missingInTree(t, "f7809e2", "install codex --shell names a link it does not make, and Codex 0.169 runs /bin/bash whatever $SHELL says")
 	m := newModelServer(t, shellCall(allowedLine))
 	w := codexWorld(t, m)
-	out := w.install("codex", "--shell")
-	match := regexp.MustCompile(`(?m)^\s*SHELL=(\S+) codex$`).FindStringSubmatch(out)
-	if match == nil {
-		t.Fatalf("install codex --shell does not say how to start Codex with SHELL=…:\n%s", out)
+	w.refusesShell("codex")
+}
+
+// refusesShell checks that `install <agent> --shell` exits 2 with the
+// reason, and makes no shell-mode link.
+func (w *world) refusesShell(agent string) {
+	w.t.Helper()
+	cmd := exec.Command(w.shim, "install", agent, "--shell")
+	cmd.Dir, cmd.Env = w.project, w.env
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "--shell is for Claude Code only") {
+		w.t.Errorf("install %s --shell: %v\n%s\nwant exit 2, --shell is for Claude Code only", agent, err, out)
 	}
-	link := strings.Trim(match[1], `'"`)
-	if _, err := os.Stat(link); err != nil {
-		t.Errorf("install codex --shell names %s, which does not exist: %v", link, err)
-	}
-	w.env = append(w.env, "SHELL="+link)
-	out = w.codex(m, "--dangerously-bypass-approvals-and-sandbox")
-	w.ran(m, out)
-	if !w.logged("shell", allowedLine, "allow") {
-		t.Errorf("Codex started as install says ran its command around shell mode: no shell-layer decision for %q:\n%s", allowedLine, w.decisions())
+	if _, err := os.Lstat(filepath.Join(w.home, ".local", "bin", "agent-shim-bash")); err == nil {
+		w.t.Errorf("install %s --shell made the shell-mode link", agent)
 	}
 }
 

@@ -344,10 +344,3 @@ func (w *world) blocked(m *modelServer, out string) {
 	}
 }
 
-// missingInTree skips a test that asserts the right behaviour of a piece
-// the tree does not have yet (confirmed at the commit named): every call is
-// a defect to remove, listed in the lead's report. grep missingInTree.
-func missingInTree(t *testing.T, commit, what string) {
-	t.Helper()
-	t.Skipf("MISSING IN TREE (at %s): %s", commit, what)
-}

@@ -486,6 +486,15 @@ func (e *env) parseInstallArgs(cmd string, args []string) (*installOptions, erro
 	if o.managed && o.shell {
 		return nil, usagef("%s: --shell changes the user's settings; it does not go with --managed", cmd)
 	}
+	if o.shell && o.agent.agent != "claude-code" {
+		// Codex 0.169 runs /bin/bash whatever $SHELL says; Gemini CLI
+		// runs bash from PATH for its shell tool and its hooks alike, so
+		// shell mode in bash's place would refuse the hook itself. The
+		// hook guards them; `agent-shim run -- codex` (or gemini) puts the
+		// whole agent under the run-time layer.
+		return nil, usagef("%s: --shell is for Claude Code only: %s runs its own choice of bash, not a shell it can be given; the hook guards it, and `agent-shim run -- %s` runs it under the run-time layer",
+			cmd, o.agent.agent, map[string]string{"codex": "codex", "gemini-cli": "gemini"}[o.agent.agent])
+	}
 	if o.settings == "" && o.managed {
 		o.settings = managedSettings(o.agent.agent, e.getenv)
 	}
@@ -641,6 +650,10 @@ func (e *env) uninstall(ctx context.Context, args []string) error {
 		}
 		if data, err := os.ReadFile(o.settings); err == nil && rec.SettingsCreated && (string(bytes.TrimSpace(data)) == "{}" || o.managed && o.agent.agent == "codex" && len(bytes.TrimSpace(data)) == 0) {
 			if err := os.Remove(o.settings); err != nil {
+				return err
+			}
+			// The lock beside it goes too: install made both.
+			if err := os.Remove(statefile.LockPath(o.settings)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 		}
@@ -1241,6 +1254,9 @@ func (e *env) uncodexConfigure(ctx context.Context, rec *installRecord) error {
 	}
 	if data, err := os.ReadFile(path); err == nil && rec.ConfigCreated && len(bytes.TrimSpace(data)) == 0 {
 		if err := os.Remove(path); err != nil {
+			return err
+		}
+		if err := os.Remove(statefile.LockPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "agent-shim: removed %s\n", path)
