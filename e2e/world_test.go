@@ -343,4 +343,3 @@ func (w *world) blocked(m *modelServer, out string) {
 		w.t.Errorf("the line ran although its hook failed: %s exists; tool results: %q", allowedCanary, m.results())
 	}
 }
-
