@@ -143,18 +143,24 @@
 //	     PATH or missing, a self-test not denied or blocked, hooks turned
 //	     off, an unreadable policy), the fix printed with it
 //	2    usage error; hook: the blocking answer of all three protocols, with
-//	     the reason on stderr: input that is not JSON, an unknown event or
-//	     agent, a tool input without what the tool needs, a bad config.json,
-//	     any internal error; never an allow
+//	     the reason on stderr: input that is not strict JSON (invalid
+//	     UTF-8, a lone surrogate, a duplicate key), an unknown event or
+//	     agent, a tool input without what the tool needs or with a NUL or
+//	     CR in its command or paths, a cwd that is not an absolute
+//	     directory, a bad config.json, no decision within the hook's
+//	     deadline (10 s), any internal error; never an allow
 //	126  shell mode: the command is denied, needs approval nobody can give,
 //	     the person said no, or it cannot be decided or run (bad argv, bad
 //	     config.json, the real shell is agent-shim, agentShim.runtime is
-//	     "require" and the run-time layer is unavailable); one line on stderr
+//	     "require" and the run-time layer is unavailable), or, with
+//	     agentShim.requireHook, no hook call has seen it; one line on stderr
+//	1    shell mode and run, with the run-time layer: the line changed a
+//	     protected path inside the checkout (.git/config, .git/hooks, the
+//	     manifests, agent settings); the change is undone and named on
+//	     stderr
 //	run: the status of PROGRAM (a signal kills agent-shim with the same
 //	     signal); 126 when PROGRAM cannot be found, is refused or cannot
 //	     run; 2 for a usage error
-//	     config.json, the real shell is agent-shim), or, with
-//	     agentShim.requireHook, no hook call has seen it; one line on stderr
 //
 // # Files
 //
