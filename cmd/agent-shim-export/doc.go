@@ -7,7 +7,8 @@
 // position saved in the state directory, sends the records through the
 // OpenTelemetry Go SDK's OTLP/HTTP log exporter, and saves the new
 // position only after the collector acknowledged them. It stays while
-// records keep coming and leaves after --idle (three intervals) with none. One runs at a
+// records keep coming and leaves after --idle (three intervals, at most a
+// minute) with none. One runs at a
 // time (a lock in the state directory); another started meanwhile leaves
 // at once.
 //

@@ -38,7 +38,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	logPath := fs.String("log", "", "the decision log (default: $XDG_STATE_HOME/agent-shim/decisions.jsonl)")
 	once := fs.Bool("once", false, "send what the log holds, then leave")
-	idle := fs.Duration("idle", 0, "leave after this long with no new record (default: three intervals)")
+	idle := fs.Duration("idle", 0, "leave after this long with no new record (default: three intervals, at most a minute)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return exitUsage
 	}
@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	interval := telemetry.Interval(os.Getenv)
 	if *idle <= 0 {
-		*idle = 3 * interval
+		*idle = min(3*interval, time.Minute)
 	}
 	if err := export(ctx, *logPath, *once, *idle, interval); err != nil {
 		fmt.Fprintf(stderr, "agent-shim-export: error: %v\n", err)
