@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agent-shim/agent-shim/config"
-	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/internal/manifest"
 )
 
 // scaledConfig writes a config.json as agents-setup makes it from the

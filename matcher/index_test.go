@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/internal/manifest"
 )
 
 func TestRegexKey(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/hooks"
-	"github.com/agent-shim/agent-shim/supervisor"
+	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
 
 // doctor checks that every agent found on this machine is guarded, and

@@ -12,8 +12,8 @@ import (
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
-	"github.com/agent-shim/agent-shim/manifest"
-	"github.com/agent-shim/agent-shim/policycheck"
+	"github.com/agent-shim/agent-shim/internal/manifest"
+	"github.com/agent-shim/agent-shim/internal/policycheck"
 )
 
 // TestOneDoor: every front end decides through the gate, so none can

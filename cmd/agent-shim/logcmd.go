@@ -15,7 +15,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
-	"github.com/agent-shim/agent-shim/supervisor"
+	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
 
 // Test seams: the decision log can be turned off (for the benchmark that

@@ -14,8 +14,8 @@ import (
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/supervisor"
 	"github.com/agent-shim/agent-shim/matcher"
-	"github.com/agent-shim/agent-shim/supervisor"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -101,7 +101,7 @@ func TestNoManifestReader(t *testing.T) {
 		t.Skipf("go list -deps: %v", err)
 	}
 	for _, pkg := range strings.Fields(string(out)) {
-		if strings.HasPrefix(pkg, "github.com/go-git/") || pkg == "github.com/agent-shim/agent-shim/policycheck" {
+		if strings.HasPrefix(pkg, "github.com/go-git/") || pkg == "github.com/agent-shim/agent-shim/internal/policycheck" {
 			t.Errorf("agent-shim links %s", pkg)
 		}
 	}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/supervisor"
 	"github.com/agent-shim/agent-shim/shellparse"
-	"github.com/agent-shim/agent-shim/supervisor"
 )
 
 // Test seams for the run-time layer.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-shim/agent-shim/supervisor"
+	"github.com/agent-shim/agent-shim/internal/supervisor"
 	"golang.org/x/sys/unix"
 )
 

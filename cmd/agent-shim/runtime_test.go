@@ -16,8 +16,8 @@ import (
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/supervisor"
 	"github.com/agent-shim/agent-shim/matcher"
-	"github.com/agent-shim/agent-shim/supervisor"
 )
 
 // runtimeConfig allows the harmless programs the tests run, denies

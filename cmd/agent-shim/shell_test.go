@@ -19,7 +19,7 @@ import (
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
-	"github.com/agent-shim/agent-shim/supervisor"
+	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
 
 func TestParseShellArgv(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agent-shim/agent-shim/manifest"
-	"github.com/agent-shim/agent-shim/policycheck"
+	"github.com/agent-shim/agent-shim/internal/manifest"
+	"github.com/agent-shim/agent-shim/internal/policycheck"
 	"github.com/urfave/cli/v2"
 )
 

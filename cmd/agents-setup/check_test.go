@@ -8,9 +8,9 @@ import (
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/gate"
-	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/internal/manifest"
+	"github.com/agent-shim/agent-shim/internal/policycheck"
 	"github.com/agent-shim/agent-shim/matcher"
-	"github.com/agent-shim/agent-shim/policycheck"
 )
 
 // The policy tests' engine is the shim's: for every profile, the gate that

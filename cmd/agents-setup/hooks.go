@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/agent-shim/agent-shim/hooks"
-	"github.com/agent-shim/agent-shim/manifest"
-	"github.com/agent-shim/agent-shim/setup"
+	"github.com/agent-shim/agent-shim/internal/manifest"
+	"github.com/agent-shim/agent-shim/internal/setup"
 	"github.com/agent-shim/agent-shim/statefile"
 	"github.com/urfave/cli/v2"
 )

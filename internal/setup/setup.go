@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/config"
-	"github.com/agent-shim/agent-shim/manifest"
-	"github.com/agent-shim/agent-shim/policycheck"
+	"github.com/agent-shim/agent-shim/internal/manifest"
+	"github.com/agent-shim/agent-shim/internal/policycheck"
 	"github.com/agent-shim/agent-shim/reconcile"
 	"github.com/agent-shim/agent-shim/statefile"
 )

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/config"
-	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/internal/manifest"
 	"github.com/agent-shim/agent-shim/statefile"
 )
 

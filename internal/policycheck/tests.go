@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/internal/manifest"
 )
 
 // TestsFile is an overlay's policy tests, beside its permissions/.

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agent-shim/agent-shim/gate"
-	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/internal/manifest"
 	"github.com/agent-shim/agent-shim/matcher"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/hooks"
-	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/internal/manifest"
 	"github.com/agent-shim/agent-shim/statefile"
 )
 

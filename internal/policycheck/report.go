@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/internal/manifest"
 )
 
 // ErrTestsFailed means a policy test got another verdict than it expects.

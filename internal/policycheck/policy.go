@@ -8,7 +8,7 @@ package policycheck
 
 import (
 	"github.com/agent-shim/agent-shim/gate"
-	"github.com/agent-shim/agent-shim/manifest"
+	"github.com/agent-shim/agent-shim/internal/manifest"
 )
 
 // Gate returns the gate hook and shell mode would build from the
