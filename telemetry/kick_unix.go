@@ -17,6 +17,7 @@ func startDetached(prog string, argv []string) error {
 	}
 	defer null.Close()
 	p, err := os.StartProcess(prog, argv, &os.ProcAttr{
+		Dir:   "/", // holding no directory of the project
 		Files: []*os.File{null, null, null},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})

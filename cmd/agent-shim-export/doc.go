@@ -17,7 +17,9 @@
 //	agent-shim-export [--log FILE] [--once] [--idle D]
 //
 // --once sends what the log holds and leaves. The collector and the
-// resource are configured by the standard variables: OTEL_EXPORTER_OTLP_ENDPOINT,
+// resource are configured by the standard variables:
+// OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, the default, or grpc; also
+// OTEL_EXPORTER_OTLP_LOGS_PROTOCOL), OTEL_EXPORTER_OTLP_ENDPOINT,
 // OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS,
 // OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_EXPORTER_OTLP_INSECURE, the TLS
 // variables, OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME (default

@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gofrs/flock"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
@@ -81,7 +83,7 @@ func export(ctx context.Context, logPath string, once bool, idle, interval time.
 	}
 	defer lock.Unlock()
 
-	exp, err := newExporter(ctx)
+	exp, err := newExporter(ctx, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -147,11 +149,26 @@ var retry = otlploghttp.RetryConfig{
 	MaxElapsedTime:  20 * time.Second,
 }
 
-// newExporter is the SDK's OTLP/HTTP log exporter, configured by the
-// standard OTEL_EXPORTER_OTLP_* variables, retrying for a bounded time
-// (the next run retries again).
-func newExporter(ctx context.Context) (sdklog.Exporter, error) {
-	exp, err := otlploghttp.New(ctx, otlploghttp.WithRetry(retry))
+// newExporter is the SDK's OTLP log exporter for the protocol that
+// OTEL_EXPORTER_OTLP_LOGS_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL names
+// (http/protobuf, the default, or grpc), configured by the standard
+// OTEL_EXPORTER_OTLP_* variables, retrying for a bounded time (the next
+// run retries again).
+func newExporter(ctx context.Context, getenv func(string) string) (sdklog.Exporter, error) {
+	protocol := getenv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL")
+	if protocol == "" {
+		protocol = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	var exp sdklog.Exporter
+	var err error
+	switch strings.TrimSpace(protocol) {
+	case "", "http/protobuf":
+		exp, err = otlploghttp.New(ctx, otlploghttp.WithRetry(retry))
+	case "grpc":
+		exp, err = otlploggrpc.New(ctx, otlploggrpc.WithRetry(otlploggrpc.RetryConfig(retry)))
+	default:
+		return nil, fmt.Errorf("configuring the OTLP exporter: protocol %q is not supported (http/protobuf or grpc)", protocol)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("configuring the OTLP exporter: %w", err)
 	}

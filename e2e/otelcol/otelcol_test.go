@@ -62,14 +62,14 @@ type collector struct {
 	out string
 }
 
-func startCollector(t *testing.T, bin, dir string, port int, name string) *collector {
+func startCollector(t *testing.T, bin, dir string, port int, protocol, name string) *collector {
 	t.Helper()
 	out := filepath.Join(dir, name+".jsonl")
 	cfg := filepath.Join(dir, name+".yaml")
 	yaml := fmt.Sprintf(`receivers:
   otlp:
     protocols:
-      http:
+      %s:
         endpoint: 127.0.0.1:%d
 exporters:
   file:
@@ -83,7 +83,7 @@ service:
     logs:
       receivers: [otlp]
       exporters: [file]
-`, port, out)
+`, map[string]string{"grpc": "grpc", "http/protobuf": "http"}[protocol], port, out)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -227,12 +227,19 @@ func hook(t *testing.T, bin string, env []string, cwd string, c call) (string, t
 }
 
 // TestCollector: decisions of hook calls reach a real collector with
-// their attributes and the agent's ids; with the collector down the
-// verdicts are the same and as quick, and once it is back every record
-// arrives.
+// their attributes and the agent's ids, over OTLP/HTTP and OTLP/gRPC;
+// with the collector down the verdicts are the same and as quick, and
+// once it is back every record arrives.
 func TestCollector(t *testing.T) {
-	bin, work := t.TempDir(), t.TempDir()
+	bin := t.TempDir()
 	build(t, bin)
+	for _, protocol := range []string{"http/protobuf", "grpc"} {
+		t.Run(strings.ReplaceAll(protocol, "/", "-"), func(t *testing.T) { testCollector(t, bin, protocol) })
+	}
+}
+
+func testCollector(t *testing.T, bin, protocol string) {
+	work := t.TempDir()
 	port := freePort(t)
 	home, project := filepath.Join(work, "home"), filepath.Join(work, "project")
 	for _, d := range []string{home, project} {
@@ -248,7 +255,7 @@ func TestCollector(t *testing.T) {
 	}
 	exporting := append(base[:len(base):len(base)],
 		fmt.Sprintf("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", port),
-		"OTEL_BLRP_SCHEDULE_DELAY=1000",
+		"OTEL_BLRP_SCHEDULE_DELAY=1000", "OTEL_EXPORTER_OTLP_PROTOCOL="+protocol,
 		"OTEL_RESOURCE_ATTRIBUTES=host.name=laptop-7,team=infra")
 	logPath := filepath.Join(work, "state", "agent-shim", decisionlog.FileName)
 	t.Cleanup(func() { waitExporter(t, logPath) })
@@ -288,7 +295,7 @@ func TestCollector(t *testing.T) {
 		}
 	}
 
-	c1 := startCollector(t, bin, work, port, "up")
+	c1 := startCollector(t, bin, work, port, protocol, "up")
 	check("up", exporting, 0)
 	waitFor(t, "the first records", func() bool { return len(received(t, c1.out)) >= len(commands) })
 	c1.stop()
@@ -297,7 +304,7 @@ func TestCollector(t *testing.T) {
 		t.Fatalf("no exporter was started: %v", err)
 	}
 	time.Sleep(2 * time.Second) // an exporter or two has tried and failed
-	c2 := startCollector(t, bin, work, port, "back")
+	c2 := startCollector(t, bin, work, port, protocol, "back")
 	check("back", exporting, 1100*time.Millisecond)
 
 	// Every decision of every phase arrives (base ones too: the log is
