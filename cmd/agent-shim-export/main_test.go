@@ -192,3 +192,28 @@ func TestExportResume(t *testing.T) {
 		t.Errorf("service.name %q, want agent-shim", rc.res)
 	}
 }
+
+func TestProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		logs, all string
+		ok        bool
+	}{
+		{"", "", true},
+		{"", "http/protobuf", true},
+		{"", "grpc", true},
+		{"grpc", "http/json", true}, // the logs variable wins
+		{"", "http/json", false},    // the Go SDK has no OTLP/JSON exporter
+		{"http/json", "grpc", false},
+		{"", "udp", false},
+	} {
+		t.Logf("input: OTEL_EXPORTER_OTLP_LOGS_PROTOCOL=%q OTEL_EXPORTER_OTLP_PROTOCOL=%q", tc.logs, tc.all)
+		env := map[string]string{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": tc.logs, "OTEL_EXPORTER_OTLP_PROTOCOL": tc.all}
+		exp, err := newExporter(context.Background(), func(k string) string { return env[k] })
+		if (err == nil) != tc.ok {
+			t.Errorf("err = %v, want ok %v", err, tc.ok)
+		}
+		if exp != nil {
+			exp.Shutdown(context.Background())
+		}
+	}
+}
