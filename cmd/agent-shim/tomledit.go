@@ -240,14 +240,6 @@ func tomlQuote(s string) string {
 	return b.String()
 }
 
-// tomlKey spells one key: bare when it can be, else quoted.
-func tomlKey(k string) string {
-	if k != "" && strings.Trim(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == "" {
-		return k
-	}
-	return tomlQuote(k)
-}
-
 // setFeatureHooks makes features.hooks true. It returns the new text,
 // the previous value's text when it replaced one ("" when it added the
 // key), and whether it added a [features] table; data is returned

@@ -13,7 +13,7 @@ import (
 // is named and nothing is written through it. Other files stay as the
 // line left them, and a kept change stays.
 func TestSnapshotRestore(t *testing.T) {
-	type op struct{ name, file, content string }
+	type op struct{ file, content string }
 	tests := []struct {
 		name    string
 		change  func(top string) error
