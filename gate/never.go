@@ -3,6 +3,7 @@ package gate
 import (
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/programs"
@@ -98,6 +99,18 @@ func device(p string) string {
 	return ""
 }
 
+// namesDevice reports whether any word may name a device or a trigger
+// (it holds /dev/ or /proc/): only then are a program's write targets
+// worth reading from the table.
+func namesDevice(words []string) bool {
+	for _, w := range words {
+		if strings.Contains(w, "/dev/") || strings.Contains(w, "/proc/") {
+			return true
+		}
+	}
+	return false
+}
+
 // kernelTrigger reports whether writing p acts on the running kernel as
 // the never-allow list's commands do: /proc/sysrq-trigger reboots, halts
 // or crashes the machine at once.
@@ -148,7 +161,7 @@ func neverShape(cmd *shellparse.Command, argv []string, tbl *programs.Table) str
 	}
 	// What a program's options write (go build -o, dd of=, cp's
 	// destination), onto a device or a trigger.
-	if len(argv) > 0 {
+	if len(argv) > 0 && namesDevice(argv[1:]) {
 		paths, _ := tbl.WriteTargets(argv)
 		for _, p := range paths {
 			if device(p) != "" {
