@@ -5,12 +5,13 @@
 // (OTEL_BLRP_SCHEDULE_DELAY, default 10s) when export is configured; a
 // person or a timer may run it too. It reads decisions.jsonl from the
 // position saved in the state directory, sends the records through the
-// OpenTelemetry Go SDK's OTLP/HTTP log exporter, and saves the new
-// position only after the collector acknowledged them. It stays while
-// records keep coming and leaves after --idle (three intervals, at most a
-// minute) with none. One runs at a
-// time (a lock in the state directory); another started meanwhile leaves
-// at once.
+// OpenTelemetry Go SDK's OTLP log exporter (HTTP or gRPC), and saves
+// the new position only after the collector acknowledged them. It stays
+// while records keep coming, tries a collector that is down again each
+// interval (for up to five minutes, each time on a new connection), and
+// leaves after --idle (three intervals, at most a minute) with none. One
+// runs at a time (a lock in the state directory); another started
+// meanwhile leaves at once.
 //
 // # Usage
 //

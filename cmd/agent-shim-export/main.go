@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/telemetry"
@@ -28,6 +30,11 @@ const (
 	exitError = 1
 	exitUsage = 2
 )
+
+// maxFailing is how long an exporter stays trying a collector that is
+// down or refuses; then it leaves, and the next hook call past the
+// interval starts another.
+const maxFailing = 5 * time.Minute
 
 // batchSize is how many records one request carries at most: at the
 // log's bounds on a line (8 KiB of command, as much of argv, 1 KiB of
@@ -91,33 +98,51 @@ func export(ctx context.Context, logPath string, once bool, idle, interval time.
 	if err != nil {
 		return err
 	}
-	defer func() {
+	shutdown := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		exp.Shutdown(sctx)
-	}()
+	}
+	defer func() { shutdown() }()
 	enc, err := newEncoder(ctx)
 	if err != nil {
 		return err
 	}
 	q := telemetry.NewQueue(logPath)
 	last := time.Now()
+	var failing time.Time // when the present run of failures began
 	for {
 		n, err := sendBatch(ctx, q, exp, enc)
-		if err != nil {
-			return err
-		}
 		if n > 0 {
-			last = time.Now()
+			last, failing = time.Now(), time.Time{}
 			continue
 		}
-		if once || time.Since(last) >= idle {
-			return nil
+		wait := interval
+		if err != nil {
+			// The collector is down or refused: stay and try again each
+			// interval (the hooks that start an exporter meanwhile find
+			// this one), with a fresh connection, for up to maxFailing.
+			if failing.IsZero() {
+				failing = time.Now()
+			}
+			if once || time.Since(failing) >= maxFailing {
+				return err
+			}
+			shutdown()
+			if exp, err = newExporter(ctx, os.Getenv); err != nil {
+				return err
+			}
+		} else {
+			left := idle - time.Since(last)
+			if once || left <= 0 {
+				return nil
+			}
+			wait = min(interval, left)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(interval):
+		case <-time.After(wait):
 		}
 	}
 }
@@ -169,7 +194,14 @@ func newExporter(ctx context.Context, getenv func(string) string) (sdklog.Export
 	case "", "http/protobuf":
 		exp, err = otlploghttp.New(ctx, otlploghttp.WithRetry(retry))
 	case "grpc":
-		exp, err = otlploggrpc.New(ctx, otlploggrpc.WithRetry(otlploggrpc.RetryConfig(retry)))
+		// gRPC's own reconnection backoff grows to two minutes while
+		// the collector is down; bounded here, so that a collector
+		// that is back is reached within the retries.
+		exp, err = otlploggrpc.New(ctx, otlploggrpc.WithRetry(otlploggrpc.RetryConfig(retry)),
+			otlploggrpc.WithDialOption(grpc.WithConnectParams(grpc.ConnectParams{
+				Backoff:           backoff.Config{BaseDelay: 500 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 3 * time.Second},
+				MinConnectTimeout: 5 * time.Second,
+			})))
 	default:
 		return nil, fmt.Errorf("configuring the OTLP exporter: protocol %q is not supported (http/protobuf or grpc)", protocol)
 	}

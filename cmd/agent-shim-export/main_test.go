@@ -217,3 +217,53 @@ func TestProtocol(t *testing.T) {
 		}
 	}
 }
+
+// TestIdle: a lingering exporter leaves after idle with nothing new, even
+// when the interval is longer (it must not outlive its purpose by an
+// interval of an hour).
+func TestIdle(t *testing.T) {
+	retry = otlploghttp.RetryConfig{Enabled: false}
+	srv := httptest.NewServer(&receiver{status: http.StatusOK})
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	logPath := filepath.Join(t.TempDir(), "state", decisionlog.FileName)
+	decisionlog.NewWriter(logPath, decisionlog.Options{}).Log(decisionlog.Entry{Layer: "hook", Command: "ls", Verdict: "allow"})
+	start := time.Now()
+	if err := export(context.Background(), logPath, false, 300*time.Millisecond, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the exporter stayed %v with idle 300ms", took)
+	}
+}
+
+// TestCollectorBack: an exporter that finds the collector down stays and
+// delivers once it is back, without another start.
+func TestCollectorBack(t *testing.T) {
+	retry = otlploghttp.RetryConfig{Enabled: false}
+	rc := &receiver{status: http.StatusServiceUnavailable}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	logPath := filepath.Join(t.TempDir(), "state", decisionlog.FileName)
+	decisionlog.NewWriter(logPath, decisionlog.Options{}).Log(decisionlog.Entry{Layer: "hook", Command: "git status", Verdict: "allow"})
+	done := make(chan error, 1)
+	go func() {
+		done <- export(context.Background(), logPath, false, 500*time.Millisecond, 50*time.Millisecond)
+	}()
+	time.Sleep(700 * time.Millisecond) // down for longer than idle
+	rc.mu.Lock()
+	rc.status = http.StatusOK
+	rc.mu.Unlock()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the exporter did not leave")
+	}
+	if !slices.Equal(rc.got, []string{"git status"}) {
+		t.Errorf("received %q", rc.got)
+	}
+}
