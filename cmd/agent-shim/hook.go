@@ -171,9 +171,11 @@ func (e *env) hookCall(ctx context.Context, ag *agent, cfg string) int {
 	if err != nil {
 		return e.block(err)
 	}
-	if in.NobodyAsked() && (d.Verdict == gate.Ask || d.Verdict == gate.Default) {
+	if in.NobodyAsked() && d.Verdict == gate.Ask {
 		// Claude Code in bypassPermissions runs what a hook asks about
-		// (protected files included): nobody will answer, so no.
+		// (protected files included): nobody will answer, so no. What no
+		// rule matches (default) stays the agent's to decide: the person
+		// chose bypass for that.
 		d = nobodyToAsk(d, in.PermissionMode)
 	}
 	e.logHook(ag.name, in, d) // the decision log (logcmd.go)
