@@ -74,6 +74,9 @@ type Entry struct {
 	Layer   string    `json:"layer"`             // LayerHook, LayerShell, LayerRuntime or LayerGate
 	Cwd     string    `json:"cwd,omitempty"`
 	Tool    string    `json:"tool,omitempty"` // Bash, Read, run_shell_command, …; "execve" at run time
+	// ToolUseID is the agent's id of the call (Claude Code's tool_use_id,
+	// Codex's call id), the id its own telemetry carries.
+	ToolUseID string `json:"tool_use_id,omitempty"`
 	// Command is the command line, or the tool's key (a path, a URL):
 	// what was decided, with secrets masked.
 	Command string `json:"command"`
@@ -194,7 +197,7 @@ func Marshal(e Entry) ([]byte, error) {
 	e.Reason = cut(Redact(precut(e.Reason, maxReason)), maxReason)
 	e.Floor = cut(Redact(precut(e.Floor, maxReason)), maxReason)
 	e.Cwd = cut(e.Cwd, maxCwd)
-	for _, f := range []*string{&e.Agent, &e.Session, &e.Layer, &e.Tool, &e.Verdict, &e.Answer} {
+	for _, f := range []*string{&e.Agent, &e.Session, &e.Layer, &e.Tool, &e.ToolUseID, &e.Verdict, &e.Answer} {
 		*f = cut(*f, maxField)
 	}
 	if e.Rule != nil {
@@ -237,6 +240,7 @@ func appendEntry(b []byte, e *Entry) []byte {
 	b = appendField(b, "layer", e.Layer, false)
 	b = appendField(b, "cwd", e.Cwd, true)
 	b = appendField(b, "tool", e.Tool, true)
+	b = appendField(b, "tool_use_id", e.ToolUseID, true)
 	b = appendField(b, "command", e.Command, false)
 	if len(e.Argv) > 0 {
 		b = append(b, `,"argv":[`...)

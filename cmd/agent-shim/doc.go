@@ -175,20 +175,25 @@
 //	    every approval, one JSON line: tool, key, decision, time, session
 //	$XDG_STATE_HOME/agent-shim/decisions.jsonl (and .1, .2, .lock)
 //	    every decision of hook and shell mode, one JSON line: time, agent,
-//	    session, layer, cwd, tool, command (secrets masked), verdict,
+//	    session, layer, cwd, tool, tool_use_id, command (secrets masked), verdict,
 //	    reason, rule (text, list, category, overlay, file, line) or floor,
 //	    answer; rotated past 8 MiB, two old files kept; a log that cannot
 //	    be written loses the line, never the decision
 //	$XDG_STATE_HOME/agent-shim/sessions/<id>.json (and .lock)
 //	    a session's s and t answers, and the calls hook mode answered "ask"
-//	$XDG_CACHE_HOME/agent-shim/ (default ~/.cache/agent-shim/)
+//	$XDG_STATE_HOME/agent-shim/policy/
 //	    a compact copy of config.json's policy, trusted only while the
-//	    file's identity (device, inode, size, times) is unchanged and its
-//	    HMACs under cache.key hold (one for the settings, one for each
-//	    region of rules, read only when a command needs it)
+//	    file's identity (device, inode, size, times) is unchanged; read in
+//	    regions, only those a command needs. It lives in the protected
+//	    state directory, outside everything the run-time layer lets the
+//	    tree write, and holds no never-allow rule (those come from the
+//	    binary)
 //	$XDG_STATE_HOME/agent-shim/cache.key
-//	    the random per-user key (0600) that authenticates the compact copy
-//	    and the session files; a protected path
+//	    the random per-user key (0600) under which session files and
+//	    tickets carry an HMAC; a protected path
+//	$XDG_STATE_HOME/agent-shim/export.json, export.stamp, export.lock
+//	    with OTEL_EXPORTER_OTLP_* set: how far agent-shim-export has sent
+//	    the decision log, when it last started, and its lock
 //	$XDG_STATE_HOME/agent-shim/tickets/ and key
 //	    single-use hook tickets (mode 0600), and the random per-user key
 //	    that authenticates them

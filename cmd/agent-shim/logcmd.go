@@ -49,7 +49,7 @@ func (e *env) logHook(agentName string, in *hookInput, d gate.Decision) {
 	key := in.Key()
 	w.Log(entryOf(d, decisionlog.Entry{
 		Agent: agentName, Session: e.sessionID(in.SessionID), Layer: decisionlog.LayerHook,
-		Cwd: in.Cwd, Tool: in.ToolName, Command: key,
+		Cwd: in.Cwd, Tool: in.ToolName, ToolUseID: in.ToolUseID, Command: key,
 	}))
 }
 
