@@ -217,12 +217,7 @@ func (c *compact) marshal() []byte {
 	var progs []byte
 	for _, s := range c.Sections {
 		i := bucketOf(s.Name, c.Buckets)
-		regions[i] = fmt.Appendf(regions[i], "section\t%s\t%s\n", field(s.Name), field(strings.Join(s.Leads, " ")))
-		for _, r := range s.Rules {
-			regions[i] = fmt.Appendf(regions[i], "rule\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", field(s.Name), r.Seq,
-				r.Decision, field(r.Key), field(r.Source.Category), field(r.Source.Overlay), field(r.Source.File),
-				r.Source.Line, field(r.Text))
-		}
+		regions[i] = appendSection(regions[i], s)
 		if s.Program {
 			progs = fmt.Appendf(progs, "program\t%s\n", field(s.Name))
 		}
@@ -244,6 +239,18 @@ func (c *compact) marshal() []byte {
 		b.Write(r)
 	}
 	return []byte(b.String())
+}
+
+// appendSection appends a section's lines: its name and leads, then its
+// rules (parseSections reads them).
+func appendSection(b []byte, s matcher.Section) []byte {
+	b = fmt.Appendf(b, "section\t%s\t%s\n", field(s.Name), field(strings.Join(s.Leads, " ")))
+	for _, r := range s.Rules {
+		b = fmt.Appendf(b, "rule\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", field(s.Name), r.Seq,
+			r.Decision, field(r.Key), field(r.Source.Category), field(r.Source.Overlay), field(r.Source.File),
+			r.Source.Line, field(r.Text))
+	}
+	return b
 }
 
 // parseHeader parses the header of a copy, before its end line.
@@ -425,6 +432,16 @@ func (s *compactStore) text(i int) (string, error) {
 // sections parses the sections of region text; with only set, only
 // the lines of the section of that name.
 func (s *compactStore) sections(text, only string, filter bool) (map[string]matcher.Section, error) {
+	secs, err := parseSections(text, only, filter)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	return secs, nil
+}
+
+// parseSections parses section and rule lines (see marshal); with filter,
+// only those of the section named only.
+func parseSections(text, only string, filter bool) (map[string]matcher.Section, error) {
 	secs := map[string]matcher.Section{}
 	var sectionPrefix, rulePrefix string
 	if filter {
@@ -439,7 +456,7 @@ func (s *compactStore) sections(text, only string, filter bool) (map[string]matc
 		}
 		n, err := splitFields(line, f[:])
 		if err != nil {
-			return nil, s.fail(err)
+			return nil, err
 		}
 		switch {
 		case f[0] == "section" && n == 3:
@@ -454,13 +471,13 @@ func (s *compactStore) sections(text, only string, filter bool) (map[string]matc
 			d, err2 := matcher.ParseDecision(f[3])
 			num, err3 := strconv.Atoi(f[8])
 			if !ok || err1 != nil || err2 != nil || err3 != nil || d == matcher.Default {
-				return nil, s.fail(fmt.Errorf("bad compact policy line %q", line))
+				return nil, fmt.Errorf("bad compact policy line %q", line)
 			}
 			sec.Rules = append(sec.Rules, matcher.Stored{Decision: d, Text: f[9], Key: f[4], Seq: seq,
 				Source: matcher.Source{Category: f[5], Overlay: f[6], File: f[7], Line: num}})
 			secs[f[1]] = sec
 		default:
-			return nil, s.fail(fmt.Errorf("bad compact policy line %q", line))
+			return nil, fmt.Errorf("bad compact policy line %q", line)
 		}
 	}
 	return secs, nil
@@ -632,9 +649,14 @@ func (c *compact) options(configPath string, scope *Scope, s *compactStore) (Opt
 	if err != nil {
 		return Options{}, err
 	}
-	if o.Policy, err = matcher.Open(s, c.Count); err != nil {
+	// The never-allow rules, after the policy's: from the binary, filed
+	// by section as the copy's are (never.go), so a decision reads those
+	// of the programs it meets.
+	ns := neverSections()
+	if o.Policy, err = matcher.Open(joinStore{s, ns, c.Count}, c.Count+ns.count); err != nil {
 		return Options{}, err
 	}
+	o.neverHeld = true
 	if o.programs != nil {
 		o.Policy.SetPrograms(o.programs)
 	}

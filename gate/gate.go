@@ -209,8 +209,9 @@ type Options struct {
 	// compact copy that does not carry them leaves it unset).
 	requireHook, shimKnown bool
 	// ownPolicy says Policy was built by Load for this gate alone, so New
-	// may add to it rather than to a copy.
-	ownPolicy bool
+	// may add to it rather than to a copy; neverHeld that it holds the
+	// never-allow rules already (the binary's, joined to a compact copy).
+	ownPolicy, neverHeld bool
 	// protected are more protected files (Load's config.json and
 	// CacheDir), secrets files a file tool may not even read unasked.
 	protected, secrets []string
@@ -274,7 +275,7 @@ func New(opts Options) *Gate {
 		toolOK:    map[string]bool{},
 		progOK:    map[string]bool{},
 	}
-	g.policy = withNever(opts.Policy, opts.ownPolicy)
+	g.policy = withNever(opts.Policy, opts.ownPolicy, opts.neverHeld)
 	g.programs = opts.programs
 	if g.programs == nil {
 		g.programs = programs.Builtin()

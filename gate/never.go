@@ -128,8 +128,9 @@ func isNever(r *matcher.Rule) bool {
 
 // withNever returns a policy of p's rules and the never-allow rules, so
 // that one match per command decides both. The rules come from this
-// binary, whatever p was read from.
-func withNever(p *matcher.Policy, own bool) *matcher.Policy {
+// binary, whatever p was read from; held says p holds them already (a
+// compact copy joined to the binary's sections of them, see neverStore).
+func withNever(p *matcher.Policy, own, held bool) *matcher.Policy {
 	out := matcher.New()
 	switch {
 	case p != nil && own:
@@ -137,7 +138,9 @@ func withNever(p *matcher.Policy, own bool) *matcher.Policy {
 	case p != nil:
 		out = p.Clone()
 	}
-	addNever(out)
+	if !held || p == nil {
+		addNever(out)
+	}
 	return out
 }
 
