@@ -112,7 +112,11 @@ func (e *env) hook(ctx context.Context, args []string) int {
 		out, errout bytes.Buffer
 	}
 	done := make(chan *result, 1)
+	stall := hookStall
 	go func() {
+		if stall != nil {
+			stall() // tests: a decision that does not come in time
+		}
 		r := &result{}
 		inner := &env{stdin: e.stdin, stdout: &r.out, stderr: &r.errout, getenv: e.getenv}
 		r.code = inner.hookCall(ctx, ag, cfg)
@@ -132,6 +136,9 @@ func (e *env) hook(ctx context.Context, args []string) int {
 		return e.block(fmt.Errorf("no decision within %v", hookDeadline))
 	}
 }
+
+// hookStall, when set by a test, runs before a call is decided.
+var hookStall func()
 
 // hookDeadline bounds a hook call: under the guard's time (guardSeconds)
 // and the agents' own timeouts. (A variable for the tests.)

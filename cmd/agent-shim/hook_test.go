@@ -55,8 +55,14 @@ func TestHookDeadline(t *testing.T) {
 	if code, stderr, took := call(); code != exitBlock || took > 3*time.Second {
 		t.Errorf("a FIFO at config.json: exit %d after %v: %s", code, took, stderr)
 	}
-	hookDeadline = time.Nanosecond
-	if code, stderr, _ := call(); code != exitBlock || !strings.Contains(stderr, "no decision within") {
-		t.Errorf("past the deadline: exit %d: %s", code, stderr)
+	// A decision that does not come: the deadline answers.
+	release := make(chan struct{})
+	t.Cleanup(func() { hookStall = nil })
+	hookStall = func() { <-release }
+	hookDeadline = 50 * time.Millisecond
+	code, stderr, took := call()
+	close(release)
+	if code != exitBlock || !strings.Contains(stderr, "no decision within") || took > 2*time.Second {
+		t.Errorf("past the deadline: exit %d after %v: %s", code, took, stderr)
 	}
 }
