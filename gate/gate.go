@@ -204,6 +204,10 @@ type Options struct {
 	// uses its state directory, a protected path outside every run-time
 	// scope), never in a cache directory the agent's builds write.
 	CacheDir string
+	// Secrets are files a file tool may not even read without a person,
+	// wherever the scope reaches (agent-shim: its key, cache.key). They
+	// are protected paths too.
+	Secrets []string
 	// requireHook is config.json's agentShim.requireHook; shimKnown says
 	// whether the options were built from the file's settings at all (a
 	// compact copy that does not carry them leaves it unset).
@@ -280,9 +284,9 @@ func New(opts Options) *Gate {
 	if g.programs == nil {
 		g.programs = programs.Builtin()
 	}
-	g.protect = newProtector(opts.protected...)
+	g.protect = newProtector(append(slices.Clone(opts.protected), opts.Secrets...)...)
 	g.requireHook, g.shimKnown = opts.requireHook, opts.shimKnown
-	for _, f := range opts.secrets {
+	for _, f := range append(opts.secrets, opts.Secrets...) {
 		g.secrets = append(g.secrets, filepath.Clean(f))
 	}
 	if g.scope == nil {

@@ -135,3 +135,30 @@ func forgeCopy(t *testing.T, copy string, r *strings.Replacer) string {
 	}
 	return b.String()
 }
+
+// TestKeyReadAsks: the shim's key is a secret through the hook's file
+// tools even where the path scope lets them read freely.
+func TestKeyReadAsks(t *testing.T) {
+	dir, cfg := testEnv(t, "")
+	_, proj := checkout(t, dir)
+	state := filepath.Join(os.Getenv("XDG_STATE_HOME"), "agent-shim")
+	if err := os.WriteFile(cfg, []byte(`{"agentShim": {"version": 2, "profile": "local-changes", "pathScope": {"allow": ["`+state+`/..."]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "notes.txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ file, want string }{
+		{filepath.Join(state, "notes.txt"), `"allow"`},
+		{filepath.Join(state, "cache.key"), `"ask"`},
+		{filepath.Join(state, ".", "x", "..", "cache.key"), `"ask"`},
+	} {
+		code, out, stderr := protHookCall(t, "claude-code", cfg, proj, "Read", map[string]any{"file_path": tc.file})
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("Read %s: exit %d %s %s, want %s", tc.file, code, out, stderr, tc.want)
+		}
+	}
+}

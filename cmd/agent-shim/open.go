@@ -88,6 +88,7 @@ func (e *env) open(ctx context.Context, o openOptions) (*shim, error) {
 		Session:  id,
 		Dir:      dir,
 		CacheDir: policyCopyDir(auditPath),
+		Secrets:  []string{cacheKeyPath(auditPath)},
 	})
 	if err != nil {
 		return nil, err
