@@ -52,14 +52,6 @@ func TestAdversarialCorpus3(t *testing.T) {
 	if len(rows) < 140 {
 		t.Fatalf("corpus has only %d rows", len(rows))
 	}
-	pending := map[string]bool{}
-	if data, err := os.ReadFile("testdata/adversarial-3.pending"); err == nil {
-		for _, l := range strings.Split(string(data), "\n") {
-			if l != "" && !strings.HasPrefix(l, "#") {
-				pending[strings.NewReplacer("␤", "\n", "⇥", "\t").Replace(l)] = true
-			}
-		}
-	}
 	seen := map[string]bool{}
 	failed := 0
 	for i, row := range rows {
@@ -85,13 +77,6 @@ func TestAdversarialCorpus3(t *testing.T) {
 		case got != want && !strings.Contains(f[2], "(floor"):
 			bad = "stricter than expected"
 		}
-		switch {
-		case bad != "" && pending[line]:
-			t.Logf("line %d: %q: got %v, want %v (pending on gate, %s)", i+2, line, got, want, f[3])
-			continue
-		case pending[line]:
-			t.Errorf("line %d: %q passes now: take it off adversarial-3.pending", i+2, line)
-		}
 		if bad != "" {
 			failed++
 			var sb strings.Builder
@@ -99,11 +84,6 @@ func TestAdversarialCorpus3(t *testing.T) {
 				sb.WriteString("  " + strings.Join(c.Argv, " ") + " → " + c.Verdict.String() + ": " + c.Reason + "\n")
 			}
 			t.Errorf("line %d: %q: got %v, want %v (%s; %s; %s)\n%s", i+2, line, got, want, bad, f[3], f[2], sb.String())
-		}
-	}
-	for l := range pending {
-		if !seen[l] {
-			t.Errorf("pending row %q is not in the corpus", l)
 		}
 	}
 	if failed > 0 {

@@ -23,21 +23,7 @@ func TestExplainAgreesWithHook(t *testing.T) {
 	if err := os.MkdirAll(outside, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	corpora, err := filepath.Glob(filepath.Join("..", "..", "matcher", "testdata", "adversarial*.tsv"))
-	if err != nil || len(corpora) == 0 {
-		t.Fatalf("no corpus: %v", err)
-	}
-	var lines []string
-	for _, c := range corpora {
-		data, err := os.ReadFile(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, row := range strings.Split(strings.TrimRight(string(data), "\n"), "\n")[1:] {
-			f := strings.Split(row, "\t")
-			lines = append(lines, strings.NewReplacer("␤", "\n", "⇥", "\t").Replace(f[0]))
-		}
-	}
+	lines := corpusLines(t)
 	extra := []string{
 		"make all", "make install", "npm test", "echo x > notes.txt", "echo x > /etc/motd",
 		"echo x >> .git/config", "cat ~/.bashrc", "git push origin main", "rm -rf build",
