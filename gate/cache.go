@@ -76,17 +76,17 @@ func cachePath(cacheDir, configPath string) string {
 // cacheDir when it is current and authentic, else reads config.json and
 // refreshes the copy. Failing to write the copy is not an error: it only
 // costs speed.
-func loadCached(configPath, cacheDir string, scope *Scope) (Options, error) {
+func loadCached(configPath, cacheDir string, scope *Scope) (built, error) {
 	abs, err := filepath.Abs(configPath)
 	if err != nil {
-		return Options{}, fmt.Errorf("reading config: %w", err)
+		return built{}, fmt.Errorf("reading config: %w", err)
 	}
 	fi, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return loadOptions(configPath, scope)
 	}
 	if err != nil {
-		return Options{}, fmt.Errorf("reading config: %w", err)
+		return built{}, fmt.Errorf("reading config: %w", err)
 	}
 	st, ok := stampOf(fi)
 	if !ok {
@@ -100,11 +100,11 @@ func loadCached(configPath, cacheDir string, scope *Scope) (Options, error) {
 	}
 	f, err := loadConfig(configPath)
 	if err != nil {
-		return Options{}, err
+		return built{}, err
 	}
 	o, err := optionsOf(f, scope)
 	if err != nil {
-		return Options{}, err
+		return built{}, err
 	}
 	// Only a file that did not change while it was read is worth a copy.
 	if fi2, err := os.Stat(abs); err == nil {
@@ -640,21 +640,21 @@ func writeCompact(path string, c *compact) {
 
 // options rebuilds what optionsOf builds from the full file, the policy
 // read from the copy section by section.
-func (c *compact) options(configPath string, scope *Scope, s *compactStore) (Options, error) {
+func (c *compact) options(configPath string, scope *Scope, s *compactStore) (built, error) {
 	f := &config.File{Path: configPath, Exists: true}
 	f.Shim.Mode, f.Shim.Profile = c.Mode, c.Profile
 	f.Shim.Shell, f.Shim.Runtime, f.Shim.RequireHook = c.Shell, c.Runtime, c.RequireHook
 	f.Shim.PathScope.Allow, f.Shim.Tools, f.Shim.Programs = c.PathScope, c.Tools, c.Programs
 	o, err := optionsOf(f, scope)
 	if err != nil {
-		return Options{}, err
+		return built{}, err
 	}
 	// The never-allow rules, after the policy's: from the binary, filed
 	// by section as the copy's are (never.go), so a decision reads those
 	// of the programs it meets.
 	ns := neverSections()
 	if o.Policy, err = matcher.Open(joinStore{s, ns, c.Count}, c.Count+ns.count); err != nil {
-		return Options{}, err
+		return built{}, err
 	}
 	o.neverHeld = true
 	if o.programs != nil {

@@ -117,9 +117,11 @@ func ParseMode(s string) (Mode, error) {
 // Level is what tool categories run without asking, from the profile.
 type Level int
 
+// The zero Level is the default profile, local-changes: what Load gives
+// for a config.json without a profile, or for none at all.
 const (
 	// LevelReadOnly auto-approves reads inside the scope and subagents.
-	LevelReadOnly Level = iota
+	LevelReadOnly Level = iota + 1
 	// LevelLocalChanges adds writes inside the scope.
 	LevelLocalChanges
 	// LevelExternalChanges is LevelLocalChanges for the file tools; the
@@ -160,10 +162,11 @@ func LevelOf(profile string) (Level, error) {
 	return LevelReadOnly, fmt.Errorf("unknown profile %q (profiles: read-only, local-changes, external-changes, full-access)", profile)
 }
 
-// Options build a Gate. Every field is optional; the zero value is the
-// safest gate: ask mode, read-only level, no rules (every command needs a
-// person), an empty scope, and nobody to ask (so everything that needs a
-// person is refused with ErrNeedsApproval).
+// Options build a Gate. Every field is optional; the zero value is the gate
+// Load gives for a missing config.json: ask mode, the default profile
+// (local-changes), no rules (every command needs a person), an empty scope
+// (so no file is read or written unasked), and nobody to ask (so
+// everything that needs a person is refused with ErrNeedsApproval).
 type Options struct {
 	Mode  Mode
 	Level Level
@@ -205,20 +208,24 @@ type Options struct {
 	// scope), never in a cache directory the agent's builds write.
 	CacheDir string
 	// Secrets are files a file tool may not even read without a person,
-	// wherever the scope reaches (agent-shim: its key, cache.key). They
-	// are protected paths too.
+	// wherever the scope reaches. They are protected paths too.
 	Secrets []string
+}
+
+// built is what Load and FromConfig make of config.json: the options it
+// decides, and what only the loader knows about them.
+type built struct {
+	Options
 	// requireHook is config.json's agentShim.requireHook; shimKnown says
-	// whether the options were built from the file's settings at all (a
-	// compact copy that does not carry them leaves it unset).
+	// whether it was read at all (false for a gate from New).
 	requireHook, shimKnown bool
-	// ownPolicy says Policy was built by Load for this gate alone, so New
-	// may add to it rather than to a copy; neverHeld that it holds the
-	// never-allow rules already (the binary's, joined to a compact copy).
+	// ownPolicy says Policy was built for this gate alone, so it may be
+	// added to rather than copied; neverHeld that it holds the never-allow
+	// rules already (the binary's, joined to a compact copy).
 	ownPolicy, neverHeld bool
-	// protected are more protected files (Load's config.json and
-	// CacheDir), secrets files a file tool may not even read unasked.
-	protected, secrets []string
+	// protected are more protected files: config.json and the copy's
+	// directory.
+	protected []string
 	// programs is the program table of config.json's agentShim.programs
 	// merged into the built-in one; nil is the built-in one.
 	programs *programs.Table
@@ -260,7 +267,10 @@ type Gate struct {
 }
 
 // New returns a gate built from opts.
-func New(opts Options) *Gate {
+func New(opts Options) *Gate { return newGate(built{Options: opts}) }
+
+func newGate(b built) *Gate {
+	opts := b.Options
 	g := &Gate{
 		mode:      opts.Mode,
 		level:     opts.Level,
@@ -279,14 +289,17 @@ func New(opts Options) *Gate {
 		toolOK:    map[string]bool{},
 		progOK:    map[string]bool{},
 	}
-	g.policy = withNever(opts.Policy, opts.ownPolicy, opts.neverHeld)
-	g.programs = opts.programs
+	if g.level == 0 {
+		g.level = LevelLocalChanges
+	}
+	g.policy = withNever(opts.Policy, b.ownPolicy, b.neverHeld)
+	g.programs = b.programs
 	if g.programs == nil {
 		g.programs = programs.Builtin()
 	}
-	g.protect = newProtector(append(slices.Clone(opts.protected), opts.Secrets...)...)
-	g.requireHook, g.shimKnown = opts.requireHook, opts.shimKnown
-	for _, f := range append(opts.secrets, opts.Secrets...) {
+	g.protect = newProtector(append(slices.Clone(b.protected), opts.Secrets...)...)
+	g.requireHook, g.shimKnown = b.requireHook, b.shimKnown
+	for _, f := range opts.Secrets {
 		g.secrets = append(g.secrets, filepath.Clean(f))
 	}
 	if g.scope == nil {

@@ -329,12 +329,27 @@ func TestCheckGeneric(t *testing.T) {
 }
 
 // TestZeroOptions checks the safe defaults: nobody to ask, nothing allowed
-// but what runs nothing, every file outside the (empty) scope.
+// but what runs nothing, every file outside the (empty) scope; and that
+// they are the defaults Load gives for a missing config.json.
 func TestZeroOptions(t *testing.T) {
 	g := New(Options{})
 	ctx := context.Background()
-	if g.Mode() != ModeAsk || g.Level() != LevelReadOnly {
-		t.Errorf("defaults: mode %v, level %v", g.Mode(), g.Level())
+	if g.Mode() != ModeAsk || g.Level() != LevelLocalChanges {
+		t.Errorf("defaults: mode %v, level %v; want ask, local-changes", g.Mode(), g.Level())
+	}
+	dir := t.TempDir()
+	loaded, err := Load(filepath.Join(dir, "none.json"), Options{Scope: NewScope(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := New(Options{Scope: NewScope(dir)})
+	if loaded.Mode() != zero.Mode() || loaded.Level() != zero.Level() {
+		t.Errorf("Load of no file: mode %v, level %v; New: %v, %v", loaded.Mode(), loaded.Level(), zero.Mode(), zero.Level())
+	}
+	for _, p := range []string{filepath.Join(dir, "x"), "/etc/hostname"} {
+		if a, b := loaded.DecideFileWrite("Write", p), zero.DecideFileWrite("Write", p); a.Verdict != b.Verdict {
+			t.Errorf("Write %s: Load of no file %s, New %s", p, a.Verdict, b.Verdict)
+		}
 	}
 	for _, err := range []error{
 		g.CheckBash(ctx, "ls"),

@@ -33,7 +33,7 @@ func Load(configPath string, opts Options) (*Gate, error) {
 	if err := checkLoadOptions(opts); err != nil {
 		return nil, err
 	}
-	var o Options
+	var o built
 	var err error
 	if opts.CacheDir != "" {
 		o, err = loadCached(configPath, opts.CacheDir, opts.Scope)
@@ -71,7 +71,7 @@ func checkLoadOptions(opts Options) error {
 	switch {
 	case opts.Mode != ModeAsk:
 		return errors.New("loading the gate: Options.Mode is config.json's agentShim.mode; leave it zero")
-	case opts.Level != LevelReadOnly:
+	case opts.Level != 0:
 		return errors.New("loading the gate: Options.Level is config.json's agentShim.profile; leave it zero")
 	}
 	return nil
@@ -79,7 +79,7 @@ func checkLoadOptions(opts Options) error {
 
 // finish adds to o, the options of a config file, what the caller gave in
 // opts (see Load), and builds the gate.
-func finish(o, opts Options) *Gate {
+func finish(o built, opts Options) *Gate {
 	if opts.Policy != nil {
 		for _, r := range opts.Policy.Rules() {
 			o.Policy.Add(r.Decision, r.Text, r.Source)
@@ -98,14 +98,14 @@ func finish(o, opts Options) *Gate {
 			o.protected = append(o.protected, abs)
 		}
 	}
-	return New(o)
+	return newGate(o)
 }
 
 // loadOptions reads config.json into the options it decides.
-func loadOptions(configPath string, scope *Scope) (Options, error) {
+func loadOptions(configPath string, scope *Scope) (built, error) {
 	f, err := loadConfig(configPath)
 	if err != nil {
-		return Options{}, err
+		return built{}, err
 	}
 	return optionsOf(f, scope)
 }
@@ -114,7 +114,7 @@ func loadOptions(configPath string, scope *Scope) (Options, error) {
 // program facts agents-setup copied there) into the built-in table for
 // o's decisions. A fact that cannot be read is an error: the grants were
 // expanded with it, and deciding without it could be less strict.
-func (o *Options) usePrograms(f *config.File) error {
+func (o *built) usePrograms(f *config.File) error {
 	if len(f.Shim.Programs) == 0 {
 		return nil
 	}
@@ -132,8 +132,8 @@ func (o *Options) usePrograms(f *config.File) error {
 }
 
 // optionsOf builds the options of a config file: scope gives the roots.
-func optionsOf(f *config.File, scope *Scope) (Options, error) {
-	var o Options
+func optionsOf(f *config.File, scope *Scope) (built, error) {
+	var o built
 	var err error
 	if o.Mode, err = ParseMode(f.Shim.Mode); err != nil {
 		return o, fmt.Errorf("%s: agentShim.mode: %w", f.Path, err)

@@ -202,8 +202,8 @@ func TestProtectedFiles(t *testing.T) {
 	}
 	for _, tool := range []string{"Write", "Edit", "MultiEdit", "apply_patch", "write_file", "replace", "edit_file"} {
 		for _, mode := range modes {
-			g := New(Options{Mode: mode, Level: LevelFullAccess, Tools: tools, Scope: NewScope(proj),
-				protected: []string{cfg}, secrets: []string{key}})
+			g := newGate(built{Options: Options{Mode: mode, Level: LevelFullAccess, Tools: tools, Scope: NewScope(proj),
+				Secrets: []string{key}}, protected: []string{cfg}})
 			g.Apply(Request{Tool: tool, Key: "x"}, AnswerTool)
 			for _, p := range []string{
 				".agents/config/permissions/read_only.txt",
@@ -277,9 +277,9 @@ func TestProtectedLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := New(Options{Mode: ModeAllow, Level: LevelFullAccess, Tools: tools, Scope: NewScope(proj),
-		Policy:    matcher.FromGrants([]string{"command(regex:.*)"}, nil, nil, nil),
-		protected: []string{cfg}, secrets: []string{key}})
+	g := newGate(built{Options: Options{Mode: ModeAllow, Level: LevelFullAccess, Tools: tools, Scope: NewScope(proj),
+		Policy:  matcher.FromGrants([]string{"command(regex:.*)"}, nil, nil, nil),
+		Secrets: []string{key}}, protected: []string{cfg}})
 	// The links appear after New.
 	for link, target := range map[string]string{
 		home:              real,
