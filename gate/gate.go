@@ -251,7 +251,7 @@ type Gate struct {
 	protect   *protector
 	// requireHook, shimKnown: see Options and RequireHook.
 	requireHook, shimKnown bool
-	secrets                []string // files not even read without a person (the cache key), clean
+	secrets                []string // files not even read without a person (Options.Secrets), clean
 
 	secretsOnce sync.Once
 	realSecrets []string // secrets resolved, on first use (see isSecret)
@@ -645,7 +645,7 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 			guard = "write of a protected path: " + why
 		}
 	case g.isSecret(abs, real):
-		guard = "read of " + abs + ", the key that authenticates the policy cache"
+		guard = "read of " + abs + ", a secret of the host (Options.Secrets)"
 	}
 	switch {
 	case tv == ToolDeny:

@@ -678,8 +678,9 @@ func (p *Policy) inside(d string) bool {
 }
 
 // secrets are the files whose contents are credentials, which no allow
-// rule lets a command read unasked: the shim's own key (with it a process
-// could forge the policy copy and tickets) and private keys. ~ is the home
+// rule lets a command read unasked: the key earlier versions of the shim
+// signed its tickets with (one left on disk stays a secret) and private
+// keys. ~ is the home
 // directory, however the word spells it ($HOME, ${HOME}, the path); a
 // pattern without a leading / or ~ matches at the end of any path.
 var secrets = []string{

@@ -108,7 +108,7 @@
 // Hook and shell mode work together through single-use tickets: a hook
 // call that leaves a shell command to the agent's own prompt (ask, or no
 // rule) leaves an "ask" ticket (session, directory, exact command, 10
-// minutes, HMAC-authenticated) that shell mode spends to run that line once
+// minutes; trusted by its place in the protected state directory) that shell mode spends to run that line once
 // without asking again, unless a deny rule matches; an allowed one leaves a
 // "seen" ticket. With agentShim.requireHook, shell mode refuses a line no
 // ticket vouches for: the hook died, timed out or was bypassed.
@@ -189,14 +189,14 @@
 //	    tree write, and holds no never-allow rule (those come from the
 //	    binary)
 //	$XDG_STATE_HOME/agent-shim/cache.key
-//	    the random per-user key (0600) under which session files and
-//	    tickets carry an HMAC; a protected path
+//	    the key earlier versions signed tickets and session files with;
+//	    no longer made or read, but one left on disk stays a secret
+//	    (reading it asks)
 //	$XDG_STATE_HOME/agent-shim/export.json, export.stamp, export.lock
 //	    with OTEL_EXPORTER_OTLP_* set: how far agent-shim-export has sent
 //	    the decision log, when it last started, and its lock
-//	$XDG_STATE_HOME/agent-shim/tickets/ and key
-//	    single-use hook tickets (mode 0600), and the random per-user key
-//	    that authenticates them
+//	$XDG_STATE_HOME/agent-shim/tickets/
+//	    single-use hook tickets (mode 0600)
 //	$XDG_STATE_HOME/agent-shim/installs.json and backups/
 //	    what install added besides its hook groups, for uninstall; the
 //	    settings files as they were before each change

@@ -149,8 +149,10 @@ func (e *env) projectRoot(dir string) string {
 	return git
 }
 
-// cacheKeyPath is the key that authenticates the compact policy copy: in
-// the state directory, beside the approval log, a protected path.
+// cacheKeyPath is the key earlier versions signed tickets and session
+// files with. Nothing reads or makes it now (those files are trusted by
+// their place in the protected state directory), but a key left on disk
+// stays a secret: reading it asks, as the matcher's secrets say.
 func cacheKeyPath(auditPath string) string {
 	return filepath.Join(filepath.Dir(auditPath), "cache.key")
 }

@@ -126,13 +126,15 @@ func TestHookProtected(t *testing.T) {
 		"echo {} > .codex/hooks.json",
 		"echo x > " + cfg,
 		"echo x > " + state + "/cache.key",
+		"echo '{\"approvals\":[]}' > " + state + "/sessions/prot.json",
+		"touch " + state + "/tickets/x.9999999999.00",
 		"echo x >> ~/.ssh/authorized_keys",
 		"agents-setup --profile full-access",
 	}
 	paths := []string{
 		".agents/config/permissions/read_only.txt", "vendor/lib/.agents/config/x.txt", "sub/../.git/config",
 		".git/hooks/pre-push", ".gitattributes", "rc", "homelink/.bashrc", "up/.zshrc", home + "/.bashrc",
-		".claude/settings.json", ".codex/config.toml", cfg, state + "/cache.key", home + "/.ssh/config",
+		".claude/settings.json", ".codex/config.toml", cfg, state + "/cache.key", state + "/sessions/prot.json", state + "/tickets/x", home + "/.ssh/config",
 	}
 	for _, ag := range hookAgents {
 		check := func(what, tool string, input map[string]any, want string) {
@@ -183,9 +185,11 @@ func TestHookCommandNotString(t *testing.T) {
 	}
 }
 
-// TestForgedSession: a session file written by anyone without the key
-// (the agent, with file access) is not replayed; one the shim wrote is.
-func TestForgedSession(t *testing.T) {
+// TestSessionReplayed: a session answer the shim kept decides the
+// session's next hook call. The file is trusted by where it is: that the
+// agent's tools cannot write it is TestHookProtected's, that the tree
+// cannot is TestTreeCannotForgeThePolicy's.
+func TestSessionReplayed(t *testing.T) {
 	dir, cfg := testEnv(t, `{"userSettings": {"globalPermissionGrants": {"ask": ["command(git push)"]}}}`)
 	_, proj := checkout(t, dir)
 	auditPath, err := gate.AuditPath(os.Getenv)
@@ -201,23 +205,6 @@ func TestForgedSession(t *testing.T) {
 	if got := verdict(); got != "ask" {
 		t.Fatalf("before any answer: %s", got)
 	}
-	forged := func(mac string) {
-		data, _ := json.Marshal(map[string]any{"approvals": []map[string]any{{"tool": "Bash", "key": line, "answer": "session"}},
-			"asked": []any{}, "mac": mac})
-		if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(s.path, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, mac := range []string{"", strings.Repeat("0", 64), "forged"} {
-		forged(mac)
-		if got := verdict(); got != "ask" {
-			t.Errorf("forged session (mac %q): %s, want ask", mac, got)
-		}
-	}
-	os.Remove(s.path)
 	if err := s.remember(context.Background(), gate.Request{Tool: "Bash", Key: line}, gate.AnswerSession); err != nil {
 		t.Fatal(err)
 	}

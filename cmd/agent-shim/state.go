@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -60,36 +59,19 @@ func (a *lazyAudit) Close() error {
 // small file, $XDG_STATE_HOME/agent-shim/sessions/<id>.json, and replayed
 // into each new gate. Hook mode also keeps there the calls it answered
 // "ask", to recognise Claude Code's PostToolUse for them.
+//
+// Like tickets, a session file is trusted because of where it is (the
+// state directory, a protected path outside every run-time scope), not
+// by a MAC that any reader of its key could make.
 type session struct {
 	id   string
 	path string
-	key  string // the key file that authenticates the session file
 }
 
-// sessionFile is the content of a session file. Mac is an HMAC-SHA256,
-// under the key of gate.Key, of the session's path and the file's JSON
-// without it: answers an agent wrote into the file are not replayed.
+// sessionFile is the content of a session file.
 type sessionFile struct {
 	Approvals []sessionApproval `json:"approvals"`
 	Asked     []askedCall       `json:"asked"`
-	Mac       string            `json:"mac,omitempty"`
-}
-
-// mac returns the session file's MAC, of sf with Mac left out.
-func (s *session) mac(sf sessionFile) (string, error) {
-	key, err := gate.Key(s.key)
-	if err != nil {
-		return "", err
-	}
-	sf.Mac = ""
-	data, err := json.Marshal(sf)
-	if err != nil {
-		return "", err
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(s.path + "\x00"))
-	m.Write(data)
-	return hex.EncodeToString(m.Sum(nil)), nil
 }
 
 // sessionApproval is an answer that lasts for the session.
@@ -136,30 +118,11 @@ func sessionOf(auditPath, id string) *session {
 		sum := sha256.Sum256([]byte(id))
 		name = "h-" + hex.EncodeToString(sum[:16])
 	}
-	return &session{id: id, path: filepath.Join(filepath.Dir(auditPath), "sessions", name+".json"), key: cacheKeyPath(auditPath)}
+	return &session{id: id, path: filepath.Join(filepath.Dir(auditPath), "sessions", name+".json")}
 }
 
-// load reads the session file; a missing file, or one whose MAC does not
-// match, is an empty session (the answers in it are asked again).
+// load reads the session file; a missing file is an empty session.
 func (s *session) load() (*sessionFile, error) {
-	sf, err := s.loadUnchecked()
-	if err != nil {
-		return nil, err
-	}
-	if len(sf.Approvals)+len(sf.Asked) == 0 {
-		return sf, nil
-	}
-	want, err := s.mac(*sf)
-	if err != nil {
-		return nil, fmt.Errorf("reading session %s: %w", s.path, err)
-	}
-	if !hmac.Equal([]byte(sf.Mac), []byte(want)) {
-		return &sessionFile{}, nil
-	}
-	return sf, nil
-}
-
-func (s *session) loadUnchecked() (*sessionFile, error) {
 	data, err := statefile.ReadRegular(s.path, statefile.MaxState)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &sessionFile{}, nil
@@ -193,9 +156,6 @@ func (s *session) update(ctx context.Context, change func(*sessionFile)) error {
 	}
 	if sf.Asked == nil {
 		sf.Asked = []askedCall{}
-	}
-	if sf.Mac, err = s.mac(*sf); err != nil {
-		return fmt.Errorf("updating session %s: %w", s.path, err)
 	}
 	return statefile.WriteJSON(s.path, sf, 0o600)
 }

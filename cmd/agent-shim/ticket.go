@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -30,9 +29,12 @@ import (
 // Each hook call that decides a shell command and does not deny it leaves a
 // single-use ticket in the shim's state directory,
 // $XDG_STATE_HOME/agent-shim/tickets/: the agent, the session, the
-// directory the command runs in, the exact command, an expiry (ticketTTL)
-// and an HMAC-SHA256 over all of it, keyed by the per-user random key
-// $XDG_STATE_HOME/agent-shim/cache.key (see ticketKey). There are two kinds:
+// directory the command runs in, the exact command and an expiry
+// (ticketTTL). A ticket is trusted because of where it is: the state
+// directory is a protected path, outside every directory the run-time
+// layer lets the tree write. It carries no MAC: any process of the tree
+// can read whatever key would sign it, so a signature would authenticate
+// nothing the directory does not. There are two kinds:
 //
 //   - "ask": the hook left the call to the agent's own permission prompt
 //     (it answered ask, or nothing at all), and the agent ran it, so the
@@ -50,8 +52,8 @@ import (
 // ticket: the hook died, timed out or was bypassed, which the agents all
 // treat as "go ahead".
 //
-// Tickets are files of mode 0600 named by an HMAC of the directory and the
-// command, their expiry and a nonce. Taking one renames it first, so of two
+// Tickets are files of mode 0600 named by a digest of the directory and
+// the command, their expiry and a nonce. Taking one renames it first, so of two
 // shells racing for it exactly one wins; it is then removed. Expired
 // tickets are removed whenever a ticket is written.
 
@@ -76,7 +78,6 @@ type ticket struct {
 	Expires int64  `json:"expires"` // Unix seconds
 	PIDs    []int  `json:"pids,omitempty"`
 	Nonce   string `json:"nonce"`
-	MAC     string `json:"mac"`
 }
 
 // stateDir is the shim's protected state directory: the directory of the
@@ -89,21 +90,6 @@ func stateDir(getenv func(string) string) (string, error) {
 	return filepath.Dir(p), nil
 }
 
-// ticketKey returns the per-user key that authenticates tickets: the
-// shim's one key, $XDG_STATE_HOME/agent-shim/cache.key (gate.Key: 32
-// random bytes, 0600, made on first use), which also authenticates the
-// compact policy copy. A file tool's read of it needs a person (the gate
-// treats it as a secret), so the agent cannot learn it to forge tickets.
-// The MACs of the two uses cannot be confused: each starts with its own
-// header.
-func ticketKey(dir string) ([]byte, error) {
-	key, err := gate.Key(filepath.Join(dir, "cache.key"))
-	if err != nil {
-		return nil, fmt.Errorf("reading the ticket key: %w", err)
-	}
-	return key, nil
-}
-
 // lp appends s with its length first, so that no two field lists encode
 // alike.
 func lp(b []byte, s string) []byte {
@@ -111,27 +97,11 @@ func lp(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func (t *ticket) mac(key []byte) string {
-	b := lp(nil, "agent-shim ticket v1")
-	for _, s := range []string{t.Kind, t.Agent, t.Session, t.Dir, t.Command, t.Nonce} {
-		b = lp(b, s)
-	}
-	b = binary.AppendVarint(b, t.Expires)
-	b = binary.AppendUvarint(b, uint64(len(t.PIDs)))
-	for _, p := range t.PIDs {
-		b = binary.AppendVarint(b, int64(p))
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write(b)
-	return hex.EncodeToString(m.Sum(nil))
-}
-
 // ticketName is the file name prefix of the tickets for command run in
-// dir: an HMAC, so the name tells nothing and cannot be guessed.
-func ticketName(key []byte, dir, command string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write(lp(lp(lp(nil, "agent-shim ticket name"), dir), command))
-	return hex.EncodeToString(m.Sum(nil))[:32]
+// dir.
+func ticketName(dir, command string) string {
+	sum := sha256.Sum256(lp(lp(lp(nil, "agent-shim ticket name"), dir), command))
+	return hex.EncodeToString(sum[:16])
 }
 
 // realDir resolves dir's symbolic links, so that the hook's idea of the
@@ -216,10 +186,6 @@ func (e *env) recordTicket(ag *agent, in *hookInput, d gate.Decision) error {
 	if err != nil {
 		return err
 	}
-	key, err := ticketKey(dir)
-	if err != nil {
-		return err
-	}
 	t := ticket{
 		Kind:    kind,
 		Agent:   ag.name,
@@ -243,7 +209,6 @@ func (e *env) recordTicket(ag *agent, in *hookInput, d gate.Decision) error {
 		return err
 	}
 	t.Nonce = hex.EncodeToString(nonce[:])
-	t.MAC = t.mac(key)
 	data, err := json.Marshal(&t)
 	if err != nil {
 		return err
@@ -253,7 +218,7 @@ func (e *env) recordTicket(ag *agent, in *hookInput, d gate.Decision) error {
 		return fmt.Errorf("writing a hook ticket: %w", err)
 	}
 	pruneTickets(tdir)
-	name := fmt.Sprintf("%s.%d.%s", ticketName(key, t.Dir, cmd), t.Expires, t.Nonce)
+	name := fmt.Sprintf("%s.%d.%s", ticketName(t.Dir, cmd), t.Expires, t.Nonce)
 	f, err := os.OpenFile(filepath.Join(tdir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("writing a hook ticket: %w", err)
@@ -336,10 +301,6 @@ func (e *env) takeTicket(line string) (*ticket, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("reading hook tickets: %w", err)
 	}
-	key, err := ticketKey(dir)
-	if err != nil {
-		return nil, "", err
-	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return nil, "", fmt.Errorf("finding the working directory: %w", err)
@@ -352,13 +313,13 @@ func (e *env) takeTicket(line string) (*ticket, string, error) {
 	session := e.shellSession()
 	ppid := os.Getppid()
 	for _, cmd := range cands {
-		prefix := ticketName(key, wd, cmd) + "."
+		prefix := ticketName(wd, cmd) + "."
 		for _, de := range entries {
 			if !strings.HasPrefix(de.Name(), prefix) || strings.HasSuffix(de.Name(), ".taken") {
 				continue
 			}
 			path := filepath.Join(tdir, de.Name())
-			t, ok := readTicket(path, key)
+			t, ok := readTicket(path)
 			if !ok || t.Dir != wd || t.Command != cmd || ticketNow().Unix() > t.Expires ||
 				session != "" && t.Session != "" && t.Session != session ||
 				t.Kind == ticketAsk && !slices.Contains(t.PIDs, ppid) {
@@ -376,17 +337,14 @@ func (e *env) takeTicket(line string) (*ticket, string, error) {
 	return nil, "", nil
 }
 
-// readTicket reads and authenticates a ticket file.
-func readTicket(path string, key []byte) (*ticket, bool) {
+// readTicket reads a ticket file.
+func readTicket(path string) (*ticket, bool) {
 	data, err := statefile.ReadRegular(path, statefile.MaxSmall)
 	if err != nil {
 		return nil, false
 	}
 	var t ticket
 	if json.Unmarshal(data, &t) != nil {
-		return nil, false
-	}
-	if !hmac.Equal([]byte(t.MAC), []byte(t.mac(key))) {
 		return nil, false
 	}
 	if t.Kind != ticketAsk && t.Kind != ticketSeen {

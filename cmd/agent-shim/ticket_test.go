@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,8 +62,8 @@ func TestTicketOnce(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("ticket mode: %v, %v", fi.Mode(), err)
 	}
-	if fi, err := os.Stat(filepath.Join(root, "state", "agent-shim", "cache.key")); err != nil || fi.Mode().Perm() != 0o600 || fi.Size() != 32 {
-		t.Fatalf("key: %v, %v", fi, err)
+	if _, err := os.Stat(filepath.Join(root, "state", "agent-shim", "cache.key")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a key was made: %v", err)
 	}
 
 	for _, tc := range []struct {
@@ -224,7 +226,11 @@ func TestTicketPruneRate(t *testing.T) {
 	}
 }
 
-func TestTicketForged(t *testing.T) {
+// TestTicketMismatch: a ticket file whose content does not match the line,
+// the directory, the agent process or the time is not taken. (Tickets are
+// trusted by where they are, the protected state directory; that no
+// process of the tree can write there is TestTreeCannotForgeThePolicy's.)
+func TestTicketMismatch(t *testing.T) {
 	e, root := ticketEnv(t)
 	proj := filepath.Join(root, "proj")
 	tdir := filepath.Join(root, "state", "agent-shim", "tickets")
@@ -265,21 +271,13 @@ func TestTicketForged(t *testing.T) {
 		verdict gate.Verdict
 		forge   func(path string)
 	}{
-		{"longer expiry", "a", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.Expires += 3600 }) }},
+		{"expired", "a", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.Expires = ticketNow().Unix() - 1 }) }},
 		{"seen made ask", "b", gate.Allow, func(p string) { edit(p, func(tk *ticket) { tk.Kind = ticketAsk }) }},
 		{"other command", "c", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.Command = "c2" }) }},
-		{"no mac", "d", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.MAC = "" }) }},
-		{"mac from another key", "e", gate.Ask, func(p string) {
-			edit(p, func(tk *ticket) { tk.Expires += 3600; tk.MAC = tk.mac(make([]byte, 32)) })
-		}},
-		// Signed with the right key, but bound to another agent process.
-		{"other pids", "f", gate.Ask, func(p string) {
-			key, err := ticketKey(filepath.Join(root, "state", "agent-shim"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			edit(p, func(tk *ticket) { tk.PIDs = []int{os.Getpid()}; tk.MAC = tk.mac(key) })
-		}},
+		{"other directory", "d", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.Dir = root }) }},
+		{"unknown kind", "e", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.Kind = "always" }) }},
+		// Bound to another agent process.
+		{"other pids", "f", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.PIDs = []int{os.Getpid()} }) }},
 		{"not JSON", "g", gate.Ask, func(p string) { os.WriteFile(p, []byte("ask"), 0o600) }},
 	}
 	for _, tc := range tests {
@@ -288,14 +286,6 @@ func TestTicketForged(t *testing.T) {
 		if tk, _, err := e.takeTicket(tc.line); tk != nil && tk.Kind == ticketAsk || err != nil {
 			t.Errorf("%s: took %+v, %v", tc.name, tk, err)
 		}
-	}
-	// A ticket written without the key at all.
-	if err := os.WriteFile(filepath.Join(tdir, ticketName(make([]byte, 32), proj, "z")+".9999999999.00"),
-		[]byte(`{"kind":"ask","dir":"`+proj+`","command":"z","expires":9999999999}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if tk, _, _ := e.takeTicket("z"); tk != nil {
-		t.Fatal("took a ticket written without the key")
 	}
 }
 
@@ -396,32 +386,6 @@ func TestWrappedCommand(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("got %q (%v), want %q", got, ok, tc.want)
-		}
-	}
-}
-
-// TestTicketKeyRefused: a key others can read, or of the wrong size, is
-// not used: no ticket is written or taken.
-func TestTicketKeyRefused(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		data []byte
-		mode os.FileMode
-	}{
-		{"readable by others", make([]byte, 32), 0o644},
-		{"short", make([]byte, 16), 0o600},
-	} {
-		t.Logf("input: %s", tc.name)
-		e, root := ticketEnv(t)
-		dir := filepath.Join(root, "state", "agent-shim")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "cache.key"), tc.data, tc.mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.recordTicket(agents["claude-code"], hookCall("s", filepath.Join(root, "proj"), "x"), gate.Decision{Verdict: gate.Ask}); err == nil {
-			t.Errorf("%s: a ticket was written", tc.name)
 		}
 	}
 }
