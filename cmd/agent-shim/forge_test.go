@@ -12,10 +12,10 @@ import (
 )
 
 // TestTreeCannotForgeThePolicy: what decides (config.json, the policy
-// copy, the key, session answers, tickets) lives where no process under
-// the run-time layer may write. A forger that has read every byte of the
-// shim's state (the key included) and writes wherever the layer lets the
-// tree write (the scope, temp, the user's cache) changes no verdict.
+// copy, session answers, tickets) lives where no process under the
+// run-time layer may write. A forger that has read every byte of the
+// shim's state and writes wherever the layer lets the tree write (the
+// scope, temp, the user's cache) changes no verdict.
 func TestTreeCannotForgeThePolicy(t *testing.T) {
 	dir, cfg := testEnv(t, `{"userSettings": {"globalPermissionGrants": {
   "allow": ["command(git status)", "command(make)"], "ask": ["command(git push)"], "deny": ["command(make deploy)"]}},
@@ -54,7 +54,7 @@ func TestTreeCannotForgeThePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := filepath.Dir(auditPath)
-	deciding := []string{cfg, state, policyCopyDir(auditPath), cacheKeyPath(auditPath), filepath.Join(state, "sessions"), filepath.Join(state, "tickets")}
+	deciding := []string{cfg, state, policyCopyDir(auditPath), filepath.Join(state, "sessions"), filepath.Join(state, "tickets")}
 	writable := e.writable(s.g)
 	for _, w := range writable {
 		for _, d := range deciding {
@@ -88,12 +88,34 @@ func TestTreeCannotForgeThePolicy(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// And the session's answers, approving the ask rule's push.
+		for _, sub := range []string{"sessions", "agent-shim/sessions", "state/agent-shim/sessions"} {
+			d := filepath.Join(w, sub)
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, "forge.json"), []byte(forgedSession), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	if got := verdicts(open().g); got != want {
 		t.Errorf("verdicts changed by what the tree may write:\n got %s\nwant %s", got, want)
 	}
-	// Where the forger can write, it decides: the copy in the state
-	// directory, forged, is read (which is why it must live there).
+	// Where the forger can write, it decides: the session answers in the
+	// state directory are read, and so is the copy (which is why both
+	// must live there).
+	sessions := filepath.Join(state, "sessions")
+	if err := os.MkdirAll(sessions, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sessions, "forge.json"), []byte(forgedSession), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := verdicts(open().g); !strings.Contains(got, "git push origin main: allow") {
+		t.Fatalf("a forged session file in the state directory is not read (%s): the test forges nothing", got)
+	}
+	os.Remove(filepath.Join(sessions, "forge.json"))
 	if err := os.WriteFile(copies[0], []byte(forged), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +130,10 @@ func TestTreeCannotForgeThePolicy(t *testing.T) {
 		}
 	}
 }
+
+// forgedSession approves, for the session, what TestTreeCannotForgeThePolicy's
+// ask rule asks.
+const forgedSession = `{"approvals": [{"tool": "Bash", "key": "git push origin main", "answer": "session"}], "asked": []}`
 
 // forgeCopy rewrites a compact policy copy with r as its writer would: the
 // header and each region replaced, the region table made anew.
