@@ -107,7 +107,7 @@ func setCodexManaged(path string, data []byte, cmd string) ([]byte, error) {
 		}
 	}
 	if ours == 1 && slices.ContainsFunc(arr, func(g any) bool { return reflect.DeepEqual(g, want) }) {
-		return data, nil
+		return pinCodexHooks(path, data)
 	}
 	if ours > 0 {
 		if data, err = unsetCodexManaged(path, data); err != nil {
@@ -120,12 +120,55 @@ func setCodexManaged(path string, data []byte, cmd string) ([]byte, error) {
 		arr, _ = groups.([]any)
 	}
 	block := "[[hooks.PreToolUse]]\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = " + tomlQuote(cmd) + fmt.Sprintf("\ntimeout = %d\n", hookTimeout)
-	out := appendBlock(data, block)
-	return checked(path, out, withValue(d.value, append(slices.Clone(arr), want), codexManagedEvent...), indentLines(block))
+	out, err := checked(path, appendBlock(data, block), withValue(d.value, append(slices.Clone(arr), want), codexManagedEvent...), indentLines(block))
+	if err != nil {
+		return nil, err
+	}
+	return pinCodexHooks(path, out)
+}
+
+// pinCodexHooks makes requirements.toml's features.hooks true: a feature
+// requirements.toml sets, config.toml cannot turn off. Without it a
+// user's config.toml saying [features] hooks = false turns the managed
+// hooks off with all the others (Codex 0.169; TestManagedTier/codex in
+// e2e fails without it). The key it sets carries pinMark, so that
+// uninstall (unpinCodexHooks) takes out only what install put in.
+func pinCodexHooks(path string, data []byte) ([]byte, error) {
+	out, _, _, err := setFeatureHooks(path, data)
+	if err != nil || string(out) == string(data) {
+		return out, err // on already: the administrator's, left alone
+	}
+	d, err := parseTOML(path, out)
+	if err != nil {
+		return nil, err
+	}
+	x := d.find(unstable.KeyValue, "features", "hooks")
+	if x == nil || x.valEnd == 0 {
+		return nil, fmt.Errorf("%w: %s: features.hooks not found after setting it", errTOMLEdit, path)
+	}
+	return splice(out, x.valEnd, x.valEnd, " "+pinMark), nil
+}
+
+// pinMark marks the features.hooks install set in requirements.toml.
+const pinMark = "# agent-shim: managed hooks on"
+
+// unpinCodexHooks removes features.hooks when it carries pinMark (and the
+// [features] table when nothing else is left in it).
+func unpinCodexHooks(path string, data []byte) ([]byte, error) {
+	d, err := parseTOML(path, data)
+	if err != nil {
+		return nil, err
+	}
+	x := d.find(unstable.KeyValue, "features", "hooks")
+	if x == nil || x.valEnd == 0 || !strings.HasPrefix(strings.TrimSpace(string(data[x.valEnd:lineEnd(data, x.valEnd)])), pinMark) {
+		return data, nil
+	}
+	return unsetFeatureHooks(path, data, "", true)
 }
 
 // unsetCodexManaged removes every hooks.PreToolUse group all of whose
-// handlers are ours, written as array tables.
+// handlers are ours, written as array tables, and then the features.hooks
+// pin install set (pinCodexHooks).
 func unsetCodexManaged(path string, data []byte) ([]byte, error) {
 	for {
 		d, err := parseTOML(path, data)
@@ -168,7 +211,10 @@ func unsetCodexManaged(path string, data []byte) ([]byte, error) {
 			break
 		}
 		if gi != -2 {
-			return data, nil
+			if slices.ContainsFunc(arr, codexGroupOurs) {
+				return data, nil
+			}
+			return unpinCodexHooks(path, data)
 		}
 	}
 }
@@ -195,4 +241,47 @@ func indentLines(block string) string {
 		}
 	}
 	return b.String()
+}
+
+// pinGeminiHooks makes Gemini CLI's system settings say hooksConfig.enabled
+// true. The system file overrides the user's key by key, so a user's
+// "hooksConfig": {"enabled": false} turns every hook off, the system's
+// included, unless the system file sets the key itself (Gemini CLI 0.61;
+// TestManagedTier/gemini-cli in e2e). A false there is the
+// administrator's choice against hooks: install refuses rather than undo it.
+//
+// What it cannot hold: hooksConfig.disabled is merged across the files
+// as a union, so a user's file that lists the hook's name (or command)
+// switches the system's hook off all the same (e2e
+// TestManagedTierGeminiDisabledList). Against that only the gate's own
+// protection of the user's settings stands.
+func pinGeminiHooks(path string, data []byte) ([]byte, error) {
+	root, err := parseDocComments(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if root.kind != '{' {
+		return nil, fmt.Errorf("%s:1:1: the settings are not a JSON object", path)
+	}
+	hc := root.member("hooksConfig")
+	switch {
+	case hc == nil:
+		return appendItem(data, root, root, "hooksConfig", map[string]any{"enabled": true})
+	case hc.kind != '{':
+		line, col := lineCol(data, hc.start)
+		return nil, fmt.Errorf("%s:%d:%d: hooksConfig is not an object", path, line, col)
+	}
+	en := hc.member("enabled")
+	if en == nil {
+		return appendItem(data, root, hc, "enabled", true)
+	}
+	switch string(data[en.start:en.end]) {
+	case "true":
+		return data, nil
+	case "false":
+		line, col := lineCol(data, en.start)
+		return nil, fmt.Errorf("%s:%d:%d: hooksConfig.enabled is false: every hook is off, the one install would add too; remove the key (install sets it true) or set it true", path, line, col)
+	}
+	line, col := lineCol(data, en.start)
+	return nil, fmt.Errorf("%s:%d:%d: hooksConfig.enabled is not a boolean", path, line, col)
 }

@@ -142,13 +142,16 @@ func TestSetCodexManaged(t *testing.T) {
 	group := "[[hooks.PreToolUse]]\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = " +
 		`"out=$(timeout -k 2 20 /usr/local/bin/agent-shim hook codex) && printf '%s\\n' \"$out\" || { echo 'agent-shim failed: blocking' >&2; exit 2; }"` +
 		"\ntimeout = 30\n"
+	pin := "\n[features]\nhooks = true # agent-shim: managed hooks on\n"
 	tests := []struct {
 		in, want, refuse string
 	}{
-		{in: "", want: group},
-		{in: "allowed_approval_policies = [\"never\"]\n", want: "allowed_approval_policies = [\"never\"]\n\n" + group},
+		{in: "", want: group + pin},
+		{in: "allowed_approval_policies = [\"never\"]\n", want: "allowed_approval_policies = [\"never\"]\n\n" + group + pin},
+		// The administrator's own hooks = true stays theirs.
+		{in: "[features]\nhooks = true\n", want: "[features]\nhooks = true\n\n" + group},
 		{in: "[hooks]\nmanaged_dir = \"/etc/codex/hooks\"\n\n[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"/etc/codex/hooks/audit.sh\"\n",
-			want: "[hooks]\nmanaged_dir = \"/etc/codex/hooks\"\n\n[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"/etc/codex/hooks/audit.sh\"\n\n" + group},
+			want: "[hooks]\nmanaged_dir = \"/etc/codex/hooks\"\n\n[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"/etc/codex/hooks/audit.sh\"\n\n" + group + pin},
 		{in: "hooks = { PreToolUse = [] }\n", refuse: "add these lines yourself"},
 	}
 	for _, tc := range tests {
