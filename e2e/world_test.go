@@ -121,6 +121,9 @@ type world struct {
 	shim    string // this world's copy of agent-shim, which the hook runs
 	env     []string
 	bareRef string // the bare repository's main before the agent ran
+	// wrap, when set, is the program and arguments the agent runs under
+	// (managed_test.go: a private mount namespace).
+	wrap []string
 }
 
 func newWorld(t *testing.T) *world {
@@ -230,6 +233,11 @@ func (w *world) agent(timeout time.Duration, extraEnv []string, prog string, arg
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	name := filepath.Base(prog)
+	if len(w.wrap) > 0 {
+		args = append(append(append([]string(nil), w.wrap[1:]...), prog), args...)
+		prog = w.wrap[0]
+	}
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = w.project
 	cmd.Env = append(append([]string(nil), w.env...), extraEnv...)
@@ -237,9 +245,9 @@ func (w *world) agent(timeout time.Duration, extraEnv []string, prog string, arg
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		w.t.Logf("%s: timed out after %v", filepath.Base(prog), timeout)
+		w.t.Logf("%s: timed out after %v", name, timeout)
 	} else if err != nil {
-		w.t.Logf("%s: %v", filepath.Base(prog), err)
+		w.t.Logf("%s: %v", name, err)
 	}
 	return string(out)
 }
