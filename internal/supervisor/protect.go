@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Protected paths inside the scope. Landlock lets the tree write the whole
@@ -119,7 +120,9 @@ func (s *Snapshot) record(p string, into map[string]fileState) error {
 	}
 	return filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+			// Missing, or below a file: in a linked worktree .git is a
+			// file naming the git directory (see protectedOf).
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				return nil
 			}
 			return err

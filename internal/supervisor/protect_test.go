@@ -123,3 +123,59 @@ func TestSnapshotRestore(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotWorktree: in a linked worktree .git is a file naming the git
+// directory; the snapshot takes it (no error for the paths below a file)
+// and undoes a change to the worktree's git directory and to the common
+// one it shares.
+func TestSnapshotWorktree(t *testing.T) {
+	root := t.TempDir()
+	top, common := filepath.Join(root, "wt"), filepath.Join(root, "main", ".git")
+	gd := filepath.Join(common, "worktrees", "wt")
+	for p, content := range map[string]string{
+		filepath.Join(top, ".git"):               "gitdir: " + gd + "\n",
+		filepath.Join(gd, "commondir"):           "../..\n",
+		filepath.Join(gd, "config.worktree"):     "[core]\n",
+		filepath.Join(common, "config"):          "[core]\n",
+		filepath.Join(common, "hooks", "x.smpl"): "#!/bin/sh\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := TakeSnapshot([]string{top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(common, "hooks", "post-checkout")
+	for p, content := range map[string]string{
+		planted:                              "#!/bin/sh\ntouch pwned\n",
+		filepath.Join(gd, "config.worktree"): "[core]\n\tfsmonitor = touch pwned\n",
+	} {
+		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changed, err := s.Restore(func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(common, "hooks", "post-checkout"), filepath.Join(gd, "config.worktree")}; !slices.Equal(changed, sortedCopy(want)) {
+		t.Errorf("changed %q, want %q", changed, want)
+	}
+	if _, err := os.Stat(planted); err == nil {
+		t.Error("the planted hook is still there")
+	}
+	if data, _ := os.ReadFile(filepath.Join(gd, "config.worktree")); string(data) != "[core]\n" {
+		t.Errorf("config.worktree: %q", data)
+	}
+}
+
+func sortedCopy(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
