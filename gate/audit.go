@@ -225,7 +225,7 @@ func recommendWords(cmd *shellparse.Command) ([]string, bool) {
 	if !cmd.Static() || len(cmd.Args) == 0 || cmd.Decl != "" || len(cmd.Nesting) > 0 {
 		return nil, false
 	}
-	argv := allowAll.DecideCommand(cmd).Argv
+	argv := allowAll().DecideCommand(cmd).Argv
 	if len(argv) == 0 || tooBroad[argv[0]] || runsCode(argv[0]) || strings.ContainsAny(argv[0], "/*?[") {
 		return nil, false
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/programs"
@@ -75,8 +76,9 @@ func (g *Gate) DecideBash(command string) Decision { return g.explain("Bash", co
 
 // allowAll allows every command: deciding a command with it yields Allow
 // only when an allow rule could allow it at all, by the built-in program
-// table. A gate decides with its own table (see Gate.allowAll).
-var allowAll = newAllowAll(nil)
+// table. A gate decides with its own table (see Gate.allowAll). Made on
+// first use: most processes never lift a floor.
+var allowAll = sync.OnceValue(func() *matcher.Policy { return newAllowAll(nil) })
 
 // newAllowAll returns a policy that allows every command, deciding with
 // tbl (nil: the built-in table).
@@ -94,8 +96,9 @@ func newAllowAll(tbl *programs.Table) *matcher.Policy {
 // are floors of this gate's lift check too.
 func (g *Gate) allowAll() *matcher.Policy {
 	g.liftOnce.Do(func() {
-		g.lift = allowAll
-		if g.programs != programs.Builtin() {
+		if g.programs == programs.Builtin() {
+			g.lift = allowAll()
+		} else {
 			g.lift = newAllowAll(g.programs)
 		}
 	})
