@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agent-shim/agent-shim/gate"
@@ -103,39 +104,42 @@ func (e *env) hook(ctx context.Context, args []string) int {
 		}
 		return e.block(usagef("hook: unknown agent %q (agents: claude-code, codex, gemini-cli)", name))
 	}
-	// The call is decided in a goroutine of its own, against the hook's
-	// deadline: past it (a strange file, a slow disk, a lock) the hook
-	// answers "blocked" itself, before the agent's own timeout lets the
-	// call through. What the goroutine writes is kept back until it ends.
-	type result struct {
-		code        int
-		out, errout bytes.Buffer
-	}
-	done := make(chan *result, 1)
-	stall := hookStall
-	go func() {
-		if stall != nil {
-			stall() // tests: a decision that does not come in time
+	// The call is decided on this goroutine, against the hook's deadline:
+	// past it (a strange file, a slow disk, a lock) a timer answers
+	// "blocked" and ends the process (hookExit), before the agent's own
+	// timeout lets the call through. What the decision writes is kept back
+	// until it is known to be in time. (No second goroutine: handing the
+	// call to one costs a thread wake-up on every call.)
+	var state atomic.Int32 // 0 deciding, 1 answered in time, 2 past the deadline
+	late := make(chan int, 1)
+	timer := time.AfterFunc(hookDeadline, func() {
+		if state.CompareAndSwap(0, 2) {
+			code := e.block(fmt.Errorf("no decision within %v", hookDeadline))
+			hookExit(code)
+			late <- code
 		}
-		r := &result{}
-		inner := &env{stdin: e.stdin, stdout: &r.out, stderr: &r.errout, getenv: e.getenv}
-		r.code = inner.hookCall(ctx, ag, cfg)
-		done <- r
-	}()
-	timer := time.NewTimer(hookDeadline)
-	defer timer.Stop()
-	select {
-	case r := <-done:
-		e.stderr.Write(r.errout.Bytes())
-		if _, err := e.stdout.Write(r.out.Bytes()); err != nil {
-			return e.block(err)
-		}
-		e.exportDecisions() // export.go: off the decision path
-		return r.code
-	case <-timer.C:
-		return e.block(fmt.Errorf("no decision within %v", hookDeadline))
+	})
+	if hookStall != nil {
+		hookStall() // tests: a decision that does not come in time
 	}
+	var out, errout bytes.Buffer
+	inner := &env{stdin: e.stdin, stdout: &out, stderr: &errout, getenv: e.getenv}
+	code := inner.hookCall(ctx, ag, cfg)
+	timer.Stop()
+	if !state.CompareAndSwap(0, 1) {
+		return <-late // answered by the timer (tests: hookExit returned)
+	}
+	e.stderr.Write(errout.Bytes())
+	if _, err := e.stdout.Write(out.Bytes()); err != nil {
+		return e.block(err)
+	}
+	e.exportDecisions() // export.go: off the decision path
+	return code
 }
+
+// hookExit ends the process once the deadline has answered; tests replace
+// it to go on.
+var hookExit = os.Exit
 
 // hookStall, when set by a test, runs before a call is decided.
 var hookStall func()

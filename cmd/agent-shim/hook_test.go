@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,12 +57,23 @@ func TestHookDeadline(t *testing.T) {
 		t.Errorf("a FIFO at config.json: exit %d after %v: %s", code, took, stderr)
 	}
 	// A decision that does not come: the deadline answers.
+	// The stalled decision goes on only once the deadline's timer has
+	// answered and would have ended the process (hookExit).
 	release := make(chan struct{})
-	t.Cleanup(func() { hookStall = nil })
-	hookStall = func() { <-release }
+	exited := -1
+	t.Cleanup(func() { hookStall, hookExit = nil, os.Exit })
+	hookStall = func() {
+		select {
+		case <-release:
+		case <-time.After(5 * time.Second): // no timer: the test fails, not hangs
+		}
+	}
+	hookExit = func(code int) { exited = code; close(release) }
 	hookDeadline = 50 * time.Millisecond
 	code, stderr, took := call()
-	close(release)
+	if exited != exitBlock {
+		t.Errorf("past the deadline: the process was not ended with exit %d (hookExit(%d))", exitBlock, exited)
+	}
 	if code != exitBlock || !strings.Contains(stderr, "no decision within") || took > 2*time.Second {
 		t.Errorf("past the deadline: exit %d after %v: %s", code, took, stderr)
 	}
