@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/agent-shim/agent-shim/config"
 )
 
 // ExporterName is the exporter's program, installed beside agent-shim.
@@ -16,41 +18,59 @@ const ExporterName = "agent-shim-export"
 // start starts the exporter detached (kick_unix.go); tests replace it.
 var start = startDetached
 
-// Kick starts the exporter for the log at logPath when export is enabled
-// and it was not started in the last interval. It costs a hook call one
-// stat of the stamp file; the call that finds the stamp old touches it
-// and starts the exporter, which outlives the hook, and waits for
-// nothing else. Two hooks that find the same old stamp may both start
-// one: the exporter's lock makes the second leave at once.
-func Kick(getenv func(string) string, logPath string, now time.Time) error {
-	if !Enabled(getenv) {
+// Kick starts the exporter for the log at logPath when export is on and
+// due. A call that is not due costs one stat of the stamp file, whose time
+// is when the next start is due; the call that finds it due (once per
+// interval) reads the settings (Load: config.json's telemetry section
+// through its copy, the variables over it), sets the stamp an interval
+// ahead and, when export is on, starts the exporter, which outlives the
+// hook, and waits for nothing else. Two hooks that find the same stamp
+// due may both start one: the exporter's lock makes the second leave at
+// once. OTEL_SDK_DISABLED=true, or an OTEL_LOGS_EXPORTER without otlp,
+// costs nothing at all.
+func Kick(getenv func(string) string, logPath, configPath string, now time.Time) error {
+	if on, set := envSwitch(getenv); set && !on {
 		return nil
 	}
 	stamp := stateFile(logPath, StampName)
-	fi, err := os.Stat(stamp)
-	if err == nil {
-		if age := now.Sub(fi.ModTime()); age >= 0 && age < Interval(getenv) {
+	if fi, err := os.Stat(stamp); err == nil {
+		// Not due, unless the stamp is further ahead than any interval
+		// (a clock set back).
+		if due := fi.ModTime(); now.Before(due) && due.Sub(now) <= config.MaxTelemetryInterval {
 			return nil
 		}
 	}
-	if err := touch(stamp, now); err != nil {
+	s, err := Load(getenv, logPath, configPath)
+	if err != nil {
+		// Tried again at the next interval; the warning says why.
+		touch(stamp, now.Add(DefaultInterval))
+		return fmt.Errorf("reading the decision export's settings: %w", err)
+	}
+	if err := touch(stamp, now.Add(s.Interval)); err != nil {
 		return fmt.Errorf("starting the decision export: %w", err)
+	}
+	if !s.Enabled {
+		return nil
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("starting the decision export: %w", err)
 	}
 	prog := filepath.Join(filepath.Dir(exe), ExporterName)
-	if err := start(prog, []string{prog, "--log", logPath}); err != nil {
+	argv := []string{prog, "--log", logPath}
+	if configPath != "" {
+		argv = append(argv, "--config", configPath)
+	}
+	if err := start(prog, argv); err != nil {
 		return fmt.Errorf("starting the decision export: %w", err)
 	}
 	return nil
 }
 
-// touch sets the stamp's time to now, creating it (and the state
+// touch sets the stamp's time to t, creating it (and the state
 // directory) when missing.
-func touch(path string, now time.Time) error {
-	if err := os.Chtimes(path, now, now); err == nil {
+func touch(path string, t time.Time) error {
+	if err := os.Chtimes(path, t, t); err == nil {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -61,5 +81,5 @@ func touch(path string, now time.Time) error {
 		return err
 	}
 	f.Close()
-	return os.Chtimes(path, now, now)
+	return os.Chtimes(path, t, t)
 }

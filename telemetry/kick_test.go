@@ -4,31 +4,77 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-shim/agent-shim/config"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func TestEnabled(t *testing.T) {
+	yes, no := true, false
 	for _, tc := range []struct {
-		env  map[string]string
-		want bool
+		env     map[string]string
+		section *config.Telemetry
+		want    bool
 	}{
-		{nil, false},
-		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, true},
-		{map[string]string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://c:4318/v1/logs"}, true},
-		{map[string]string{"OTEL_LOGS_EXPORTER": "otlp"}, true},
-		{map[string]string{"OTEL_LOGS_EXPORTER": "console, otlp"}, true},
-		{map[string]string{"OTEL_LOGS_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c"}, false},
-		{map[string]string{"OTEL_LOGS_EXPORTER": "console", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c"}, false},
-		{map[string]string{"OTEL_SDK_DISABLED": "TRUE", "OTEL_LOGS_EXPORTER": "otlp"}, false},
-		{map[string]string{"OTEL_SDK_DISABLED": "false", "OTEL_LOGS_EXPORTER": "otlp"}, true},
-		{map[string]string{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://c"}, false},
+		{nil, nil, false},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, nil, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://c:4318/v1/logs"}, nil, true},
+		{map[string]string{"OTEL_LOGS_EXPORTER": "otlp"}, nil, true},
+		{map[string]string{"OTEL_LOGS_EXPORTER": "console, otlp"}, nil, true},
+		{map[string]string{"OTEL_LOGS_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c"}, nil, false},
+		{map[string]string{"OTEL_LOGS_EXPORTER": "console", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c"}, nil, false},
+		{map[string]string{"OTEL_SDK_DISABLED": "TRUE", "OTEL_LOGS_EXPORTER": "otlp"}, nil, false},
+		{map[string]string{"OTEL_SDK_DISABLED": "false", "OTEL_LOGS_EXPORTER": "otlp"}, nil, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://c"}, nil, false},
+		// The section: an endpoint turns it on, "enabled" decides when
+		// set, and the variables decide over it.
+		{nil, &config.Telemetry{Endpoint: "http://c:4318"}, true},
+		{nil, &config.Telemetry{Endpoint: "http://c:4318", Enabled: &no}, false},
+		{nil, &config.Telemetry{Enabled: &yes}, true},
+		{nil, &config.Telemetry{Protocol: "grpc"}, false},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c"}, &config.Telemetry{Enabled: &no}, false},
+		{map[string]string{"OTEL_SDK_DISABLED": "true"}, &config.Telemetry{Endpoint: "http://c:4318", Enabled: &yes}, false},
+		{map[string]string{"OTEL_LOGS_EXPORTER": "none"}, &config.Telemetry{Endpoint: "http://c:4318", Enabled: &yes}, false},
+		{map[string]string{"OTEL_LOGS_EXPORTER": "otlp"}, &config.Telemetry{Endpoint: "http://c:4318", Enabled: &no}, true},
 	} {
-		t.Logf("env: %v", tc.env)
-		if got := Enabled(envOf(tc.env)); got != tc.want {
+		t.Logf("env: %v, section: %+v", tc.env, tc.section)
+		if got := Resolve(envOf(tc.env), tc.section).Enabled; got != tc.want {
 			t.Errorf("Enabled = %v, want %v", got, tc.want)
+		}
+	}
+}
+
+// TestResolve: the variables win over the section key by key.
+func TestResolve(t *testing.T) {
+	sec := &config.Telemetry{Endpoint: "https://otel.example.com:4318", Protocol: "grpc",
+		Headers: map[string]string{"authorization": "Bearer x"}, Interval: "30s"}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want Settings
+	}{
+		{"section only", nil, Settings{Enabled: true, Endpoint: sec.Endpoint, Protocol: "grpc", Headers: sec.Headers, Interval: 30 * time.Second}},
+		{"variables over it", map[string]string{
+			"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+			"OTEL_EXPORTER_OTLP_HEADERS": "a=b", "OTEL_BLRP_SCHEDULE_DELAY": "5000",
+		}, Settings{Enabled: true, Protocol: "http/protobuf", Interval: 5 * time.Second}},
+		{"the signal's own", map[string]string{
+			"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://127.0.0.1:4318/v1/logs", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "http/protobuf",
+			"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_LOGS_HEADERS": "a=b",
+		}, Settings{Enabled: true, Protocol: "http/protobuf", Interval: 30 * time.Second}},
+		{"a delay out of bounds is not taken", map[string]string{"OTEL_BLRP_SCHEDULE_DELAY": "10"},
+			Settings{Enabled: true, Endpoint: sec.Endpoint, Protocol: "grpc", Headers: sec.Headers, Interval: 30 * time.Second}},
+	} {
+		t.Logf("%s: env %v", tc.name, tc.env)
+		if diff := cmp.Diff(tc.want, Resolve(envOf(tc.env), sec)); diff != "" {
+			t.Errorf("Resolve (-want +got):\n%s", diff)
 		}
 	}
 }
@@ -41,12 +87,14 @@ func TestInterval(t *testing.T) {
 		{"", DefaultInterval},
 		{"5000", 5 * time.Second},
 		{"1000", time.Second},
+		{"3600000", time.Hour},
+		{"3600001", DefaultInterval},
 		{"10", DefaultInterval}, // a process per call is what the stamp prevents
 		{"-1", DefaultInterval},
 		{"x", DefaultInterval},
 	} {
 		t.Logf("input: %q", tc.in)
-		if got := Interval(envOf(map[string]string{"OTEL_BLRP_SCHEDULE_DELAY": tc.in})); got != tc.want {
+		if got := Resolve(envOf(map[string]string{"OTEL_BLRP_SCHEDULE_DELAY": tc.in}), nil).Interval; got != tc.want {
 			t.Errorf("Interval = %v, want %v", got, tc.want)
 		}
 	}
@@ -67,11 +115,20 @@ func TestKick(t *testing.T) {
 	off := envOf(nil)
 	now := time.Now()
 
-	if err := Kick(off, logPath, now); err != nil || len(started) != 0 {
-		t.Fatalf("export off: started %v, err %v", started, err)
+	disabled := envOf(map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"})
+	if err := Kick(disabled, logPath, "", now); err != nil || len(started) != 0 {
+		t.Fatalf("export disabled: started %v, err %v", started, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "agent-shim", StampName)); err == nil {
-		t.Fatal("export off wrote a stamp")
+		t.Fatal("export disabled by a variable wrote a stamp")
+	}
+	// Nothing configured: nothing started, and the stamp makes the next
+	// calls of the interval one stat.
+	if err := Kick(off, logPath, "", now.Add(-time.Minute)); err != nil || len(started) != 0 {
+		t.Fatalf("export off: started %v, err %v", started, err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "agent-shim", StampName)); err != nil || !fi.ModTime().Equal(now.Add(-time.Minute+DefaultInterval)) {
+		t.Fatalf("export off: stamp %v, %v; want it due an interval later", fi, err)
 	}
 	steps := []struct {
 		at   time.Duration
@@ -86,7 +143,7 @@ func TestKick(t *testing.T) {
 		{-time.Hour, 4}, // a stamp in the future (a clock set back) does not stop export
 	}
 	for _, s := range steps {
-		if err := Kick(on, logPath, now.Add(s.at)); err != nil {
+		if err := Kick(on, logPath, "", now.Add(s.at)); err != nil {
 			t.Fatal(err)
 		}
 		if len(started) != s.want {
@@ -97,7 +154,73 @@ func TestKick(t *testing.T) {
 		t.Errorf("started %q", argv)
 	}
 	start = func(string, []string) error { return errors.New("no such program") }
-	if err := Kick(on, logPath, now.Add(time.Hour)); err == nil {
+	if err := Kick(on, logPath, "", now.Add(time.Hour)); err == nil {
 		t.Error("a failed start was no error")
+	}
+}
+
+// TestKickConfig: config.json's telemetry section turns export on with no
+// variable set, the exporter is told the config file, and config.json is
+// read again only after it changed (its copy beside the log stands in
+// for it); a bad section is an error naming the file and the key, and
+// starts nothing.
+func TestKickConfig(t *testing.T) {
+	var started [][]string
+	start = func(prog string, argv []string) error {
+		started = append(started, argv)
+		return nil
+	}
+	t.Cleanup(func() { start = startDetached })
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "state", "decisions.jsonl")
+	cfg := filepath.Join(dir, "config.json")
+	write := func(content string, mtime time.Time) {
+		t.Helper()
+		if err := os.WriteFile(cfg, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(cfg, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	noEnv := envOf(nil)
+	now := time.Now()
+	mtime := now.Add(-time.Hour)
+	const on = `{"agentShim": {"telemetry": {"endpoint": "http://127.0.0.1:1", "interval": "2s"}}}`
+	write(on, mtime)
+	if err := Kick(noEnv, logPath, cfg, now); err != nil {
+		t.Fatal(err)
+	}
+	if len(started) != 1 || !slices.Equal(started[0][1:], []string{"--log", logPath, "--config", cfg}) {
+		t.Fatalf("started %q", started)
+	}
+	// The section's interval: due again after 2s, not before.
+	for _, s := range []struct {
+		at   time.Duration
+		want int
+	}{{time.Second, 1}, {2 * time.Second, 2}} {
+		if err := Kick(noEnv, logPath, cfg, now.Add(s.at)); err != nil {
+			t.Fatal(err)
+		}
+		if len(started) != s.want {
+			t.Fatalf("at %v: started %d times, want %d", s.at, len(started), s.want)
+		}
+	}
+	// The same size and time: the copy is read, not config.json (whose
+	// bytes are no JSON now).
+	write(strings.Repeat("x", len(on)), mtime)
+	if err := Kick(noEnv, logPath, cfg, now.Add(10*time.Second)); err != nil || len(started) != 3 {
+		t.Fatalf("config.json was read although it had not changed: %v, started %d", err, len(started))
+	}
+	// Changed: read again. Off in the section: nothing started.
+	write(`{"agentShim": {"telemetry": {"endpoint": "http://127.0.0.1:1", "enabled": false}}}`, mtime.Add(time.Second))
+	if err := Kick(noEnv, logPath, cfg, now.Add(20*time.Second)); err != nil || len(started) != 3 {
+		t.Fatalf("enabled false: %v, started %d", err, len(started))
+	}
+	// A bad value: an error naming the file and the key, nothing started.
+	write(`{"agentShim": {"telemetry": {"protocol": "http/json"}}}`, mtime.Add(2*time.Second))
+	err := Kick(noEnv, logPath, cfg, now.Add(40*time.Second))
+	if err == nil || !strings.Contains(err.Error(), cfg+": agentShim.telemetry.protocol") || len(started) != 3 {
+		t.Fatalf("a bad section: %v, started %d", err, len(started))
 	}
 }

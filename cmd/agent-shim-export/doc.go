@@ -2,8 +2,8 @@
 // OpenTelemetry collector as OTLP log records, one per decision.
 //
 // agent-shim's hook starts it, detached, at most once per interval
-// (OTEL_BLRP_SCHEDULE_DELAY, default 10s) when export is configured; a
-// person or a timer may run it too. It reads decisions.jsonl from the
+// (default 10s) when export is configured; a person or a timer may run it
+// too. It reads decisions.jsonl from the
 // position saved in the state directory, sends the records through the
 // OpenTelemetry Go SDK's OTLP log exporter (HTTP or gRPC), and saves
 // the new position only after the collector acknowledged them. It stays
@@ -15,16 +15,28 @@
 //
 // # Usage
 //
-//	agent-shim-export [--log FILE] [--once] [--idle D]
+//	agent-shim-export [--log FILE] [--config FILE] [--once] [--idle D]
 //
-// --once sends what the log holds and leaves. The collector and the
-// resource are configured by the standard variables:
+// --once sends what the log holds and leaves. The collector is configured
+// by config.json's agentShim.telemetry (--config, default the agent's
+// config.json):
+//
+//	"telemetry": {"enabled": true, "endpoint": "https://otel.example.com:4318",
+//	  "protocol": "http/protobuf", "headers": {"authorization": "Bearer …"},
+//	  "interval": "10s"}
+//
+// and by the standard variables, which win over it key by key (the
+// section is the machine's default; a variable is one session's or
+// deployment's setting, as the OpenTelemetry specification has
+// environment configuration work): OTEL_SDK_DISABLED, OTEL_LOGS_EXPORTER,
 // OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, the default, or grpc; also
 // OTEL_EXPORTER_OTLP_LOGS_PROTOCOL), OTEL_EXPORTER_OTLP_ENDPOINT,
-// OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS,
-// OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_EXPORTER_OTLP_INSECURE, the TLS
-// variables, OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME (default
-// service.name is agent-shim).
+// OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS (and
+// _LOGS_), OTEL_BLRP_SCHEDULE_DELAY (the interval, in milliseconds); and,
+// with no counterpart in the section, OTEL_EXPORTER_OTLP_TIMEOUT,
+// OTEL_EXPORTER_OTLP_INSECURE, the TLS variables, OTEL_RESOURCE_ATTRIBUTES
+// and OTEL_SERVICE_NAME (default service.name is agent-shim). A section
+// with a bad value is an error naming the file and the key (exit 1).
 //
 // Each record's event name is agent_shim.tool_decision; its attributes
 // follow Claude Code's claude_code.tool_decision: event.name,
@@ -37,13 +49,16 @@
 // # Exit codes
 //
 //	0  everything read was sent (or another exporter is running)
-//	1  the collector could not be reached or refused the records; the
-//	   position is kept and the next run sends them
+//	1  the collector could not be reached or refused the records (the
+//	   position is kept and the next run sends them), or the settings
+//	   are bad
 //	2  bad command line
 //
 // # Files
 //
 // In the decision log's directory ($XDG_STATE_HOME/agent-shim):
 // export.json (the position per log file), export.lock, export.stamp
-// (when a hook last started the exporter).
+// (its time: when a hook is next due to start the exporter),
+// telemetry.json (the hook's copy of config.json's telemetry section,
+// read again when config.json changes).
 package main

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
+	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/telemetry"
 )
@@ -50,6 +51,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agent-shim-export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	logPath := fs.String("log", "", "the decision log (default: $XDG_STATE_HOME/agent-shim/decisions.jsonl)")
+	configPath := fs.String("config", "", "the config.json whose agentShim.telemetry configures the export (default: the agent's)")
 	once := fs.Bool("once", false, "send what the log holds, then leave")
 	idle := fs.Duration("idle", 0, "leave after this long with no new record (default: three intervals, at most a minute)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -67,11 +69,24 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 		*logPath = p
 	}
-	interval := telemetry.Interval(os.Getenv)
-	if *idle <= 0 {
-		*idle = min(3*interval, time.Minute)
+	if *configPath == "" {
+		p, err := config.DefaultPath(os.Getenv)
+		if err != nil {
+			fmt.Fprintf(stderr, "agent-shim-export: error: %v\n", err)
+			return exitError
+		}
+		*configPath = p
 	}
-	if err := export(ctx, *logPath, *once, *idle, interval); err != nil {
+	section, err := config.ReadTelemetry(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "agent-shim-export: error: %v\n", err)
+		return exitError
+	}
+	settings := telemetry.Resolve(os.Getenv, section)
+	if *idle <= 0 {
+		*idle = min(3*settings.Interval, time.Minute)
+	}
+	if err := export(ctx, *logPath, *once, *idle, settings); err != nil {
 		fmt.Fprintf(stderr, "agent-shim-export: error: %v\n", err)
 		return exitError
 	}
@@ -80,7 +95,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 
 // export sends the log's records until it is caught up (once) or has been
 // idle for idle, checking for new records every interval.
-func export(ctx context.Context, logPath string, once bool, idle, interval time.Duration) error {
+func export(ctx context.Context, logPath string, once bool, idle time.Duration, s telemetry.Settings) error {
+	interval := s.Interval
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return fmt.Errorf("creating the state directory: %w", err)
 	}
@@ -94,7 +110,7 @@ func export(ctx context.Context, logPath string, once bool, idle, interval time.
 	}
 	defer lock.Unlock()
 
-	exp, err := newExporter(ctx, os.Getenv)
+	exp, err := newExporter(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -129,7 +145,7 @@ func export(ctx context.Context, logPath string, once bool, idle, interval time.
 				return err
 			}
 			shutdown()
-			if exp, err = newExporter(ctx, os.Getenv); err != nil {
+			if exp, err = newExporter(ctx, s); err != nil {
 				return err
 			}
 		} else {
@@ -178,32 +194,42 @@ var retry = otlploghttp.RetryConfig{
 	MaxElapsedTime:  20 * time.Second,
 }
 
-// newExporter is the SDK's OTLP log exporter for the protocol that
-// OTEL_EXPORTER_OTLP_LOGS_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL names
-// (http/protobuf, the default, or grpc), configured by the standard
-// OTEL_EXPORTER_OTLP_* variables, retrying for a bounded time (the next
-// run retries again).
-func newExporter(ctx context.Context, getenv func(string) string) (sdklog.Exporter, error) {
-	protocol := getenv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL")
-	if protocol == "" {
-		protocol = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
-	}
+// newExporter is the SDK's OTLP log exporter for s's protocol
+// (http/protobuf or grpc), sending to s's endpoint with s's headers when
+// they are the config section's, else as the standard OTEL_EXPORTER_OTLP_*
+// variables say (the SDK reads them; an option given here would win over
+// them), retrying for a bounded time (the next run retries again).
+func newExporter(ctx context.Context, s telemetry.Settings) (sdklog.Exporter, error) {
 	var exp sdklog.Exporter
 	var err error
-	switch strings.TrimSpace(protocol) {
+	switch s.Protocol {
 	case "", "http/protobuf":
-		exp, err = otlploghttp.New(ctx, otlploghttp.WithRetry(retry))
+		opts := []otlploghttp.Option{otlploghttp.WithRetry(retry)}
+		if s.Endpoint != "" {
+			opts = append(opts, otlploghttp.WithEndpointURL(strings.TrimSuffix(s.Endpoint, "/")+"/v1/logs"))
+		}
+		if s.Headers != nil {
+			opts = append(opts, otlploghttp.WithHeaders(s.Headers))
+		}
+		exp, err = otlploghttp.New(ctx, opts...)
 	case "grpc":
 		// gRPC's own reconnection backoff grows to two minutes while
 		// the collector is down; bounded here, so that a collector
 		// that is back is reached within the retries.
-		exp, err = otlploggrpc.New(ctx, otlploggrpc.WithRetry(otlploggrpc.RetryConfig(retry)),
+		opts := []otlploggrpc.Option{otlploggrpc.WithRetry(otlploggrpc.RetryConfig(retry)),
 			otlploggrpc.WithDialOption(grpc.WithConnectParams(grpc.ConnectParams{
 				Backoff:           backoff.Config{BaseDelay: 500 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 3 * time.Second},
 				MinConnectTimeout: 5 * time.Second,
-			})))
+			}))}
+		if s.Endpoint != "" {
+			opts = append(opts, otlploggrpc.WithEndpointURL(s.Endpoint))
+		}
+		if s.Headers != nil {
+			opts = append(opts, otlploggrpc.WithHeaders(s.Headers))
+		}
+		exp, err = otlploggrpc.New(ctx, opts...)
 	default:
-		return nil, fmt.Errorf("configuring the OTLP exporter: protocol %q is not supported (http/protobuf or grpc)", protocol)
+		return nil, fmt.Errorf("configuring the OTLP exporter: protocol %q is not supported (http/protobuf or grpc)", s.Protocol)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("configuring the OTLP exporter: %w", err)

@@ -99,12 +99,14 @@ type receiver struct {
 	got    []string // the command attribute of each record accepted
 	ids    []string
 	res    []string // service.name of each resource
+	auth   []string // the Authorization header of each request
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	rc.auth = append(rc.auth, r.Header.Get("Authorization"))
 	if r.URL.Path != "/v1/logs" || rc.status != http.StatusOK {
 		w.WriteHeader(max(rc.status, http.StatusNotFound))
 		return
@@ -208,7 +210,7 @@ func TestProtocol(t *testing.T) {
 	} {
 		t.Logf("input: OTEL_EXPORTER_OTLP_LOGS_PROTOCOL=%q OTEL_EXPORTER_OTLP_PROTOCOL=%q", tc.logs, tc.all)
 		env := map[string]string{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": tc.logs, "OTEL_EXPORTER_OTLP_PROTOCOL": tc.all}
-		exp, err := newExporter(context.Background(), func(k string) string { return env[k] })
+		exp, err := newExporter(context.Background(), telemetry.Resolve(func(k string) string { return env[k] }, nil))
 		if (err == nil) != tc.ok {
 			t.Errorf("err = %v, want ok %v", err, tc.ok)
 		}
@@ -229,7 +231,7 @@ func TestIdle(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "state", decisionlog.FileName)
 	decisionlog.NewWriter(logPath, decisionlog.Options{}).Log(decisionlog.Entry{Layer: "hook", Command: "ls", Verdict: "allow"})
 	start := time.Now()
-	if err := export(context.Background(), logPath, false, 300*time.Millisecond, time.Hour); err != nil {
+	if err := export(context.Background(), logPath, false, 300*time.Millisecond, telemetry.Settings{Interval: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(start); took > 5*time.Second {
@@ -249,7 +251,7 @@ func TestCollectorBack(t *testing.T) {
 	decisionlog.NewWriter(logPath, decisionlog.Options{}).Log(decisionlog.Entry{Layer: "hook", Command: "git status", Verdict: "allow"})
 	done := make(chan error, 1)
 	go func() {
-		done <- export(context.Background(), logPath, false, 500*time.Millisecond, 50*time.Millisecond)
+		done <- export(context.Background(), logPath, false, 500*time.Millisecond, telemetry.Settings{Interval: 50 * time.Millisecond})
 	}()
 	time.Sleep(700 * time.Millisecond) // down for longer than idle
 	rc.mu.Lock()
@@ -265,5 +267,58 @@ func TestCollectorBack(t *testing.T) {
 	}
 	if !slices.Equal(rc.got, []string{"git status"}) {
 		t.Errorf("received %q", rc.got)
+	}
+}
+
+// TestConfigSection: config.json's agentShim.telemetry alone (no OTEL_
+// variable) sends the records to its endpoint with its headers; the
+// standard variables, when set, win over it key by key.
+func TestConfigSection(t *testing.T) {
+	retry = otlploghttp.RetryConfig{Enabled: false}
+	dir := t.TempDir()
+	for _, k := range []string{"HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"} {
+		t.Setenv(k, filepath.Join(dir, k))
+	}
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS",
+		"OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_SERVICE_NAME"} {
+		t.Setenv(k, "")
+	}
+	fromConfig, fromEnv := &receiver{status: http.StatusOK}, &receiver{status: http.StatusOK}
+	srv1, srv2 := httptest.NewServer(fromConfig), httptest.NewServer(fromEnv)
+	defer srv1.Close()
+	defer srv2.Close()
+	cfg := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(cfg, []byte(`{"agentShim": {"telemetry": {"endpoint": "`+srv1.URL+`/", "protocol": "http/protobuf", "headers": {"Authorization": "Bearer from-config"}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "state", decisionlog.FileName)
+	w := decisionlog.NewWriter(logPath, decisionlog.Options{})
+	w.Log(decisionlog.Entry{Time: t0, Agent: "codex", Layer: "hook", Command: "git status", Verdict: "allow"})
+	args := []string{"agent-shim-export", "--once", "--log", logPath, "--config", cfg}
+	var stderr bytes.Buffer
+	if code := run(context.Background(), args, &stderr); code != exitOK {
+		t.Fatalf("exit %d; stderr %s", code, &stderr)
+	}
+	if !slices.Equal(fromConfig.got, []string{"git status"}) || !slices.Equal(fromConfig.auth, []string{"Bearer from-config"}) {
+		t.Errorf("the section's endpoint got %q with Authorization %q", fromConfig.got, fromConfig.auth)
+	}
+
+	w.Log(decisionlog.Entry{Time: t0, Agent: "codex", Layer: "hook", Command: "ls", Verdict: "allow"})
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv2.URL)
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer from-env")
+	if code := run(context.Background(), args, &stderr); code != exitOK {
+		t.Fatalf("exit %d; stderr %s", code, &stderr)
+	}
+	if !slices.Equal(fromEnv.got, []string{"ls"}) || !slices.Equal(fromEnv.auth, []string{"Bearer from-env"}) || len(fromConfig.got) != 1 {
+		t.Errorf("with the variables set: they got %q (Authorization %q), the section's endpoint %q", fromEnv.got, fromEnv.auth, fromConfig.got)
+	}
+
+	// A bad section: exit 1, the file and the key named.
+	if err := os.WriteFile(cfg, []byte(`{"agentShim": {"telemetry": {"protocol": "http/json"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := run(context.Background(), args, &stderr); code != exitError || !bytes.Contains(stderr.Bytes(), []byte(cfg+": agentShim.telemetry.protocol")) {
+		t.Errorf("a bad section: exit %d, stderr %s", code, &stderr)
 	}
 }

@@ -9,11 +9,16 @@ import (
 )
 
 // exportDecisions starts the decision export (agent-shim-export, beside
-// this program) when OTLP export is configured and it is due: one stat of
-// a stamp file per hook call, a detached start at most once per interval
+// this program) when it is configured (config.json's agentShim.telemetry
+// or the OTEL_* variables) and due: one stat of a stamp file per hook
+// call, the settings read and a detached start at most once per interval
 // (package telemetry). It runs after the answer is written, and nothing
 // it does changes the answer; a failure is a warning.
-func (e *env) exportDecisions() {
+func (e *env) exportDecisions() { e.exportDecisionsFor("") }
+
+// exportDecisionsFor is exportDecisions with the config file given by
+// --config ("" for the agent's config.json).
+func (e *env) exportDecisionsFor(configFlag string) {
 	if !logDecisions {
 		return
 	}
@@ -21,7 +26,11 @@ func (e *env) exportDecisions() {
 	if err != nil {
 		return
 	}
-	if err := telemetry.Kick(e.getenv, path, time.Now()); err != nil {
+	cfg, err := e.configPath(configFlag)
+	if err != nil {
+		cfg = "" // the variables alone
+	}
+	if err := telemetry.Kick(e.getenv, path, cfg, time.Now()); err != nil {
 		fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
 	}
 }
