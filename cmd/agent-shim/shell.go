@@ -106,6 +106,10 @@ options:
 // the line, and the hook's ticket is matched on it. Every refusal is
 // written to the decision log.
 func (e *env) shell(ctx context.Context, args []string) int {
+	// The decision export, as the hook has it (export.go): after the line
+	// or its refusal. A line whose shell is exec'd (runtime off or
+	// unavailable) leaves it to the next call; the log keeps the record.
+	defer e.exportDecisions()
 	cmd, err := parseShellArgv(args)
 	if err != nil {
 		return e.refuseLogged(nil, strings.Join(args[1:], " "), err)
