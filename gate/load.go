@@ -141,7 +141,7 @@ func optionsOf(f *config.File, scope *Scope) (built, error) {
 	if o.Level, err = LevelOf(f.Shim.Profile); err != nil {
 		return o, fmt.Errorf("%s: agentShim.profile: %w", f.Path, err)
 	}
-	// The compact copy (format 3) carries requireHook too, so a gate
+	// The compact copy carries requireHook too, so a gate
 	// knows it however it was loaded.
 	o.requireHook, o.shimKnown = f.Shim.RequireHook, true
 	o.Scope = scope.clone()
