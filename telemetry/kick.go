@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"time"
@@ -32,7 +33,7 @@ func Kick(getenv func(string) string, logPath, configPath string, now time.Time)
 	if on, set := envSwitch(getenv); set && !on {
 		return nil
 	}
-	stamp := stateFile(logPath, StampName)
+	stamp := StampPath(getenv, logPath)
 	if fi, err := os.Stat(stamp); err == nil {
 		// Not due, unless the stamp is further ahead than any interval
 		// (a clock set back).
@@ -65,6 +66,31 @@ func Kick(getenv func(string) string, logPath, configPath string, now time.Time)
 		return fmt.Errorf("starting the decision export: %w", err)
 	}
 	return nil
+}
+
+// stampVars are the variables that decide whether and how often export
+// starts; the stamp is kept per combination of their values.
+var stampVars = []string{"OTEL_SDK_DISABLED", "OTEL_LOGS_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT",
+	"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_BLRP_SCHEDULE_DELAY"}
+
+// StampPath is the stamp for the environment getenv gives: StampName
+// beside the log when none of stampVars is set, else StampName-<a digest
+// of their values>. A stamp says "not due" for on and off alike, so a
+// session whose variables turn export on must not find the stamp of one
+// without them: it starts the exporter at once, not an interval later.
+func StampPath(getenv func(string) string, logPath string) string {
+	h := fnv.New32a()
+	set := false
+	for _, k := range stampVars {
+		v := getenv(k)
+		set = set || v != ""
+		h.Write([]byte(v))
+		h.Write([]byte{0})
+	}
+	if !set {
+		return stateFile(logPath, StampName)
+	}
+	return stateFile(logPath, fmt.Sprintf("%s-%08x", StampName, h.Sum32()))
 }
 
 // touch sets the stamp's time to t, creating it (and the state

@@ -58,7 +58,8 @@
 //
 // In the decision log's directory ($XDG_STATE_HOME/agent-shim):
 // export.json (the position per log file), export.lock, export.stamp
-// (its time: when a hook is next due to start the exporter),
+// (its time: when a hook is next due to start the exporter; one per
+// combination of the OTEL_ variables that turn export on or off),
 // telemetry.json (the hook's copy of config.json's telemetry section,
 // read again when config.json changes).
 package main
