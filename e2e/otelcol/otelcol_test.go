@@ -234,11 +234,14 @@ func TestCollector(t *testing.T) {
 	bin := t.TempDir()
 	build(t, bin)
 	for _, protocol := range []string{"http/protobuf", "grpc"} {
-		t.Run(strings.ReplaceAll(protocol, "/", "-"), func(t *testing.T) { testCollector(t, bin, protocol) })
+		t.Run(strings.ReplaceAll(protocol, "/", "-"), func(t *testing.T) { testCollector(t, bin, protocol, false) })
 	}
+	// Configured by config.json's agentShim.telemetry alone: no OTEL_
+	// variable is set for the hook (and so for the exporter it starts).
+	t.Run("config-section", func(t *testing.T) { testCollector(t, bin, "grpc", true) })
 }
 
-func testCollector(t *testing.T, bin, protocol string) {
+func testCollector(t *testing.T, bin, protocol string, viaConfig bool) {
 	work := t.TempDir()
 	port := freePort(t)
 	home, project := filepath.Join(work, "home"), filepath.Join(work, "project")
@@ -257,6 +260,9 @@ func testCollector(t *testing.T, bin, protocol string) {
 		fmt.Sprintf("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", port),
 		"OTEL_BLRP_SCHEDULE_DELAY=1000", "OTEL_EXPORTER_OTLP_PROTOCOL="+protocol,
 		"OTEL_RESOURCE_ATTRIBUTES=host.name=laptop-7,team=infra")
+	if viaConfig {
+		exporting = base
+	}
 	logPath := filepath.Join(work, "state", "agent-shim", decisionlog.FileName)
 	t.Cleanup(func() { waitExporter(t, logPath) })
 
@@ -295,12 +301,42 @@ func testCollector(t *testing.T, bin, protocol string) {
 		}
 	}
 
+	if viaConfig {
+		// The agent's config.json (the hook's default, $HOME/.gemini/config)
+		// gets the section only now: the verdicts above are without it.
+		cfg := filepath.Join(home, ".gemini", "config", "config.json")
+		if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		section := fmt.Sprintf(`{"agentShim": {"telemetry": {"endpoint": "http://127.0.0.1:%d", "protocol": %q, "interval": "1s"}}}`, port, protocol)
+		if err := os.WriteFile(cfg, []byte(section+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// A hook takes a changed config.json up when the stamp the calls
+		// above left is due (at most the default interval from them).
+		fi, err := os.Stat(filepath.Join(filepath.Dir(logPath), telemetry.StampName))
+		if err != nil {
+			t.Fatalf("the calls without export left no stamp: %v", err)
+		}
+		if wait := time.Until(fi.ModTime()); wait > 0 && wait <= telemetry.DefaultInterval {
+			t.Logf("waiting %v for the stamp to be due", wait.Round(time.Millisecond))
+			time.Sleep(wait)
+		}
+	}
 	c1 := startCollector(t, bin, work, port, protocol, "up")
 	check("up", exporting, 0)
 	waitFor(t, "the first records", func() bool { return len(received(t, c1.out)) >= len(commands) })
 	c1.stop()
 	check("down", exporting, 1100*time.Millisecond) // each interval's kick finds the collector down
-	if _, err := os.Stat(filepath.Join(filepath.Dir(logPath), telemetry.StampName)); err != nil {
+	getenv := func(k string) string {
+		for _, kv := range exporting {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	if _, err := os.Stat(telemetry.StampPath(getenv, logPath)); err != nil {
 		t.Fatalf("no exporter was started: %v", err)
 	}
 	time.Sleep(2 * time.Second) // an exporter or two has tried and failed
@@ -338,12 +374,17 @@ func testCollector(t *testing.T, bin, protocol string) {
 		key := c.session + "\x00" + c.command
 		r, e := got[key], logged[key]
 		t.Logf("%s %q: %v", c.session, c.command, r)
-		for k, v := range map[string]string{
+		want := map[string]string{
 			"eventName": "agent_shim.tool_decision", "event.name": "agent_shim.tool_decision",
 			"session.id": c.session, "tool_name": "Bash", "agent": "claude-code", "layer": "hook",
 			"decision": e.Verdict, "command": c.command, "cwd": project,
 			"resource.service.name": "agent-shim", "resource.host.name": "laptop-7", "resource.team": "infra",
-		} {
+		}
+		if viaConfig { // OTEL_RESOURCE_ATTRIBUTES is not set
+			delete(want, "resource.host.name")
+			delete(want, "resource.team")
+		}
+		for k, v := range want {
 			if r[k] != v {
 				t.Errorf("%s %q: %s = %q, want %q", c.session, c.command, k, r[k], v)
 			}
