@@ -20,11 +20,24 @@ import (
 	"github.com/agent-shim/agent-shim/telemetry"
 )
 
+// getenvOf is a getenv of an environment list.
+func getenvOf(env []string) func(string) string {
+	return func(k string) string {
+		for _, kv := range slices.Backward(env) {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
 // TestExportCost measures a hook call's CPU (user+system of the hook
 // process) with decision export configured against without, in paired,
 // interleaved runs: export to a receiver that answers (a minimal OTLP/HTTP
 // endpoint of this test's own, not a collector), export to a collector
-// that is down (a closed port), and the one call per interval that starts
+// that is down (a closed port), export configured by config.json's
+// agentShim.telemetry alone, and the one call per interval that starts
 // the exporter (the stamp removed before each run). It fails when a
 // configured, not-due call costs more than 1.1 times a call without
 // export. Run it with
@@ -73,6 +86,26 @@ func TestExportCost(t *testing.T) {
 	with := func(endpoint string) []string {
 		return append(slices.Clone(env), "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint, "OTEL_BLRP_SCHEDULE_DELAY=3600000")
 	}
+	// Export by config.json's agentShim.telemetry alone: the same policy
+	// with the section, as the agent's config.json (GEMINI_CONFIG_DIR).
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(data), `"agentShim": {`)
+	if i < 0 {
+		t.Fatal("no agentShim in the config")
+	}
+	i += len(`"agentShim": {`)
+	sectionDir := filepath.Join(dir, "with-section")
+	if err := os.MkdirAll(sectionDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	withSection := string(data[:i]) + fmt.Sprintf(`"telemetry": {"endpoint": %q, "interval": "1h"}, `, srv.URL) + string(data[i:])
+	if err := os.WriteFile(filepath.Join(sectionDir, "config.json"), []byte(withSection), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bySection := append(slices.Clone(env), "GEMINI_CONFIG_DIR="+sectionDir)
 	variants := []struct {
 		name string
 		f    func() (time.Duration, time.Duration)
@@ -81,15 +114,17 @@ func TestExportCost(t *testing.T) {
 		{"hook, export, collector up", func() (time.Duration, time.Duration) { return run(with(srv.URL)) }},
 		{"hook, export, collector down", func() (time.Duration, time.Duration) { return run(with(down)) }},
 		{"hook, export due (starts it)", func() (time.Duration, time.Duration) {
-			os.Remove(filepath.Join(stateDir, telemetry.StampName))
+			os.Remove(telemetry.StampPath(getenvOf(with(srv.URL)), filepath.Join(stateDir, "decisions.jsonl")))
 			return run(with(srv.URL))
 		}},
+		{"hook, export by the section", func() (time.Duration, time.Duration) { return run(bySection) }},
 	}
 	const (
-		none = 0
-		up   = 1
-		dead = 2
-		due  = 3
+		none    = 0
+		up      = 1
+		dead    = 2
+		due     = 3
+		section = 4
 	)
 	for range 10 {
 		for _, v := range variants {
@@ -97,7 +132,7 @@ func TestExportCost(t *testing.T) {
 		}
 	}
 	n := *hookCost
-	var walls, cpus [4][]float64
+	var walls, cpus [5][]float64
 	for i := range n {
 		for j := range variants {
 			k := (i + j) % len(variants)
@@ -116,7 +151,7 @@ func TestExportCost(t *testing.T) {
 	for k, v := range variants {
 		t.Logf("%-30s wall %6.2f ms, cpu %6.2f ms (sum %.2fx no export)", v.name, med(walls[k]), med(cpus[k]), sum(cpus[k])/sum(cpus[none]))
 	}
-	for _, k := range []int{up, dead} {
+	for _, k := range []int{up, dead, section} {
 		if r := sum(cpus[k]) / sum(cpus[none]); r > 1.1 {
 			t.Errorf("%s: %.2f times the CPU of a hook call without export over %d paired runs, want <= 1.1", variants[k].name, r, n)
 		}
