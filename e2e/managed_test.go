@@ -95,6 +95,16 @@ func (w *world) nsRun(prog string, args ...string) string {
 	return w.run(w.project, w.wrap[0], append(append(append([]string(nil), w.wrap[1:]...), prog), args...)...)
 }
 
+// nsDoctor runs `agent-shim doctor` in the namespace and returns its
+// output, whatever its exit code (other checks may fail on a test machine).
+func (w *world) nsDoctor() string {
+	w.t.Helper()
+	cmd := exec.Command(w.wrap[0], append(append([]string(nil), w.wrap[1:]...), w.shim, "doctor")...)
+	cmd.Dir, cmd.Env = w.project, w.env
+	out, _ := cmd.CombinedOutput()
+	return string(out)
+}
+
 // installManaged runs `agent-shim install <agent> --managed` in the
 // namespace and returns the file it wrote, as seen from outside.
 func (w *world) installManaged(agent, file string) string {
@@ -250,6 +260,10 @@ func TestManagedTier(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			w, m, us := c.world(t, true)
+			// doctor, where the agent looks, names the managed tier.
+			if doc := w.nsDoctor(); !strings.Contains(doc, "managed: /etc/"+c.name) {
+				t.Errorf("doctor does not say the managed tier guards %s:\n%s", c.name, doc)
+			}
 			out := c.run(w, m)
 			t.Logf("tool results: %q", m.results())
 			w.denied(m, out)
