@@ -7,80 +7,240 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// mem reads a process's memory (/proc/<pid>/mem) a page at a time, and
-// keeps the pages it read: the strings of an argv and an environment lie
-// mostly on a few pages, read once each.
+// mem reads the memory of the process that made a notification with
+// process_vm_readv, whole pages at a time and as many pages as are known
+// to be needed in one call; it keeps the pages it read and the bytes the
+// reading used (spans), so that same tells with one more call whether
+// those bytes are still what they were. One mem serves the loop's
+// notifications in turn (reset), its buffers reused: reading an
+// execution allocates only the strings it keeps.
+//
+// process_vm_readv names the process by pid on every call; a reading is
+// the process's only if the notification is still valid after it (a
+// process waiting for its answer is alive, so its pid names it).
 type mem struct {
-	fd    int
-	pages map[uint64][]byte
-	reads int // preads made, for the cost benchmark
+	pid   int
+	pages []memPage      // in the order read
+	at    map[uint64]int // base -> index in pages
+	spans []span         // the bytes read, for same
+	free  [][]byte       // page buffers to reuse
+	reads int            // system calls made, for the tests
+
+	local, remote []iovec // process_vm_readv's vectors
+}
+
+// iovec is struct iovec, its base an address (remote: not of this
+// process).
+type iovec struct{ base, len uint64 }
+
+type memPage struct {
+	base uint64
+	b    []byte // nil when the page cannot be read
+}
+
+type span struct {
+	addr uint64
+	n    int
 }
 
 const pageSize = 4096
 
-func newMem(fd int) *mem { return &mem{fd: fd, pages: map[uint64][]byte{}} }
+// maxIov bounds the pages read by one call (the kernel's UIO_MAXIOV).
+const maxIov = 1024
+
+var errUnreadable = errors.New("unreadable memory")
+
+func newMem() *mem { return &mem{at: map[uint64]int{}} }
+
+// reset starts the reading of process pid's memory anew.
+func (m *mem) reset(pid int) {
+	for _, p := range m.pages {
+		if p.b != nil {
+			m.free = append(m.free, p.b[:pageSize])
+		}
+	}
+	m.pid, m.pages, m.spans = pid, m.pages[:0], m.spans[:0]
+	clear(m.at)
+}
+
+func (m *mem) buf() []byte {
+	if n := len(m.free); n > 0 {
+		b := m.free[n-1]
+		m.free = m.free[:n-1]
+		return b
+	}
+	return make([]byte, pageSize)
+}
+
+// readPages reads the pages at bases (page-aligned) into bufs, in as few
+// calls as it can: a call stops at the first page it cannot read, which
+// is left nil, and the next call starts after it.
+func (m *mem) readPages(bases []uint64, bufs [][]byte) {
+	if m.local == nil {
+		m.local, m.remote = make([]iovec, maxIov), make([]iovec, maxIov)
+	}
+	local, remote := m.local, m.remote
+	for len(bases) > 0 {
+		k := min(len(bases), maxIov)
+		for i := range k {
+			local[i] = iovec{uint64(uintptr(unsafe.Pointer(&bufs[i][0]))), pageSize}
+			remote[i] = iovec{bases[i], pageSize}
+		}
+		m.reads++
+		n, _, errno := unix.Syscall6(unix.SYS_PROCESS_VM_READV, uintptr(m.pid),
+			uintptr(unsafe.Pointer(&local[0])), uintptr(k), uintptr(unsafe.Pointer(&remote[0])), uintptr(k), 0)
+		runtime.KeepAlive(bufs)
+		done := int(n) / pageSize
+		if errno != 0 {
+			done = 0
+		}
+		if done < k {
+			bufs[done] = nil // the page the call stopped at
+			done++
+		}
+		bases, bufs = bases[done:], bufs[done:]
+	}
+}
+
+// fetch reads the pages at bases that were not read yet.
+func (m *mem) fetch(bases ...uint64) {
+	var want []uint64
+	for _, b := range bases {
+		if _, ok := m.at[b]; !ok && !containsBase(want, b) {
+			want = append(want, b)
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	bufs := make([][]byte, len(want))
+	for i := range bufs {
+		bufs[i] = m.buf()
+	}
+	kept := slicesClone(bufs)
+	m.readPages(want, bufs)
+	for i, b := range want {
+		if bufs[i] == nil {
+			m.free = append(m.free, kept[i])
+		}
+		m.at[b] = len(m.pages)
+		m.pages = append(m.pages, memPage{base: b, b: bufs[i]})
+	}
+}
+
+func containsBase(bs []uint64, b uint64) bool {
+	for _, x := range bs {
+		if x == b {
+			return true
+		}
+	}
+	return false
+}
+
+func slicesClone(b [][]byte) [][]byte { return append([][]byte(nil), b...) }
 
 // page returns the bytes from addr to the end of its page.
 func (m *mem) page(addr uint64) ([]byte, error) {
 	base := addr &^ (pageSize - 1)
-	p, ok := m.pages[base]
+	i, ok := m.at[base]
 	if !ok {
-		p = make([]byte, pageSize)
-		m.reads++
-		n, err := unix.Pread(m.fd, p, int64(base))
+		m.fetch(base)
+		i = m.at[base]
+	}
+	p := m.pages[i].b
+	if p == nil {
+		return nil, errUnreadable
+	}
+	return p[addr-base:], nil
+}
+
+// word reads the 8-byte little-endian word at addr.
+func (m *mem) word(addr uint64) (uint64, error) {
+	var w [8]byte
+	got := 0
+	for got < 8 {
+		p, err := m.page(addr + uint64(got))
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		if n == 0 {
-			return nil, errors.New("unreadable memory")
+		got += copy(w[got:], p)
+	}
+	return binary.LittleEndian.Uint64(w[:]), nil
+}
+
+// strlen measures the NUL-terminated string at addr and records it.
+func (m *mem) strlen(addr uint64) (int, error) {
+	if addr == 0 {
+		return 0, errors.New("a null pointer")
+	}
+	n := 0
+	for n < maxStrlen {
+		p, err := m.page(addr + uint64(n))
+		if err != nil {
+			return 0, err
 		}
-		p = p[:n]
-		m.pages[base] = p
+		if i := bytes.IndexByte(p, 0); i >= 0 {
+			n += i
+			m.spans = append(m.spans, span{addr, n + 1})
+			return n, nil
+		}
+		n += len(p)
 	}
-	off := addr - base
-	if off >= uint64(len(p)) {
-		return nil, errors.New("unreadable memory")
+	return 0, errors.New("a string too long to check")
+}
+
+// text copies the n bytes at addr (read before) into a string.
+func (m *mem) text(addr uint64, n int) string {
+	if p, _ := m.page(addr); len(p) >= n {
+		return string(p[:n])
 	}
-	return p[off:], nil
+	out := make([]byte, 0, n)
+	for len(out) < n {
+		p, _ := m.page(addr + uint64(len(out)))
+		out = append(out, p[:min(len(p), n-len(out))]...)
+	}
+	return string(out)
+}
+
+// view is the n bytes at addr (read before) as a string that lives as
+// long as the reading (until reset): no copy when they lie on one page.
+func (m *mem) view(addr uint64, n int) string {
+	if n == 0 {
+		return ""
+	}
+	if p, _ := m.page(addr); len(p) >= n {
+		return unsafe.String(&p[0], n)
+	}
+	return m.text(addr, n)
 }
 
 // bytes reads n bytes at addr.
 func (m *mem) bytes(addr uint64, n int) ([]byte, error) {
 	out := make([]byte, 0, n)
 	for len(out) < n {
-		p, err := m.page(addr)
+		p, err := m.page(addr + uint64(len(out)))
 		if err != nil {
 			return nil, err
 		}
-		p = p[:min(len(p), n-len(out))]
-		out = append(out, p...)
-		addr += uint64(len(p))
+		out = append(out, p[:min(len(p), n-len(out))]...)
 	}
+	m.spans = append(m.spans, span{addr, n})
 	return out, nil
 }
 
 // string reads a NUL-terminated string at addr.
 func (m *mem) string(addr uint64) (string, error) {
-	if addr == 0 {
-		return "", errors.New("a null pointer")
+	n, err := m.strlen(addr)
+	if err != nil {
+		return "", err
 	}
-	var out []byte
-	for len(out) < maxStrlen {
-		p, err := m.page(addr)
-		if err != nil {
-			return "", err
-		}
-		if i := bytes.IndexByte(p, 0); i >= 0 {
-			return string(append(out, p[:i]...)), nil
-		}
-		out = append(out, p...)
-		addr += uint64(len(p))
-	}
-	return "", errors.New("a string too long to check")
+	return m.text(addr, n), nil
 }
 
 // strings reads a NULL-terminated array of string pointers (an argv or an
@@ -90,29 +250,86 @@ func (m *mem) strings(addr uint64, keep func(string) bool) ([]string, error) {
 	if addr == 0 {
 		return nil, nil // Linux runs the program with an empty argv
 	}
-	var out []string
-	total := 0
+	var ptrs []uint64
 	for i := 0; ; i++ {
 		if i == maxArgs {
 			return nil, errors.New("too many arguments to check")
 		}
-		b, err := m.bytes(addr+uint64(8*i), 8)
+		p, err := m.word(addr + uint64(8*i))
 		if err != nil {
 			return nil, fmt.Errorf("reading the arguments: %w", err)
 		}
-		p := binary.LittleEndian.Uint64(b)
 		if p == 0 {
-			return out, nil
+			break
 		}
-		s, err := m.string(p)
+		ptrs = append(ptrs, p)
+	}
+	m.spans = append(m.spans, span{addr, 8 * (len(ptrs) + 1)})
+	// The pages the strings start on, in one call.
+	bases := make([]uint64, 0, 8)
+	for _, p := range ptrs {
+		if b := p &^ (pageSize - 1); !containsBase(bases, b) && len(bases) < maxIov {
+			bases = append(bases, b)
+		}
+	}
+	m.fetch(bases...)
+	var out []string
+	total := 0
+	for i, p := range ptrs {
+		n, err := m.strlen(p)
 		if err != nil {
 			return nil, fmt.Errorf("reading argument %d: %w", i, err)
 		}
-		if total += len(s) + 1; total > maxArgBytes {
+		if total += n + 1; total > maxArgBytes {
 			return nil, errors.New("arguments too long to check")
 		}
-		if keep == nil || keep(s) {
-			out = append(out, s)
+		switch {
+		case keep == nil:
+			out = append(out, m.text(p, n))
+		case keep(m.view(p, n)):
+			out = append(out, m.text(p, n))
 		}
 	}
+	return out, nil
+}
+
+// same reports whether the bytes read since reset are still what they
+// were: their pages read again in one call (more for a huge argv), the
+// spans compared. A page that can no longer be read has changed.
+func (m *mem) same() bool {
+	var bases []uint64
+	var old [][]byte
+	for _, p := range m.pages {
+		if p.b != nil {
+			bases = append(bases, p.base)
+			old = append(old, p.b)
+		}
+	}
+	bufs := make([][]byte, len(bases))
+	for i := range bufs {
+		bufs[i] = m.buf()
+	}
+	kept := slicesClone(bufs)
+	defer func() { m.free = append(m.free, kept...) }()
+	m.readPages(bases, bufs)
+	now := map[uint64][]byte{}
+	for i, b := range bases {
+		if bufs[i] == nil {
+			return false
+		}
+		now[b] = bufs[i]
+	}
+	for _, s := range m.spans {
+		for addr, end := s.addr, s.addr+uint64(s.n); addr < end; {
+			base := addr &^ (pageSize - 1)
+			stop := min(end, base+pageSize)
+			i, ok := m.at[base]
+			if !ok || m.pages[i].b == nil || now[base] == nil ||
+				!bytes.Equal(m.pages[i].b[addr-base:stop-base], now[base][addr-base:stop-base]) {
+				return false
+			}
+			addr = stop
+		}
+	}
+	return true
 }

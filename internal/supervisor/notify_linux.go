@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -66,10 +65,11 @@ type loop struct {
 	copies   *copies
 	startEnv map[string]bool // the tree's first environment, by NAME=value
 	writes   []string        // Writable, resolved
+	mem      *mem            // the memory of the process being answered
 }
 
 func newLoop(listener int, cfg *Config) (*loop, error) {
-	l := &loop{listener: listener, cfg: cfg, sem: make(chan struct{}, maxWorkers), startEnv: map[string]bool{}}
+	l := &loop{listener: listener, cfg: cfg, sem: make(chan struct{}, maxWorkers), startEnv: map[string]bool{}, mem: newMem()}
 	for _, kv := range cfg.Env {
 		l.startEnv[kv] = true
 	}
@@ -184,6 +184,9 @@ func (l *loop) answerExec(n *seccompNotif) (unix.Errno, bool) {
 	}
 	defer done()
 	x, err := l.read(n, m)
+	if err != nil && !errors.Is(err, errMissing) && !l.valid(n.id) {
+		err = errGone // what failed was reading a process that is gone
+	}
 	switch {
 	case errors.Is(err, errGone):
 		return 0, true
@@ -203,7 +206,7 @@ func (l *loop) answerExec(n *seccompNotif) (unix.Errno, bool) {
 	}
 	// The argv race: what was decided must still be what the kernel
 	// is about to read (see the package doc for what remains).
-	if err := l.reread(n, x, m); err != nil {
+	if err := l.reread(n, m); err != nil {
 		if errors.Is(err, errGone) {
 			return 0, true
 		}
@@ -247,21 +250,12 @@ func execArgs(n *seccompNotif) (dirfd int64, pathPtr, argvPtr, envPtr, flags uin
 	return unix.AT_FDCWD, a[0], a[1], a[2], 0
 }
 
-// openMem opens the memory of the process that made n, checking that it
-// is still the one waiting (its pid may have been reused before the open).
+// openMem returns the memory of the process that made n, for reading
+// (one at a time: the loop answers the notifications in turn). What is
+// read is the process's only if n is still valid afterwards.
 func (l *loop) openMem(n *seccompNotif) (*mem, func(), error) {
-	fd, err := unix.Open("/proc/"+strconv.Itoa(int(n.pid))+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if !l.valid(n.id) {
-			return nil, nil, errGone
-		}
-		return nil, nil, fmt.Errorf("opening its memory: %w", err)
-	}
-	if !l.valid(n.id) {
-		unix.Close(fd)
-		return nil, nil, errGone
-	}
-	return newMem(fd), func() { unix.Close(fd) }, nil
+	l.mem.reset(int(n.pid))
+	return l.mem, func() {}, nil
 }
 
 // read reads the execution a notification is about from the process's
@@ -281,7 +275,7 @@ func (l *loop) read(n *seccompNotif, m *mem) (Exec, error) {
 	if x.Env, err = m.strings(envPtr, l.loaderVar); err != nil {
 		return x, fmt.Errorf("reading the environment: %w", err)
 	}
-	x.rawPath, x.rawEnv = path, x.Env
+	x.rawPath = path
 	r := newResolver(x.Pid)
 	if err := r.checkRoot(); err != nil {
 		return x, err
@@ -470,18 +464,11 @@ func (l *loop) loaderVar(kv string) bool {
 	return false
 }
 
-// reread reads the path and argv of an execution again after its
-// decision, and fails when they changed.
-func (l *loop) reread(n *seccompNotif, x Exec, first *mem) error {
-	_, pathPtr, argvPtr, envPtr, _ := execArgs(n)
-	m := newMem(first.fd) // the same process (checked valid since): its pages anew
-	path, err1 := m.string(pathPtr)
-	argv, err2 := m.strings(argvPtr, nil)
-	env, err3 := m.strings(envPtr, l.loaderVar)
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return fmt.Errorf("reading it again: %w", err)
-	}
-	if path != x.rawPath || !slices.Equal(argv, x.Argv) || !slices.Equal(env, x.rawEnv) {
+// reread reads again, after its decision, every byte the reading of an
+// execution used (its path, argv and environment, and the arrays that
+// point to them), and fails when one changed.
+func (l *loop) reread(n *seccompNotif, m *mem) error {
+	if !m.same() {
 		return errors.New("its arguments changed while it was decided")
 	}
 	if !l.valid(n.id) {

@@ -180,8 +180,7 @@ type Exec struct {
 	// that is no script.
 	Interpreted *Exec
 
-	rawPath string   // the path as the call gave it
-	rawEnv  []string // Env as read, for the second reading
+	rawPath string // the path as the call gave it
 }
 
 // Spellings returns every argv the execution may amount to, for a caller
