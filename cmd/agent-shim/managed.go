@@ -248,14 +248,16 @@ func indentLines(block string) string {
 // "hooksConfig": {"enabled": false} turns every hook off, the system's
 // included, unless the system file sets the key itself (Gemini CLI 0.61;
 // TestManagedTier/gemini-cli in e2e). A false there is the
-// administrator's choice against hooks: install refuses rather than undo it.
+// administrator's choice against hooks: install refuses rather than undo
+// it. What it adds is noted in rec.Created ("hooksConfig" or
+// "hooksConfig.enabled"), for unpinGeminiHooks.
 //
 // What it cannot hold: hooksConfig.disabled is merged across the files
 // as a union, so a user's file that lists the hook's name (or command)
 // switches the system's hook off all the same (e2e
 // TestManagedTierGeminiDisabledList). Against that only the gate's own
 // protection of the user's settings stands.
-func pinGeminiHooks(path string, data []byte) ([]byte, error) {
+func pinGeminiHooks(path string, data []byte, rec *installRecord) ([]byte, error) {
 	root, err := parseDocComments(path, data)
 	if err != nil {
 		return nil, err
@@ -263,9 +265,15 @@ func pinGeminiHooks(path string, data []byte) ([]byte, error) {
 	if root.kind != '{' {
 		return nil, fmt.Errorf("%s:1:1: the settings are not a JSON object", path)
 	}
+	note := func(name string) {
+		if !slices.Contains(rec.Created, name) {
+			rec.Created = append(rec.Created, name)
+		}
+	}
 	hc := root.member("hooksConfig")
 	switch {
 	case hc == nil:
+		note("hooksConfig")
 		return appendItem(data, root, root, "hooksConfig", map[string]any{"enabled": true})
 	case hc.kind != '{':
 		line, col := lineCol(data, hc.start)
@@ -273,6 +281,7 @@ func pinGeminiHooks(path string, data []byte) ([]byte, error) {
 	}
 	en := hc.member("enabled")
 	if en == nil {
+		note("hooksConfig.enabled")
 		return appendItem(data, root, hc, "enabled", true)
 	}
 	switch string(data[en.start:en.end]) {
@@ -284,4 +293,32 @@ func pinGeminiHooks(path string, data []byte) ([]byte, error) {
 	}
 	line, col := lineCol(data, en.start)
 	return nil, fmt.Errorf("%s:%d:%d: hooksConfig.enabled is not a boolean", path, line, col)
+}
+
+// unpinGeminiHooks takes out what pinGeminiHooks added, as rec notes it:
+// hooksConfig.enabled, and hooksConfig when install made it and nothing
+// else is in it. A value changed since is left alone.
+func unpinGeminiHooks(path string, data []byte, rec *installRecord) ([]byte, error) {
+	root, err := parseDocComments(path, data)
+	if err != nil {
+		return nil, err
+	}
+	hc := root.member("hooksConfig")
+	madeTable, madeKey := slices.Contains(rec.Created, "hooksConfig"), slices.Contains(rec.Created, "hooksConfig.enabled")
+	if hc == nil || hc.kind != '{' || !madeTable && !madeKey {
+		return data, nil
+	}
+	i := hc.memberIndex("enabled")
+	if i < 0 || string(data[hc.members[i].val.start:hc.members[i].val.end]) != "true" {
+		return data, nil
+	}
+	forget := func(name string) {
+		rec.Created = slices.DeleteFunc(rec.Created, func(c string) bool { return c == name })
+	}
+	forget("hooksConfig.enabled")
+	if madeTable && len(hc.members) == 1 {
+		forget("hooksConfig")
+		return removeItem(data, root, root.memberIndex("hooksConfig")), nil
+	}
+	return removeItem(data, hc, i), nil
 }

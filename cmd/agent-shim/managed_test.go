@@ -8,7 +8,8 @@ import (
 
 // TestPinGeminiHooks: the system settings end with hooksConfig.enabled
 // true, everything else as it was; a false or a hooksConfig that is not an
-// object is refused, never overwritten.
+// object is refused, never overwritten; unpinGeminiHooks gives back the
+// input.
 func TestPinGeminiHooks(t *testing.T) {
 	tests := []struct {
 		in, want, refuse string
@@ -30,7 +31,8 @@ func TestPinGeminiHooks(t *testing.T) {
 			t.Fatalf("duplicate input %q", tc.in)
 		}
 		seen[tc.in] = true
-		got, err := pinGeminiHooks("settings.json", []byte(tc.in))
+		rec := &installRecord{}
+		got, err := pinGeminiHooks("settings.json", []byte(tc.in), rec)
 		if tc.refuse != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.refuse) {
 				t.Errorf("got %q, %v; want an error with %q", got, err, tc.refuse)
@@ -47,8 +49,12 @@ func TestPinGeminiHooks(t *testing.T) {
 		if err := json.Unmarshal(blankedForTest(t, got), &v); err != nil || v.HooksConfig.Enabled == nil || !*v.HooksConfig.Enabled {
 			t.Errorf("%q: hooksConfig.enabled is not true (%v)", got, err)
 		}
-		if again, err := pinGeminiHooks("settings.json", got); err != nil || string(again) != string(got) {
+		if again, err := pinGeminiHooks("settings.json", got, rec); err != nil || string(again) != string(got) {
 			t.Errorf("a second run changed it: %q, %v", again, err)
+		}
+		back, err := unpinGeminiHooks("settings.json", got, rec)
+		if err != nil || string(back) != tc.in || len(rec.Created) != 0 {
+			t.Errorf("unpin gave %q, %v (record %q); want %q", back, err, rec.Created, tc.in)
 		}
 	}
 }
