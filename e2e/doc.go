@@ -6,7 +6,10 @@
 // the disk: a canary touched in the project, a forced push to a local bare
 // repository, protected files compared byte for byte. Every test has its
 // own HOME, XDG directories, CODEX_HOME, GEMINI_CLI_HOME and TMPDIR under
-// t.TempDir().
+// t.TempDir(). The managed-tier tests (managed_test.go) run install and
+// the agent in a private mount namespace (unshare(1): as root, or in a
+// user namespace) whose /etc/claude-code, /etc/codex and /etc/gemini-cli
+// are directories of the test: the real /etc is never written.
 //
 //	e2e/install-agents.sh
 //	go test -tags e2e -count=1 -parallel 6 ./e2e/
