@@ -192,9 +192,12 @@
 //	    the key earlier versions signed tickets and session files with;
 //	    no longer made or read, but one left on disk stays a secret
 //	    (reading it asks)
-//	$XDG_STATE_HOME/agent-shim/export.json, export.stamp, export.lock
-//	    with OTEL_EXPORTER_OTLP_* set: how far agent-shim-export has sent
-//	    the decision log, when it last started, and its lock
+//	$XDG_STATE_HOME/agent-shim/export.json, export.stamp*, export.lock, telemetry.json
+//	    with export on (agentShim.telemetry or the OTEL_EXPORTER_OTLP_*
+//	    variables): how far agent-shim-export has sent the decision log,
+//	    when the next start is due (a stamp per combination of the OTEL_
+//	    variables), its lock, and the copy of config.json's telemetry
+//	    section the due call reads
 //	$XDG_STATE_HOME/agent-shim/tickets/
 //	    single-use hook tickets (mode 0600)
 //	$XDG_STATE_HOME/agent-shim/installs.json and backups/

@@ -214,6 +214,22 @@ func (e *env) policyChecks(cfgFlag, exe string) []check {
 	return out
 }
 
+// geminiDisabled reports whether Gemini CLI settings (data, parsed as
+// root) list the agent-shim hook in hooksConfig.disabled.
+func geminiDisabled(data []byte, root *jval) bool {
+	list := root.member("hooksConfig").member("disabled")
+	if list == nil {
+		return false
+	}
+	for _, el := range list.elems {
+		var name string
+		if json.Unmarshal(data[el.start:el.end], &name) == nil && name == "agent-shim" {
+			return true
+		}
+	}
+	return false
+}
+
 func isExecutable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
@@ -252,14 +268,24 @@ func (e *env) agentChecks(ctx context.Context, s *setup, exe, cfgFlag string) (*
 	switch {
 	case merr != nil:
 		add(check{Name: "tier", Status: checkFail, Detail: merr.Error() + ": the agent may ignore the file, hooks and all", Fix: "fix the file"})
+	case managed && s.agent == "gemini-cli" && geminiDisabled(data, root):
+		// Gemini CLI merges hooksConfig.disabled across its files: a user
+		// file can switch the system tier's hook off by its name.
+		add(check{Name: "tier", Status: checkFail,
+			Detail: "managed: " + mpath + ", but " + path + " lists agent-shim in hooksConfig.disabled, which Gemini CLI merges across its settings files: the hook is off",
+			Fix:    "remove \"agent-shim\" from hooksConfig.disabled in " + path})
+	case managed && s.agent == "gemini-cli":
+		add(check{Name: "tier", Status: checkOK, Detail: "managed: " + mpath + ": a user-level settings file cannot remove the hook, except by listing it in hooksConfig.disabled (Gemini CLI merges that list; doctor checks it)"})
 	case managed:
 		add(check{Name: "tier", Status: checkOK, Detail: "managed: " + mpath + ": a user-level settings file cannot remove the hook"})
-		path, data, root = mpath, mdata, mroot
-		ar.Settings = mpath
 	default:
 		add(check{Name: "tier", Status: checkInfo,
 			Detail: "user: " + path + ": the agent (in bypass or yolo mode) or anything it runs can edit this file and remove the hook",
 			Fix:    "as root: " + hooks.CommandLine([]string{exe, "install", s.agent, "--managed"})})
+	}
+	if managed && merr == nil {
+		path, data, root = mpath, mdata, mroot
+		ar.Settings = mpath
 	}
 	if s.agent == "claude-code" {
 		add(e.claudeVersion(ctx))

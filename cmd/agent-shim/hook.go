@@ -133,7 +133,7 @@ func (e *env) hook(ctx context.Context, args []string) int {
 	if _, err := e.stdout.Write(out.Bytes()); err != nil {
 		return e.block(err)
 	}
-	e.exportDecisions() // export.go: off the decision path
+	e.exportDecisionsFor(cfg) // export.go: off the decision path
 	return code
 }
 

@@ -560,6 +560,9 @@ func (e *env) install(ctx context.Context, args []string) error {
 	} else {
 		changed, err = e.editSettings(ctx, o.settings, mode, func(data []byte) ([]byte, error) {
 			data, err := installGroups(o.settings, data, o.agent, cmd, rec)
+			if err == nil && o.managed && o.agent.agent == "gemini-cli" {
+				data, err = pinGeminiHooks(o.settings, data, rec) // managed.go
+			}
 			if err != nil || link == "" {
 				return data, err
 			}
@@ -575,7 +578,11 @@ func (e *env) install(ctx context.Context, args []string) error {
 		fmt.Fprintf(e.stdout, "agent-shim: the %s hook is already installed in %s\n", o.agent.agent, o.settings)
 	}
 	if o.managed {
-		fmt.Fprintf(e.stdout, "agent-shim: %s is %s's managed tier: a user-level settings file cannot remove the hook\n", o.settings, o.agent.agent)
+		caveat := ""
+		if o.agent.agent == "gemini-cli" {
+			caveat = " (but Gemini CLI merges hooksConfig.disabled across its files: a user file listing agent-shim there switches it off; doctor checks it)"
+		}
+		fmt.Fprintf(e.stdout, "agent-shim: %s is %s's managed tier: a user-level settings file cannot remove the hook%s\n", o.settings, o.agent.agent, caveat)
 		if who := userWritable(exe); who != "" {
 			fmt.Fprintf(e.stderr, "agent-shim: warning: %s can be replaced without root (%s): the agent could replace the guard itself; install agent-shim where only root writes (such as /usr/local/bin) and run install --managed from there\n", exe, who)
 		}
@@ -639,6 +646,9 @@ func (e *env) uninstall(ctx context.Context, args []string) error {
 		} else {
 			changed, err = e.editSettings(ctx, o.settings, 0o600, func(data []byte) ([]byte, error) {
 				data, err := uninstallGroups(o.settings, data, o.agent, rec)
+				if err == nil && o.managed && o.agent.agent == "gemini-cli" {
+					data, err = unpinGeminiHooks(o.settings, data, rec) // managed.go
+				}
 				if err != nil || o.agent.agent != "claude-code" {
 					return data, err
 				}
