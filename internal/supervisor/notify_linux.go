@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -57,7 +58,7 @@ var errGone = errors.New("the process is gone")
 // loop receives the notifications of one listener and answers them.
 type loop struct {
 	listener int
-	wake     [2]int // a pipe: stop writes, run returns
+	file     *os.File // the listener in the runtime's poller: waiting costs no thread
 	cfg      *Config
 	sem      chan struct{}
 	wg       sync.WaitGroup // run and the workers
@@ -68,6 +69,8 @@ type loop struct {
 	mem      *mem            // the memory of the process being answered
 }
 
+// newLoop makes the loop of listener, which it owns from then on (closes
+// on failure).
 func newLoop(listener int, cfg *Config) (*loop, error) {
 	l := &loop{listener: listener, cfg: cfg, sem: make(chan struct{}, maxWorkers), startEnv: map[string]bool{}, mem: newMem()}
 	for _, kv := range cfg.Env {
@@ -81,8 +84,18 @@ func newLoop(listener int, cfg *Config) (*loop, error) {
 			l.writes = append(l.writes, r)
 		}
 	}
-	if err := unix.Pipe2(l.wake[:], unix.O_CLOEXEC); err != nil {
-		return nil, fmt.Errorf("creating the supervisor's pipe: %w", err)
+	// The loop waits in the runtime's poller (epoll), parked, not in a
+	// blocking system call: a thread blocked in poll makes the runtime's
+	// monitor wake every few milliseconds, and preempt the loop as a
+	// goroutine that never yields.
+	if err := unix.SetNonblock(listener, true); err != nil {
+		unix.Close(listener)
+		return nil, fmt.Errorf("preparing the seccomp listener: %w", err)
+	}
+	l.file = os.NewFile(uintptr(listener), "seccomp listener")
+	if err := l.file.SetReadDeadline(time.Time{}); err != nil {
+		l.file.Close()
+		return nil, fmt.Errorf("polling the seccomp listener: %w", err)
 	}
 	// Wake the process on the CPU that answers (Linux 6.6): an exec
 	// round trip costs less. Older kernels answer as well without.
@@ -95,35 +108,57 @@ func newLoop(listener int, cfg *Config) (*loop, error) {
 // stop ends run, waits for the answers in flight and closes the listener:
 // executions still to come fail with ENOSYS.
 func (l *loop) stop() {
-	unix.Write(l.wake[1], []byte{1})
+	l.file.SetReadDeadline(time.Now())
 	l.wg.Wait()
-	unix.Close(l.listener)
-	unix.Close(l.wake[0])
-	unix.Close(l.wake[1])
+	l.file.Close()
 }
 
 func (l *loop) run() {
 	defer l.wg.Done()
-	for {
-		pfd := []unix.PollFd{{Fd: int32(l.listener), Events: unix.POLLIN}, {Fd: int32(l.wake[0]), Events: unix.POLLIN}}
-		if _, err := unix.Poll(pfd, -1); err != nil {
-			if err == unix.EINTR {
+	rc, err := l.file.SyscallConn()
+	if err != nil {
+		l.report("agent-shim: error: the run-time layer stopped: %v; executions will fail", err)
+		return
+	}
+	var n seccompNotif
+	var hup bool
+	var errno unix.Errno
+	// recv receives one notification, or says to wait for one.
+	recv := func(fd uintptr) bool {
+		for {
+			pfd := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			k, err := unix.Poll(pfd[:], 0)
+			switch {
+			case err == unix.EINTR:
 				continue
+			case err != nil:
+				errno = err.(unix.Errno)
+				return true
+			case k == 0:
+				return false // nothing yet: wait in the poller
+			case pfd[0].Revents&unix.POLLIN == 0:
+				hup = true // POLLHUP: no process uses the filter any more
+				return true
 			}
-			l.report("agent-shim: error: the run-time layer stopped: %v; executions will fail", err)
+			n = seccompNotif{}
+			_, _, errno = unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n)))
+			if errno != unix.EINTR && errno != unix.ENOENT { // ENOENT: the process died before we got it
+				return true
+			}
+		}
+	}
+	for {
+		errno = 0
+		if err := rc.Read(recv); err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				l.report("agent-shim: error: the run-time layer stopped: %v; executions will fail", err)
+			}
+			return // stop
+		}
+		if hup {
 			return
 		}
-		if pfd[1].Revents != 0 {
-			return
-		}
-		if pfd[0].Revents&unix.POLLIN == 0 {
-			return // POLLHUP: no process uses the filter any more
-		}
-		n := new(seccompNotif)
-		if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(l.listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(n))); errno != 0 {
-			if errno == unix.EINTR || errno == unix.ENOENT {
-				continue // ENOENT: the process died before we got it
-			}
+		if errno != 0 {
 			l.report("agent-shim: error: the run-time layer stopped: %v; executions will fail", errno)
 			return
 		}
@@ -133,7 +168,7 @@ func (l *loop) run() {
 		// queues the notifications meanwhile).
 		l.sem <- struct{}{}
 		l.wg.Add(1)
-		l.answer(n)
+		l.answer(&n)
 	}
 }
 

@@ -165,7 +165,6 @@ func restrictThread(cfg *Config) (*loop, error) {
 	}
 	l, err := newLoop(listener, cfg)
 	if err != nil {
-		unix.Close(listener)
 		return nil, err
 	}
 	go l.run()
