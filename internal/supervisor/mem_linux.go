@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -93,7 +94,7 @@ func (m *mem) readPages(bases []uint64, bufs [][]byte) {
 			remote[i] = iovec{bases[i], pageSize}
 		}
 		m.reads++
-		n, _, errno := unix.Syscall6(unix.SYS_PROCESS_VM_READV, uintptr(m.pid),
+		n, _, errno := syscall.RawSyscall6(unix.SYS_PROCESS_VM_READV, uintptr(m.pid),
 			uintptr(unsafe.Pointer(&local[0])), uintptr(k), uintptr(unsafe.Pointer(&remote[0])), uintptr(k), 0)
 		runtime.KeepAlive(bufs)
 		done := int(n) / pageSize

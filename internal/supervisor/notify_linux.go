@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -126,22 +127,23 @@ func (l *loop) run() {
 	// recv receives one notification, or says to wait for one.
 	recv := func(fd uintptr) bool {
 		for {
-			pfd := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			k, err := unix.Poll(pfd[:], 0)
+			pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+			var zero unix.Timespec
+			k, _, err := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
 			switch {
 			case err == unix.EINTR:
 				continue
-			case err != nil:
-				errno = err.(unix.Errno)
+			case err != 0:
+				errno = err
 				return true
 			case k == 0:
 				return false // nothing yet: wait in the poller
-			case pfd[0].Revents&unix.POLLIN == 0:
+			case pfd.Revents&unix.POLLIN == 0:
 				hup = true // POLLHUP: no process uses the filter any more
 				return true
 			}
 			n = seccompNotif{}
-			_, _, errno = unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n)))
+			errno = rawIoctl(int(fd), unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n))
 			if errno != unix.EINTR && errno != unix.ENOENT { // ENOENT: the process died before we got it
 				return true
 			}
@@ -182,7 +184,7 @@ func (l *loop) answer(n *seccompNotif) {
 		if r := recover(); r != nil { // a decider that panics refuses
 			l.report("agent-shim: denied at run time: an execution by pid %d: deciding it failed: %v", n.pid, r)
 			resp = seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
-			unix.Syscall(unix.SYS_IOCTL, uintptr(l.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+			rawIoctl(l.listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 		}
 	}()
 	var errno unix.Errno
@@ -204,7 +206,7 @@ func (l *loop) answer(n *seccompNotif) {
 		resp.error = -int32(errno)
 	}
 	// ENOENT: the process died meanwhile; nothing to answer.
-	unix.Syscall(unix.SYS_IOCTL, uintptr(l.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+	rawIoctl(l.listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 }
 
 // answerExec decides an execution: 0 lets it go on.
@@ -268,8 +270,7 @@ func (l *loop) report(format string, args ...any) {
 // valid reports whether the notification still waits for its answer: the
 // pid still names the process that made the call.
 func (l *loop) valid(id uint64) bool {
-	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(l.listener), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&id)))
-	return errno == 0
+	return rawIoctl(l.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == 0
 }
 
 // errMissing means the program to execute does not exist: the call
@@ -315,7 +316,7 @@ func (l *loop) read(n *seccompNotif, m *mem) (Exec, error) {
 	if err := r.checkRoot(); err != nil {
 		return x, err
 	}
-	if x.Dir, err = os.Readlink(r.proc + "/cwd"); err != nil {
+	if x.Dir, err = readlink(r.proc + "/cwd"); err != nil {
 		return x, fmt.Errorf("reading its working directory: %w", err)
 	}
 	var named string // the path to resolve, as the process means it
@@ -336,7 +337,7 @@ func (l *loop) read(n *seccompNotif, m *mem) (Exec, error) {
 		case dirfd == unix.AT_FDCWD:
 			x.Path = filepath.Join(x.Dir, path)
 		default:
-			base, err := os.Readlink(r.fd(dirfd))
+			base, err := readlink(r.fd(dirfd))
 			if err != nil {
 				return x, fmt.Errorf("reading execveat's directory: %w", err)
 			}
@@ -523,22 +524,23 @@ func interpreter(path string) []string {
 // interpreterStat is interpreter, which also stats the file into st (one
 // open for both); the error is the stat's.
 func interpreterStat(path string, st *unix.Stat_t) ([]string, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	fd, err := rawOpen(path)
 	if err != nil {
-		if err := unix.Stat(path, st); err != nil {
+		if err := rawStat(path, st, true); err != nil {
 			return nil, err
 		}
 		return nil, nil // a file that cannot be read (mode 0111) is no script we can read
 	}
-	defer unix.Close(fd)
-	if err := unix.Fstat(fd, st); err != nil {
+	defer rawClose(fd)
+	if err := rawFstat(fd, st); err != nil {
 		return nil, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, nil
 	}
-	buf := make([]byte, 256) // BINPRM_BUF_SIZE
-	n, _ := unix.Read(fd, buf)
+	var b [256]byte // BINPRM_BUF_SIZE
+	buf := b[:]
+	n := rawRead(fd, buf)
 	if n < 2 || buf[0] != '#' || buf[1] != '!' {
 		return nil, nil
 	}

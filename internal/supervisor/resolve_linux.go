@@ -35,7 +35,8 @@ func newResolver(tid int) resolver { return resolver{proc: "/proc/" + strconv.It
 // supervisor's (chroot): paths would name other files than the ones the
 // supervisor sees.
 func (r resolver) checkRoot() error {
-	root, err := os.Readlink(r.proc + "/root")
+	var buf [unix.PathMax + 1]byte
+	root, err := rawReadlink(r.proc+"/root", buf[:])
 	if err != nil {
 		return fmt.Errorf("reading its root directory: %w", err)
 	}
@@ -91,7 +92,7 @@ func (r resolver) resolve(path string, follow bool) (string, error) {
 			return next, nil
 		}
 		var st unix.Stat_t
-		if err := unix.Lstat(next, &st); err != nil {
+		if err := rawStat(next, &st, false); err != nil {
 			return "", &os.PathError{Op: "lstat", Path: next, Err: err}
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
@@ -101,7 +102,7 @@ func (r resolver) resolve(path string, follow bool) (string, error) {
 		if links++; links > maxLinks {
 			return "", &os.PathError{Op: "resolve", Path: path, Err: unix.ELOOP}
 		}
-		target, err := os.Readlink(next)
+		target, err := readlink(next)
 		if err != nil {
 			return "", err
 		}
@@ -150,10 +151,10 @@ func sameFile(link, target string) error {
 		return fmt.Errorf("%s is %q: %w", link, target, errNoFile)
 	}
 	var a, b unix.Stat_t
-	if err := unix.Stat(link, &a); err != nil {
+	if err := rawStat(link, &a, true); err != nil {
 		return &os.PathError{Op: "stat", Path: link, Err: err}
 	}
-	if err := unix.Stat(target, &b); err != nil || a.Dev != b.Dev || a.Ino != b.Ino {
+	if err := rawStat(target, &b, true); err != nil || a.Dev != b.Dev || a.Ino != b.Ino {
 		return fmt.Errorf("%s holds a file no longer at %s: %w", link, target, errNoFile)
 	}
 	return nil
