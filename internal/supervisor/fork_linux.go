@@ -54,7 +54,9 @@ func forkExec(path string, argv, env []string, dir string, files []*os.File) (in
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		return 0, fmt.Errorf("starting %s: %w", path, err)
 	}
-	defer unix.Close(p[0])
+	unix.SetNonblock(p[0], true) // else os.File reads it blocking, which works too
+	errR := os.NewFile(uintptr(p[0]), "exec status")
+	defer errR.Close()
 	// No signal reaches the child's copy of Go before its execve; the
 	// program starts with none blocked.
 	var all, old, none unix.Sigset_t
@@ -68,14 +70,13 @@ func forkExec(path string, argv, env []string, dir string, files []*os.File) (in
 	if errno != 0 {
 		return 0, fmt.Errorf("starting %s: %w", path, errno)
 	}
-	// EOF: the execve went through; 4 bytes: its errno.
+	// EOF: the execve went through; 4 bytes: its errno. Read in the
+	// runtime's poller: the execve waits for the supervisor, and a thread
+	// blocked in read meanwhile keeps the runtime's monitor awake.
 	var buf [4]byte
 	n := 0
 	for n < 4 {
-		m, err := unix.Read(p[0], buf[n:])
-		if err == unix.EINTR {
-			continue
-		}
+		m, err := errR.Read(buf[n:])
 		if err != nil || m == 0 {
 			break
 		}

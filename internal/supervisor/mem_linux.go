@@ -83,12 +83,12 @@ func (m *mem) buf() []byte {
 // calls as it can: a call stops at the first page it cannot read, which
 // is left nil, and the next call starts after it.
 func (m *mem) readPages(bases []uint64, bufs [][]byte) {
-	if m.local == nil {
-		m.local, m.remote = make([]iovec, maxIov), make([]iovec, maxIov)
-	}
-	local, remote := m.local, m.remote
 	for len(bases) > 0 {
 		k := min(len(bases), maxIov)
+		if len(m.local) < k {
+			m.local, m.remote = make([]iovec, k), make([]iovec, k)
+		}
+		local, remote := m.local, m.remote
 		for i := range k {
 			local[i] = iovec{uint64(uintptr(unsafe.Pointer(&bufs[i][0]))), pageSize}
 			remote[i] = iovec{bases[i], pageSize}
@@ -111,7 +111,8 @@ func (m *mem) readPages(bases []uint64, bufs [][]byte) {
 
 // fetch reads the pages at bases that were not read yet.
 func (m *mem) fetch(bases ...uint64) {
-	var want []uint64
+	var wantA [8]uint64
+	want := wantA[:0]
 	for _, b := range bases {
 		if _, ok := m.at[b]; !ok && !containsBase(want, b) {
 			want = append(want, b)
@@ -120,11 +121,12 @@ func (m *mem) fetch(bases ...uint64) {
 	if len(want) == 0 {
 		return
 	}
-	bufs := make([][]byte, len(want))
-	for i := range bufs {
-		bufs[i] = m.buf()
+	var bufsA, keptA [8][]byte
+	bufs, kept := bufsA[:0], keptA[:0]
+	for range want {
+		b := m.buf()
+		bufs, kept = append(bufs, b), append(kept, b)
 	}
-	kept := slicesClone(bufs)
 	m.readPages(want, bufs)
 	for i, b := range want {
 		if bufs[i] == nil {
@@ -143,8 +145,6 @@ func containsBase(bs []uint64, b uint64) bool {
 	}
 	return false
 }
-
-func slicesClone(b [][]byte) [][]byte { return append([][]byte(nil), b...) }
 
 // page returns the bytes from addr to the end of its page.
 func (m *mem) page(addr uint64) ([]byte, error) {
@@ -310,7 +310,7 @@ func (m *mem) same() bool {
 	for i := range bufs {
 		bufs[i] = m.buf()
 	}
-	kept := slicesClone(bufs)
+	kept := append([][]byte(nil), bufs...)
 	defer func() { m.free = append(m.free, kept...) }()
 	m.readPages(bases, bufs)
 	now := map[uint64][]byte{}

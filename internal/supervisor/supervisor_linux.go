@@ -114,20 +114,14 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	}
 	pid := s.pid
 	wait := func() Status {
-		for {
-			var ws unix.WaitStatus
-			_, err := unix.Wait4(pid, &ws, 0, nil)
-			if err == unix.EINTR {
-				continue
-			}
-			switch {
-			case err != nil:
-				return Status{Code: 126}
-			case ws.Signaled():
-				return Status{Signal: int(ws.Signal())}
-			}
-			return Status{Code: ws.ExitStatus()}
+		ws, err := waitPid(pid)
+		switch {
+		case err != nil:
+			return Status{Code: 126}
+		case ws.Signaled():
+			return Status{Signal: int(ws.Signal())}
 		}
+		return Status{Code: ws.ExitStatus()}
 	}
 	done := make(chan struct{})
 	go func() {
@@ -148,6 +142,47 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	close(done)
 	s.l.stop()
 	return st, nil
+}
+
+// waitPid waits for the child pid to end and reaps it. It waits in the
+// runtime's poller on a pidfd, parked: a thread blocked in wait4 keeps
+// the runtime's monitor waking every few milliseconds for as long as the
+// program runs. Without pidfds it blocks in wait4.
+func waitPid(pid int) (unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	reap := func() (bool, error) {
+		for {
+			got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err != nil:
+				return true, err
+			}
+			return got == pid, nil
+		}
+	}
+	if fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err == nil {
+		f := os.NewFile(uintptr(fd), "pidfd")
+		defer f.Close()
+		if rc, err := f.SyscallConn(); err == nil && f.SetReadDeadline(time.Time{}) == nil {
+			var werr error
+			err := rc.Read(func(uintptr) bool {
+				done, err := reap()
+				werr = err
+				return done
+			})
+			if err == nil {
+				return ws, werr
+			}
+		}
+	}
+	for {
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if err != unix.EINTR {
+			return ws, err
+		}
+	}
 }
 
 // restrictThread restricts the calling thread (no_new_privs, Landlock,
