@@ -33,7 +33,11 @@ type mem struct {
 	free  [][]byte       // page buffers to reuse
 	reads int            // system calls made, for the tests
 
-	local, remote []iovec // process_vm_readv's vectors
+	local, remote []iovec  // process_vm_readv's vectors
+	ptrs          []uint64 // strings' pointer array, reused
+	bases         []uint64 // same's pages, reused
+	bufs, kept    [][]byte // same's buffers, reused
+	pos           []int    // same's index of m.pages in bufs
 }
 
 // iovec is struct iovec, its base an address (remote: not of this
@@ -251,7 +255,8 @@ func (m *mem) strings(addr uint64, keep func(string) bool) ([]string, error) {
 	if addr == 0 {
 		return nil, nil // Linux runs the program with an empty argv
 	}
-	var ptrs []uint64
+	ptrs := m.ptrs[:0]
+	defer func() { m.ptrs = ptrs[:0] }()
 	for i := 0; ; i++ {
 		if i == maxArgs {
 			return nil, errors.New("too many arguments to check")
@@ -298,35 +303,36 @@ func (m *mem) strings(addr uint64, keep func(string) bool) ([]string, error) {
 // were: their pages read again in one call (more for a huge argv), the
 // spans compared. A page that can no longer be read has changed.
 func (m *mem) same() bool {
-	var bases []uint64
-	var old [][]byte
+	bases, bufs := m.bases[:0], m.bufs[:0]
 	for _, p := range m.pages {
 		if p.b != nil {
-			bases = append(bases, p.base)
-			old = append(old, p.b)
+			bases, bufs = append(bases, p.base), append(bufs, m.buf())
 		}
 	}
-	bufs := make([][]byte, len(bases))
-	for i := range bufs {
-		bufs[i] = m.buf()
-	}
-	kept := append([][]byte(nil), bufs...)
+	kept := append(m.kept[:0], bufs...)
+	m.bases, m.bufs, m.kept = bases, bufs, kept
 	defer func() { m.free = append(m.free, kept...) }()
 	m.readPages(bases, bufs)
-	now := map[uint64][]byte{}
-	for i, b := range bases {
-		if bufs[i] == nil {
-			return false
+	// pos[j] is where m.pages[j] was read again in bufs.
+	pos := m.pos[:0]
+	k := 0
+	for _, p := range m.pages {
+		pos = append(pos, k)
+		if p.b != nil {
+			k++
 		}
-		now[b] = bufs[i]
 	}
+	m.pos = pos
 	for _, s := range m.spans {
 		for addr, end := s.addr, s.addr+uint64(s.n); addr < end; {
 			base := addr &^ (pageSize - 1)
 			stop := min(end, base+pageSize)
 			i, ok := m.at[base]
-			if !ok || m.pages[i].b == nil || now[base] == nil ||
-				!bytes.Equal(m.pages[i].b[addr-base:stop-base], now[base][addr-base:stop-base]) {
+			if !ok || m.pages[i].b == nil {
+				return false
+			}
+			b := bufs[pos[i]]
+			if b == nil || !bytes.Equal(m.pages[i].b[addr-base:stop-base], b[addr-base:stop-base]) {
 				return false
 			}
 			addr = stop
