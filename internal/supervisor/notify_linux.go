@@ -305,12 +305,6 @@ func (l *loop) read(n *seccompNotif, m *mem) (Exec, error) {
 	if err != nil {
 		return x, fmt.Errorf("reading the program's path: %w", err)
 	}
-	if x.Argv, err = m.strings(argvPtr, nil); err != nil {
-		return x, err
-	}
-	if x.Env, err = m.strings(envPtr, l.loaderVar); err != nil {
-		return x, fmt.Errorf("reading the environment: %w", err)
-	}
 	x.rawPath = path
 	r := newResolver(x.Pid)
 	if err := r.checkRoot(); err != nil {
@@ -344,7 +338,20 @@ func (l *loop) read(n *seccompNotif, m *mem) (Exec, error) {
 			x.Path = filepath.Join(base, path)
 		}
 	}
-	if err := l.identify(r, &x, named, 0); err != nil {
+	// A program that does not exist (the misses of a PATH search) is
+	// answered before its arguments are read: the call fails with ENOENT,
+	// as the kernel would fail it; nothing runs.
+	real, rerr := r.resolve(named, true)
+	if missing(rerr) {
+		return x, errMissing
+	}
+	if x.Argv, err = m.strings(argvPtr, nil); err != nil {
+		return x, err
+	}
+	if x.Env, err = m.strings(envPtr, l.loaderVar); err != nil {
+		return x, fmt.Errorf("reading the environment: %w", err)
+	}
+	if err := l.identifyResolved(r, &x, real, rerr, 0); err != nil {
 		return x, err
 	}
 	if !l.valid(n.id) {
@@ -366,6 +373,12 @@ func (l *loop) identify(r resolver, x *Exec, named string, depth int) error {
 		return fmt.Errorf("%s: more than %d interpreters and loaders", x.Path, maxChain)
 	}
 	real, err := r.resolve(named, true)
+	return l.identifyResolved(r, x, real, err, depth)
+}
+
+// identifyResolved is identify once the program's path is resolved (real,
+// or the error resolving it).
+func (l *loop) identifyResolved(r resolver, x *Exec, real string, err error, depth int) error {
 	switch {
 	case missing(err):
 		return errMissing

@@ -429,3 +429,27 @@ func TestRunDeciderPanics(t *testing.T) {
 		t.Errorf("status %+v, err %v, report %q", st, err, report.String())
 	}
 }
+
+// A PATH search's misses fail with ENOENT, as without the supervisor,
+// undecided (nothing ran); the hit is decided, and a denied one refused.
+func TestRunPathMisses(t *testing.T) {
+	needKernel(t)
+	dir := t.TempDir()
+	r := &recorder{deny: map[string]bool{"touch": true}}
+	st, stdout, out := runScript(t, dir, r, false, nil,
+		`export PATH="$PWD/none:$PWD/nodir/x:/usr/bin:/bin"; env true; echo "true=$?"; env no-such-prog; echo "miss=$?"; env touch made; echo "touch=$?"`)
+	if st.Code != 0 || stdout != "true=0\nmiss=127\ntouch=126\n" {
+		t.Errorf("status %+v, stdout %q\n%s", st, stdout, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "made")); err == nil {
+		t.Errorf("touch ran")
+	}
+	for _, x := range r.seen {
+		if strings.Contains(x.Path, "/none/") || strings.Contains(x.Path, "/nodir/") || strings.Contains(x.Path, "no-such-prog") {
+			t.Errorf("a miss was decided: %+v", x)
+		}
+	}
+	if n := strings.Count(out, "denied at run time"); n != 1 {
+		t.Errorf("%d refusals reported, want 1 (touch):\n%s", n, out)
+	}
+}
