@@ -212,7 +212,12 @@ func (l *loop) answerConnect(n *seccompNotif) (unix.Errno, bool) {
 	}
 	p, err := r.resolve(r.at(unix.AT_FDCWD, name), true)
 	if missing(err) {
-		return 0, false
+		// Failed here, not let go on: what the kernel would find when it
+		// goes on may be a link to a control socket made meanwhile.
+		if errors.Is(err, unix.ENOTDIR) {
+			return unix.ENOTDIR, false
+		}
+		return unix.ENOENT, false
 	}
 	if err != nil {
 		l.report("agent-shim: denied at run time: a connection to %s by pid %d: %v", name, n.pid, err)

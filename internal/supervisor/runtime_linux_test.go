@@ -297,6 +297,10 @@ func TestRunControlSockets(t *testing.T) {
 		{link, "operation not permitted"},
 		{"/proc/self/cwd/tmux-1000/default", "operation not permitted"},
 		{other, "connect: connected"},
+		// Missing: failed as the kernel would, never let go on to find
+		// a link made meanwhile.
+		{filepath.Join(dir, "missing.sock"), "connect: no such file or directory"},
+		{filepath.Join(dir, "other.sock", "x"), "connect: not a directory"},
 	}
 	for _, tc := range tests {
 		t.Logf("input: %q", tc.path)
