@@ -1,8 +1,8 @@
 // Package supervisor runs a process tree under a run-time policy (Linux):
 // every execve and execveat in the tree is reported to the supervisor
 // before it happens (seccomp user notification), which reads the exact
-// program, argv and working directory and lets it go on or fails it with
-// EPERM; and the tree's file writes are confined to a set of directories
+// program, argv and working directory (process_vm_readv, /proc/<pid>/) and
+// lets it go on or fails it with EPERM; and the tree's file writes are confined to a set of directories
 // (Landlock). The decision itself is the caller's (see Config.Decide).
 //
 // The restrictions are a thread's and a child inherits them from the
@@ -70,8 +70,10 @@
 // tree's behalf (SECCOMP_USER_NOTIF_FLAG_CONTINUE lets the kernel read the
 // arguments again after the answer). So:
 //
-//   - argv and path: after an allowing decision they are read again and
-//     the execution refused when they changed. A writer that changes them
+//   - argv and path: after an allowing decision every byte the decision
+//     read (the path, argv and environment strings and the arrays that
+//     point to them) is read again, and the execution refused when one
+//     changed. A writer that changes them
 //     after that second reading and before the kernel copies them (a
 //     thread of the process, a process sharing its memory by CLONE_VM or
 //     a shared mapping) still wins; the window is the answer's round trip,
