@@ -70,8 +70,9 @@ func TakeSnapshot(dirs []string) (*Snapshot, error) {
 			}
 		}
 	}
+	real := map[string]bool{}
 	for _, p := range s.paths {
-		if err := s.record(p, s.files); err != nil {
+		if err := s.record(p, s.files, real); err != nil {
 			return nil, fmt.Errorf("recording the protected paths: %w", err)
 		}
 	}
@@ -113,9 +114,16 @@ func protectedOf(top string) []string {
 // record adds the state of p, and of all below it when it is a
 // directory, to into.
 // A path below a link (the tree may replace .git by a link elsewhere) is
-// not looked at: it is recorded as missing.
-func (s *Snapshot) record(p string, into map[string]fileState) error {
-	if !realDir(filepath.Dir(p)) {
+// not looked at: it is recorded as missing. real keeps realDir's answers
+// for one pass over the paths (most share their directory).
+func (s *Snapshot) record(p string, into map[string]fileState, real map[string]bool) error {
+	d := filepath.Dir(p)
+	isReal, ok := real[d]
+	if !ok {
+		isReal = realDir(d)
+		real[d] = isReal
+	}
+	if !isReal {
 		return nil
 	}
 	return filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
@@ -158,8 +166,9 @@ func (s *Snapshot) record(p string, into map[string]fileState) error {
 func (s *Snapshot) Restore(keep func(path string) bool) ([]string, error) {
 	now := map[string]fileState{}
 	var errs []error
+	real := map[string]bool{}
 	for _, p := range s.paths {
-		if err := s.record(p, now); err != nil {
+		if err := s.record(p, now, real); err != nil {
 			errs = append(errs, err)
 		}
 	}
