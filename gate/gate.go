@@ -216,9 +216,10 @@ type Options struct {
 // decides, and what only the loader knows about them.
 type built struct {
 	Options
-	// requireHook is config.json's agentShim.requireHook; shimKnown says
-	// whether it was read at all (false for a gate from New).
-	requireHook, shimKnown bool
+	// host is config.json's settings for the gate's host; shimKnown says
+	// whether they were read at all (false for a gate from New).
+	host      Host
+	shimKnown bool
 	// ownPolicy says Policy was built for this gate alone, so it may be
 	// added to rather than copied; neverHeld that it holds the never-allow
 	// rules already (the binary's, joined to a compact copy).
@@ -249,9 +250,10 @@ type Gate struct {
 	decisions decisionlog.Logger
 	programs  *programs.Table // the program facts decisions use
 	protect   *protector
-	// requireHook, shimKnown: see Options and RequireHook.
-	requireHook, shimKnown bool
-	secrets                []string // files not even read without a person (Options.Secrets), clean
+	// host, shimKnown: see Host.
+	host      Host
+	shimKnown bool
+	secrets   []string // files not even read without a person (Options.Secrets), clean
 
 	secretsOnce sync.Once
 	realSecrets []string // secrets resolved, on first use (see isSecret)
@@ -298,7 +300,7 @@ func newGate(b built) *Gate {
 		g.programs = programs.Builtin()
 	}
 	g.protect = newProtector(append(slices.Clone(b.protected), opts.Secrets...)...)
-	g.requireHook, g.shimKnown = b.requireHook, b.shimKnown
+	g.host, g.shimKnown = b.host, b.shimKnown
 	for _, f := range opts.Secrets {
 		g.secrets = append(g.secrets, filepath.Clean(f))
 	}
@@ -320,12 +322,19 @@ func newGate(b built) *Gate {
 	return g
 }
 
-// RequireHook returns config.json's agentShim.requireHook as Load read
-// it (from the file or its compact copy), and whether the gate knows it:
-// false for a gate from New. Callers that need the setting must then read
-// config.json themselves (or act as if it were set, when that only costs
-// work).
-func (g *Gate) RequireHook() (on, known bool) { return g.requireHook, g.shimKnown }
+// Host are config.json's agentShim settings that the gate does not use
+// itself but its host does.
+type Host struct {
+	Shell       string // agentShim.shell: the real shell of shell mode
+	Runtime     string // agentShim.runtime: "", "on", "off" or "require"
+	RequireHook bool   // agentShim.requireHook
+}
+
+// Host returns the host's settings as Load read them (from the file or
+// its compact copy, so a host need not read config.json again), and
+// whether the gate knows them: false for a gate from New. Callers that
+// need the settings must then read config.json themselves.
+func (g *Gate) Host() (h Host, known bool) { return g.host, g.shimKnown }
 
 // Mode returns the gate's mode.
 func (g *Gate) Mode() Mode { return g.mode }

@@ -141,9 +141,9 @@ func optionsOf(f *config.File, scope *Scope) (built, error) {
 	if o.Level, err = LevelOf(f.Shim.Profile); err != nil {
 		return o, fmt.Errorf("%s: agentShim.profile: %w", f.Path, err)
 	}
-	// The compact copy carries requireHook too, so a gate
-	// knows it however it was loaded.
-	o.requireHook, o.shimKnown = f.Shim.RequireHook, true
+	// The compact copy carries the host's settings too, so a gate
+	// knows them however it was loaded.
+	o.host, o.shimKnown = Host{Shell: f.Shim.Shell, Runtime: f.Shim.Runtime, RequireHook: f.Shim.RequireHook}, true
 	o.Scope = scope.clone()
 	for i, p := range f.Shim.PathScope.Allow {
 		if err := o.Scope.Allow(p); err != nil {

@@ -193,15 +193,19 @@ func TestLoadOptions(t *testing.T) {
 	}
 }
 
-func TestLoadRequireHook(t *testing.T) {
+// TestLoadHost: the host's settings come from the file and from its
+// compact copy alike.
+func TestLoadHost(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
-		shim     string
-		on, know bool
+		shim           string
+		on, know       bool
+		shell, runtime string
 	}{
-		{`{"version": 1, "rules": [], "requireHook": true}`, true, true},
-		{`{"version": 1, "rules": []}`, false, true},
-		{"", false, true}, // no file: the defaults
+		{`{"version": 1, "rules": [], "requireHook": true}`, true, true, "", ""},
+		{`{"version": 1, "rules": [], "shell": "/bin/zsh", "runtime": "require"}`, false, true, "/bin/zsh", "require"},
+		{`{"version": 1, "rules": []}`, false, true, "", ""},
+		{"", false, true, "", ""}, // no file: the defaults
 	} {
 		cfg := filepath.Join(dir, "missing.json")
 		if tc.shim != "" {
@@ -217,13 +221,13 @@ func TestLoadRequireHook(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if on, know := g.RequireHook(); on != tc.on || know != tc.know {
-				t.Errorf("%s (cache %q): RequireHook() = %v, %v, want %v, %v", tc.shim, opts.CacheDir, on, know, tc.on, tc.know)
+			if h, know := g.Host(); h.RequireHook != tc.on || know != tc.know || h.Shell != tc.shell || h.Runtime != tc.runtime {
+				t.Errorf("%s (cache %q): Host() = %+v, %v, want %v, %q, %q, %v", tc.shim, opts.CacheDir, h, know, tc.on, tc.shell, tc.runtime, tc.know)
 			}
 		}
 	}
-	if on, know := New(Options{}).RequireHook(); on || know {
-		t.Errorf("New: RequireHook() = %v, %v, want false, false", on, know)
+	if h, know := New(Options{}).Host(); h != (Host{}) || know {
+		t.Errorf("New: Host() = %+v, %v, want zero, false", h, know)
 	}
 }
 

@@ -58,7 +58,7 @@ func (e *env) runCmd(ctx context.Context, args []string) int {
 		return e.refuse(err)
 	}
 	s.close()
-	return e.runProgram(ctx, s, &lazyConfig{path: s.config}, "run", path, argv, false)
+	return e.runProgram(ctx, s, &lazyConfig{path: s.config, g: s.g}, "run", path, argv, false)
 }
 
 // runProgram runs an allowed program: under the supervisor when the

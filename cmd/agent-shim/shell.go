@@ -124,7 +124,7 @@ func (e *env) shell(ctx context.Context, args []string) int {
 		return e.refuseLogged(nil, cmd, err)
 	}
 	// The real shell first: its dialect is how the line is read.
-	cfg := &lazyConfig{path: s.config}
+	cfg := &lazyConfig{path: s.config, g: s.g}
 	path, err := e.realShell(cfg)
 	if err != nil {
 		s.close()
@@ -139,7 +139,7 @@ func (e *env) shell(ctx context.Context, args []string) int {
 	}
 	// Hook tickets (ticket.go): an ask ticket approves the line once;
 	// agentShim.requireHook refuses a line no hook has seen.
-	seen, approved, err := e.ticketGate(s, line)
+	seen, approved, err := e.ticketGate(s, cfg, line)
 	if err != nil {
 		s.close()
 		return e.refuseLogged(s, line, err)
@@ -262,21 +262,36 @@ func (e *env) refuse(err error) int {
 	return exitDenied
 }
 
-// lazyConfig is config.json's settings (config.LoadSettings), read once
-// when first needed.
+// lazyConfig is config.json's settings for the shim's host (shell,
+// runtime, requireHook): as the gate loaded them (config.json or its
+// compact copy), else read (config.LoadSettings) once when first needed.
 type lazyConfig struct {
 	path string
+	g    *gate.Gate
 	f    *config.File
 	err  error
 	read bool
 }
 
 func (c *lazyConfig) load() (*config.File, error) {
-	if !c.read {
-		c.f, c.err = config.LoadSettings(c.path) // shell, runtime: the settings only
-		c.read = true
+	if c.read {
+		return c.f, c.err
 	}
+	c.read = true
+	if h, ok := c.gateHost(); ok {
+		c.f = &config.File{Path: c.path}
+		c.f.Shim.Shell, c.f.Shim.Runtime, c.f.Shim.RequireHook = h.Shell, h.Runtime, h.RequireHook
+		return c.f, nil
+	}
+	c.f, c.err = config.LoadSettings(c.path) // the settings only: not the grants and rules
 	return c.f, c.err
+}
+
+func (c *lazyConfig) gateHost() (gate.Host, bool) {
+	if c.g == nil {
+		return gate.Host{}, false
+	}
+	return c.g.Host()
 }
 
 // realShell returns the shell to exec: AGENT_SHIM_SHELL, else

@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/statefile"
 	"mvdan.cc/sh/v3/syntax"
@@ -153,7 +152,8 @@ func parentOf(pid int) int {
 // know it (a compact copy without the shim's settings) leaves them, as
 // the setting might be on.
 func wantSeenTickets(g *gate.Gate) bool {
-	on, known := g.RequireHook()
+	h, known := g.Host()
+	on := h.RequireHook
 	return on || !known
 }
 
@@ -361,17 +361,12 @@ var errUnseen = errors.New("no hook call has seen this command (agentShim.requir
 // agent's wrapper of a command the hook saw) and whether an ask ticket
 // already approves it; a deny rule still refuses it. Under
 // agentShim.requireHook a line without a ticket is refused.
-func (e *env) ticketGate(s *shim, cmd string) (line string, approved bool, err error) {
-	// requireHook as the gate loaded it (config.json or its compact
-	// copy); read the settings only for a gate that does not know it.
-	requireHook, known := s.g.RequireHook()
-	if !known {
-		f, err := config.LoadSettings(s.config) // only the settings: not the grants and rules
-		if err != nil {
-			return "", false, err
-		}
-		requireHook = f.Shim.RequireHook
+func (e *env) ticketGate(s *shim, cfg *lazyConfig, cmd string) (line string, approved bool, err error) {
+	f, err := cfg.load()
+	if err != nil {
+		return "", false, err
 	}
+	requireHook := f.Shim.RequireHook
 	t, inner, err := e.takeTicket(cmd)
 	if err != nil {
 		if requireHook {

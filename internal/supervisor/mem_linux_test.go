@@ -18,7 +18,6 @@ import (
 // reads a tree's process; the fourth page is PROT_NONE.
 type memArena struct {
 	b    []byte
-	next int
 }
 
 func newArena(t *testing.T) *memArena {
