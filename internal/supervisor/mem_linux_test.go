@@ -17,7 +17,7 @@ import (
 // strings and its pointer array), read through mem as the supervisor
 // reads a tree's process; the fourth page is PROT_NONE.
 type memArena struct {
-	b    []byte
+	b []byte
 }
 
 func newArena(t *testing.T) *memArena {
