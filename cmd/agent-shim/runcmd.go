@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -101,13 +102,72 @@ func (e *env) runProgram(ctx context.Context, s *shim, cfg *lazyConfig, agent, p
 			"set agentShim.runtime to \"on\" in " + cfg.path + " to run without it"})
 	case errors.Is(err, supervisor.ErrUnavailable):
 		e.noteFallback(s, err)
-		return e.execProgram(path, argv)
+		return e.runUnsupervised(s, snap, agent, line, path, argv, approved)
 	case err != nil:
 		return e.refuse(err)
 	case st.Signal != 0:
 		reraise(syscall.Signal(st.Signal))
 	}
 	return st.ExitCode()
+}
+
+// runUnsupervised runs an allowed program where the run-time layer is not
+// available: its executions are not decided and its writes not confined,
+// but the shim stays as its parent (runChild) so that its changes to the
+// protected paths of the checkout are undone after it, as under the layer.
+func (e *env) runUnsupervised(s *shim, snap *supervisor.Snapshot, agent, line, path string, argv []string, approved bool) int {
+	// Standard input that is not a file (only in tests: a process's is)
+	// was handed to the supervisor's attempt already.
+	var stdin io.Reader
+	if f, ok := e.stdin.(*os.File); ok {
+		stdin = f
+	}
+	st, err := runChild(path, argv, stdin, e.stdout, e.stderr)
+	if err != nil {
+		return e.refuse(fmt.Errorf("running %s: %w", path, err))
+	}
+	if code := e.restoreProtected(s, snap, agent, line, approved); code != exitOK && st.Signal == 0 && st.Code == 0 {
+		st.Code = code
+	}
+	if st.Signal != 0 {
+		reraise(syscall.Signal(st.Signal))
+	}
+	return st.ExitCode()
+}
+
+// runChild runs the program as a child with the shim's environment and
+// streams and waits for it; the signals a shell's parent sends it (an
+// interrupt, a hang-up, a terminal resize) go on to the child. A test
+// replaces it.
+var runChild = func(path string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (supervisor.Status, error) {
+	cmd := &exec.Cmd{Path: path, Args: argv, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return supervisor.Status{}, err
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				cmd.Process.Signal(sig)
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return supervisor.Status{Signal: int(ws.Signal())}, nil
+		}
+		return supervisor.Status{Code: ee.ExitCode()}, nil
+	}
+	return supervisor.Status{}, err
 }
 
 // execProgram replaces the process with the program. It returns only when
@@ -312,7 +372,7 @@ func (e *env) noteFallback(s *shim, why error) {
 		}
 		f.Close()
 	}
-	fmt.Fprintf(e.stderr, "agent-shim: note: running without the run-time layer (%v); only the command line was checked\n", why)
+	fmt.Fprintf(e.stderr, "agent-shim: note: running without the run-time layer (%v); only the command line was checked (changes to protected paths are still undone)\n", why)
 }
 
 // inFile returns r as a file the child can inherit: r itself when it is

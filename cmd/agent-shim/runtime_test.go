@@ -425,7 +425,7 @@ func TestRuntimeFallback(t *testing.T) {
 	superviseRun = func(context.Context, supervisor.Config) (supervisor.Status, error) {
 		return supervisor.Status{}, fmt.Errorf("%w: no seccomp here", supervisor.ErrUnavailable)
 	}
-	for i, want := range []string{"agent-shim: note: running without the run-time layer (run-time layer unavailable: no seccomp here); only the command line was checked\n", ""} {
+	for i, want := range []string{"agent-shim: note: running without the run-time layer (run-time layer unavailable: no seccomp here); only the command line was checked (changes to protected paths are still undone)\n", ""} {
 		code, _, stderr := shellRun(context.Background(), "bash x.sh")
 		if code != 0 || stderr != want || len(s.execs) != i+1 {
 			t.Errorf("on, call %d: exit %d, execs %d, stderr %q, want %q", i, code, len(s.execs), stderr, want)
@@ -438,6 +438,41 @@ func TestRuntimeFallback(t *testing.T) {
 	code, _, stderr := shellRun(context.Background(), "bash x.sh")
 	if code != exitDenied || !strings.Contains(stderr, `agentShim.runtime is "require"`) || len(s.execs) != 2 {
 		t.Errorf("require: exit %d, execs %d\n%s", code, len(s.execs), stderr)
+	}
+}
+
+// Where the layer is unavailable the program runs as the shim's child,
+// unsupervised, and what it changed of the protected paths is undone all
+// the same; its status passes through.
+func TestRuntimeFallbackProtectedPaths(t *testing.T) {
+	r, _ := gitRT(t, "local-changes")
+	child := runChild
+	useSeams(t, nil)
+	runChild = child // a real child: only the supervisor is missing
+	superviseRun = func(context.Context, supervisor.Config) (supervisor.Status, error) {
+		return supervisor.Status{}, fmt.Errorf("%w: no seccomp here", supervisor.ErrUnavailable)
+	}
+	config, _ := os.ReadFile(filepath.Join(r.proj, ".git", "config"))
+	r.file(t, "plant.sh", `printf '[core]\n\tfsmonitor = touch pwned\n' >> .git/config
+printf '#!/bin/sh\ntouch pwned\n' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout
+echo ok > src.txt
+`)
+	code, _, stderr := shellRun(context.Background(), "bash plant.sh")
+	if code == 0 || !strings.Contains(stderr, filepath.Join(r.proj, ".git/hooks/post-checkout")+", a protected path; undone") {
+		t.Errorf("exit %d:\n%s", code, stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(r.proj, ".git", "config")); !bytes.Equal(got, config) {
+		t.Errorf(".git/config not restored:\n%s", got)
+	}
+	if r.exists(".git/hooks/post-checkout") {
+		t.Error("the planted hook stayed")
+	}
+	if !r.exists("src.txt") {
+		t.Error("the line did not run, or an unprotected file was undone")
+	}
+	r.file(t, "four.sh", "echo out; exit 4\n")
+	if code, stdout, stderr := shellRun(context.Background(), "bash four.sh"); code != 4 || stdout != "out\n" {
+		t.Errorf("status: exit %d, stdout %q\n%s", code, stdout, stderr)
 	}
 }
 

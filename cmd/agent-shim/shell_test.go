@@ -125,6 +125,11 @@ func useSeams(t *testing.T, tty func() (io.ReadWriteCloser, error)) *seams {
 	superviseRun = func(_ context.Context, c supervisor.Config) (supervisor.Status, error) {
 		return supervisor.Status{}, execShell(c.Path, c.Argv, c.Env)
 	}
+	oldChild := runChild
+	t.Cleanup(func() { runChild = oldChild })
+	runChild = func(path string, argv []string, _ io.Reader, _, _ io.Writer) (supervisor.Status, error) {
+		return supervisor.Status{}, execShell(path, argv, nil)
+	}
 	if tty == nil {
 		tty = func() (io.ReadWriteCloser, error) { return nil, errors.New("no terminal") }
 	}
