@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Protected paths inside the scope. Landlock lets the tree write the whole
@@ -36,24 +37,44 @@ var ProtectedInCheckout = []string{
 // changes is reported and cannot be undone.
 const maxProtected = 1 << 20
 
+// settled is how long before a snapshot a file's last change must lie
+// for Restore to take an unchanged (device, inode, size, mtime, ctime)
+// as unchanged content without reading it again. The kernel stamps ctime
+// from a clock that advances in ticks, and nothing but that clock sets
+// it: a change after the snapshot to a file last changed more than a tick
+// before it gets a later ctime. A file changed just before the snapshot is
+// compared by content.
+var settled = time.Second
+
 // fileState is one protected path as it was.
 type fileState struct {
 	mode    fs.FileMode
 	content []byte // a file's content, a link's target
 	big     bool   // too large to keep: content is nil
 	size    int64
+	stat    statKey
+}
+
+// statKey is what identifies a file's content without reading it, when
+// its ctime is settled.
+type statKey struct {
+	dev, ino     uint64
+	mtime, ctime syscall.Timespec
 }
 
 // Snapshot is the state of the protected paths of some checkouts.
 type Snapshot struct {
 	paths []string // the protected paths looked at, absolute
 	files map[string]fileState
+	// before: a file whose ctime is before it is read again by Restore
+	// only when its statKey or size changed.
+	before time.Time
 }
 
 // TakeSnapshot records the protected paths of the checkouts whose tops
 // are dirs (and, where .git is a file, of the git directory it names).
 func TakeSnapshot(dirs []string) (*Snapshot, error) {
-	s := &Snapshot{files: map[string]fileState{}}
+	s := &Snapshot{files: map[string]fileState{}, before: time.Now().Add(-settled)}
 	seen := map[string]bool{}
 	for _, d := range dirs {
 		if !filepath.IsAbs(d) {
@@ -70,9 +91,9 @@ func TakeSnapshot(dirs []string) (*Snapshot, error) {
 			}
 		}
 	}
-	real := map[string]bool{}
+	real := realDirs{}
 	for _, p := range s.paths {
-		if err := s.record(p, s.files, real); err != nil {
+		if err := s.record(p, s.files, nil, real); err != nil {
 			return nil, fmt.Errorf("recording the protected paths: %w", err)
 		}
 	}
@@ -112,18 +133,13 @@ func protectedOf(top string) []string {
 }
 
 // record adds the state of p, and of all below it when it is a
-// directory, to into.
+// directory, to into. A settled regular file whose stat and size are
+// those it had in was keeps was's content, unread.
 // A path below a link (the tree may replace .git by a link elsewhere) is
-// not looked at: it is recorded as missing. real keeps realDir's answers
-// for one pass over the paths (most share their directory).
-func (s *Snapshot) record(p string, into map[string]fileState, real map[string]bool) error {
-	d := filepath.Dir(p)
-	isReal, ok := real[d]
-	if !ok {
-		isReal = realDir(d)
-		real[d] = isReal
-	}
-	if !isReal {
+// not looked at: it is recorded as missing. real keeps the answers about
+// directories for one pass over the paths (most share their directories).
+func (s *Snapshot) record(p string, into, was map[string]fileState, real realDirs) error {
+	if !real.check(filepath.Dir(p)) {
 		return nil
 	}
 	return filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
@@ -140,6 +156,12 @@ func (s *Snapshot) record(p string, into map[string]fileState, real map[string]b
 			return err
 		}
 		st := fileState{mode: fi.Mode(), size: fi.Size()}
+		sys, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return fmt.Errorf("reading the status of %s", q)
+		}
+		st.stat = statKey{dev: uint64(sys.Dev), ino: uint64(sys.Ino), mtime: sys.Mtim, ctime: sys.Ctim}
+		old, known := was[q]
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
 			t, err := os.Readlink(q)
@@ -149,8 +171,11 @@ func (s *Snapshot) record(p string, into map[string]fileState, real map[string]b
 			st.content = []byte(t)
 		case fi.Mode().IsRegular() && fi.Size() > maxProtected:
 			st.big = true
+		case fi.Mode().IsRegular() && known && old.mode == st.mode && old.size == st.size && !old.big &&
+			old.stat == st.stat && time.Unix(st.stat.ctime.Unix()).Before(s.before):
+			st.content = old.content
 		case fi.Mode().IsRegular():
-			if st.content, err = os.ReadFile(q); err != nil {
+			if st.content, err = readFile(q, fi.Size()); err != nil {
 				return err
 			}
 		}
@@ -166,9 +191,9 @@ func (s *Snapshot) record(p string, into map[string]fileState, real map[string]b
 func (s *Snapshot) Restore(keep func(path string) bool) ([]string, error) {
 	now := map[string]fileState{}
 	var errs []error
-	real := map[string]bool{}
+	real := realDirs{}
 	for _, p := range s.paths {
-		if err := s.record(p, now, real); err != nil {
+		if err := s.record(p, now, s.files, real); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -212,11 +237,60 @@ func (s *Snapshot) Restore(keep func(path string) bool) ([]string, error) {
 	return undone, errors.Join(errs...)
 }
 
+// readFile reads the regular file p of the size Lstat gave: a raw open,
+// not followed if it became a link, not waiting if it became a FIFO,
+// without the runtime poller's registration that os.ReadFile makes.
+func readFile(p string, size int64) ([]byte, error) {
+	fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	defer syscall.Close(fd)
+	buf := make([]byte, 0, size+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return nil, &fs.PathError{Op: "read", Path: p, Err: err}
+		case n == 0:
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// realDirs answers whether directories are where their names say, no
+// link on the way, keeping the answers: one Lstat per directory of a
+// pass, where EvalSymlinks takes one per component of every path.
+type realDirs map[string]bool
+
 // realDir reports whether the directory d is where its name says, no link
-// on the way.
+// on the way (missing counts, below a real directory).
 func realDir(d string) bool {
-	r, err := filepath.EvalSymlinks(d)
-	return err == nil && r == d || errors.Is(err, fs.ErrNotExist) && realDir(filepath.Dir(d)) && d != filepath.Dir(d)
+	return realDirs{}.check(d)
+}
+
+// check is realDir, its answers kept in r.
+func (r realDirs) check(d string) bool {
+	if v, ok := r[d]; ok {
+		return v
+	}
+	parent := filepath.Dir(d)
+	v := true
+	if parent != d {
+		v = r.check(parent)
+		if v {
+			fi, err := os.Lstat(d)
+			v = err == nil && fi.Mode()&fs.ModeSymlink == 0 || errors.Is(err, fs.ErrNotExist)
+		}
+	}
+	r[d] = v
+	return v
 }
 
 func same(a, b fileState) bool {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // A line's changes to the protected paths of a checkout are undone and
@@ -178,4 +179,83 @@ func sortedCopy(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
+}
+
+// TestSnapshotSettled: a file last changed well before the snapshot is not
+// read again when its status is unchanged, so the changes that keep its
+// size (and put its mtime back, or swap in another inode of the same
+// size and times) must still show in its status and be undone.
+func TestSnapshotSettled(t *testing.T) {
+	old := settled
+	settled = 0 // every file below was last changed before its snapshot
+	t.Cleanup(func() { settled = old })
+	const orig = "[core]\n\tbare = false\n"
+	tests := []struct {
+		name   string
+		change func(p string) error
+		want   bool // reported as changed
+	}{
+		{name: "untouched", change: func(string) error { return nil }},
+		{name: "same size", change: func(p string) error {
+			return os.WriteFile(p, []byte("[core]\n\tpager = pwnd\n"), 0o644)
+		}, want: true},
+		{name: "same size, mtime put back", change: func(p string) error {
+			fi, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, []byte("[core]\n\tpager = pwnd\n"), 0o644); err != nil {
+				return err
+			}
+			return os.Chtimes(p, fi.ModTime(), fi.ModTime())
+		}, want: true},
+		{name: "renamed over, times copied", change: func(p string) error {
+			fi, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			tmp := p + ".new"
+			if err := os.WriteFile(tmp, []byte("[core]\n\tpager = pwnd\n"), 0o644); err != nil {
+				return err
+			}
+			if err := os.Chtimes(tmp, fi.ModTime(), fi.ModTime()); err != nil {
+				return err
+			}
+			return os.Rename(tmp, p)
+		}, want: true},
+		{name: "touched only", change: func(p string) error {
+			now := time.Now()
+			return os.Chtimes(p, now, now)
+		}}, // read again, and the same
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			top := t.TempDir()
+			p := filepath.Join(top, ".git", "config")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(orig), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond) // several ticks of the kernel's ctime clock
+			s, err := TakeSnapshot([]string{top})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.change(p); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Restore(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed := slices.Contains(got, p); changed != tc.want {
+				t.Errorf("changed %q, want %s reported: %v", got, p, tc.want)
+			}
+			if data, _ := os.ReadFile(p); string(data) != orig {
+				t.Errorf("content %q, want %q", data, orig)
+			}
+		})
+	}
 }
