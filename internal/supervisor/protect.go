@@ -139,8 +139,8 @@ func protectedOf(top string) []string {
 // not looked at: it is recorded as missing. real keeps the answers about
 // directories for one pass over the paths (most share their directories).
 func (s *Snapshot) record(p string, into, was map[string]fileState, real realDirs) error {
-	if !real.check(filepath.Dir(p)) {
-		return nil
+	if real.state(filepath.Dir(p)) != dirReal {
+		return nil // below a link, or missing
 	}
 	return filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -261,13 +261,27 @@ func readFile(p string, size int64) ([]byte, error) {
 			return buf, nil
 		}
 		buf = buf[:len(buf)+n]
+		if int64(len(buf)) == size && len(buf) < cap(buf) {
+			// All Lstat said, and short of what was asked: the end. A
+			// file that grew since reads on.
+			return buf, nil
+		}
 	}
 }
 
 // realDirs answers whether directories are where their names say, no
-// link on the way, keeping the answers: one Lstat per directory of a
-// pass, where EvalSymlinks takes one per component of every path.
-type realDirs map[string]bool
+// link on the way, and whether they exist, keeping the answers: one Lstat
+// per directory of a pass, where EvalSymlinks takes one per component of
+// every path, and none below a missing one.
+type realDirs map[string]dirState
+
+type dirState int8
+
+const (
+	dirLinked  dirState = iota // a link on the way (or not a directory above)
+	dirReal                    // there, no link on the way
+	dirMissing                 // not there, below a real directory
+)
 
 // realDir reports whether the directory d is where its name says, no link
 // on the way (missing counts, below a real directory).
@@ -277,16 +291,28 @@ func realDir(d string) bool {
 
 // check is realDir, its answers kept in r.
 func (r realDirs) check(d string) bool {
+	return r.state(d) != dirLinked
+}
+
+// state says what d is, its answer kept in r.
+func (r realDirs) state(d string) dirState {
 	if v, ok := r[d]; ok {
 		return v
 	}
 	parent := filepath.Dir(d)
-	v := true
+	v := dirReal
 	if parent != d {
-		v = r.check(parent)
-		if v {
+		switch v = r.state(parent); v {
+		case dirReal:
 			fi, err := os.Lstat(d)
-			v = err == nil && fi.Mode()&fs.ModeSymlink == 0 || errors.Is(err, fs.ErrNotExist)
+			switch {
+			case err == nil && fi.Mode()&fs.ModeSymlink == 0:
+			case errors.Is(err, fs.ErrNotExist):
+				v = dirMissing
+			default:
+				v = dirLinked
+			}
+		case dirMissing: // nothing below a missing directory
 		}
 	}
 	r[d] = v

@@ -259,3 +259,61 @@ func TestSnapshotSettled(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotMissingDir: protected paths below a directory missing at
+// the snapshot are not looked at then, and are undone when a line creates
+// them.
+func TestSnapshotMissingDir(t *testing.T) {
+	top := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(top, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := TakeSnapshot([]string{top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range []string{".claude/settings.json", ".git/info/attributes", ".gemini/settings.json"} {
+		p := filepath.Join(top, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("planted\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p)
+	}
+	got, err := s.Restore(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, sortedCopy(want)) {
+		t.Errorf("changed %q, want %q", got, sortedCopy(want))
+	}
+	for _, p := range want {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s stayed", p)
+		}
+	}
+}
+
+// TestReadFile: a file read whole whatever size Lstat gave.
+func TestReadFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	const content = "0123456789abcdef"
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int64{0, 4, 15, 16, 17, 100} {
+		got, err := readFile(p, size)
+		if err != nil || string(got) != content {
+			t.Errorf("size %d: %q, %v; want %q", size, got, err, content)
+		}
+	}
+	if err := os.Symlink(p, p+".link"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readFile(p+".link", 16); err == nil {
+		t.Error("a link was followed")
+	}
+}
