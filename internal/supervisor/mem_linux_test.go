@@ -5,6 +5,7 @@ package supervisor
 import (
 	"encoding/binary"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -124,5 +125,62 @@ func TestMemUnreadable(t *testing.T) {
 	}
 	if _, err := m.string(0); err == nil {
 		t.Errorf("a null pointer read")
+	}
+}
+
+// TestResolveWritable: the writable paths resolve as EvalSymlinks
+// resolves them, links on the way included, and those it cannot resolve
+// are left out.
+func TestResolveWritable(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"real/sub", "target/in"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "target"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("nowhere", filepath.Join(dir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	var in []string
+	for _, p := range []string{"real", "real/sub", "real/sub/", "real/./sub/..", "link", "link/in", "target/in",
+		"missing", "missing/below", "file", "file/below", "dangling", "dangling/x", "real/missing"} {
+		in = append(in, filepath.Join(dir, p))
+	}
+	in = append(in, dir+"/real/sub/", "/dev/null", "relative", "/")
+	var want []string
+	for _, p := range in {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			want = append(want, r)
+		}
+	}
+	if got := resolveWritable(in); !slices.Equal(got, want) {
+		t.Errorf("resolveWritable(%q)\n= %q\nwant %q", in, got, want)
+	}
+}
+
+// TestReadFile: a file read whole whatever size Lstat gave.
+func TestReadFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	const content = "0123456789abcdef"
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int64{0, 4, 15, 16, 17, 100} {
+		got, err := readFile(p, size)
+		if err != nil || string(got) != content {
+			t.Errorf("size %d: %q, %v; want %q", size, got, err, content)
+		}
+	}
+	if err := os.Symlink(p, p+".link"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readFile(p+".link", 16); err == nil {
+		t.Error("a link was followed")
 	}
 }

@@ -80,11 +80,7 @@ func newLoop(listener int, cfg *Config) (*loop, error) {
 	if len(cfg.Programs) > 0 {
 		l.copies = newCopies(cfg.Programs, cfg.Env)
 	}
-	for _, w := range cfg.Writable {
-		if r, err := filepath.EvalSymlinks(w); err == nil {
-			l.writes = append(l.writes, r)
-		}
-	}
+	l.writes = resolveWritable(cfg.Writable)
 	// The loop waits in the runtime's poller (epoll), parked, not in a
 	// blocking system call: a thread blocked in poll makes the runtime's
 	// monitor wake every few milliseconds, and preempt the loop as a
@@ -104,6 +100,29 @@ func newLoop(listener int, cfg *Config) (*loop, error) {
 	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, uintptr(unsafe.Pointer(&flags)))
 	l.wg.Add(1)
 	return l, nil
+}
+
+// resolveWritable resolves the writable paths as EvalSymlinks does,
+// leaving out those it cannot resolve, but with one Lstat per directory
+// of them all (they share /tmp, /dev, the checkout's parents).
+func resolveWritable(ws []string) []string {
+	var out []string
+	real := realDirs{}
+	for _, w := range ws {
+		if filepath.IsAbs(w) {
+			switch c := filepath.Clean(w); real.state(c) {
+			case dirReal: // there, no link on the way: itself
+				out = append(out, c)
+				continue
+			case dirMissing: // EvalSymlinks fails
+				continue
+			}
+		}
+		if r, err := filepath.EvalSymlinks(w); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // stop ends run, waits for the answers in flight and closes the listener:

@@ -59,7 +59,7 @@ type fileState struct {
 // its ctime is settled.
 type statKey struct {
 	dev, ino     uint64
-	mtime, ctime syscall.Timespec
+	mtime, ctime time.Time
 }
 
 // Snapshot is the state of the protected paths of some checkouts.
@@ -156,12 +156,10 @@ func (s *Snapshot) record(p string, into, was map[string]fileState, real realDir
 			return err
 		}
 		st := fileState{mode: fi.Mode(), size: fi.Size()}
-		sys, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok {
-			return fmt.Errorf("reading the status of %s", q)
-		}
-		st.stat = statKey{dev: uint64(sys.Dev), ino: uint64(sys.Ino), mtime: sys.Mtim, ctime: sys.Ctim}
+		var stated bool
+		st.stat, stated = statKeyOf(fi)
 		old, known := was[q]
+		known = known && stated
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
 			t, err := os.Readlink(q)
@@ -172,7 +170,7 @@ func (s *Snapshot) record(p string, into, was map[string]fileState, real realDir
 		case fi.Mode().IsRegular() && fi.Size() > maxProtected:
 			st.big = true
 		case fi.Mode().IsRegular() && known && old.mode == st.mode && old.size == st.size && !old.big &&
-			old.stat == st.stat && time.Unix(st.stat.ctime.Unix()).Before(s.before):
+			old.stat == st.stat && st.stat.ctime.Before(s.before):
 			st.content = old.content
 		case fi.Mode().IsRegular():
 			if st.content, err = readFile(q, fi.Size()); err != nil {
@@ -235,38 +233,6 @@ func (s *Snapshot) Restore(keep func(path string) bool) ([]string, error) {
 	}
 	sort.Strings(undone)
 	return undone, errors.Join(errs...)
-}
-
-// readFile reads the regular file p of the size Lstat gave: a raw open,
-// not followed if it became a link, not waiting if it became a FIFO,
-// without the runtime poller's registration that os.ReadFile makes.
-func readFile(p string, size int64) ([]byte, error) {
-	fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
-	}
-	defer syscall.Close(fd)
-	buf := make([]byte, 0, size+1)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err != nil:
-			return nil, &fs.PathError{Op: "read", Path: p, Err: err}
-		case n == 0:
-			return buf, nil
-		}
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) == size && len(buf) < cap(buf) {
-			// All Lstat said, and short of what was asked: the end. A
-			// file that grew since reads on.
-			return buf, nil
-		}
-	}
 }
 
 // realDirs answers whether directories are where their names say, no

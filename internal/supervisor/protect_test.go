@@ -296,24 +296,3 @@ func TestSnapshotMissingDir(t *testing.T) {
 		}
 	}
 }
-
-// TestReadFile: a file read whole whatever size Lstat gave.
-func TestReadFile(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f")
-	const content = "0123456789abcdef"
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, size := range []int64{0, 4, 15, 16, 17, 100} {
-		got, err := readFile(p, size)
-		if err != nil || string(got) != content {
-			t.Errorf("size %d: %q, %v; want %q", size, got, err, content)
-		}
-	}
-	if err := os.Symlink(p, p+".link"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := readFile(p+".link", 16); err == nil {
-		t.Error("a link was followed")
-	}
-}
