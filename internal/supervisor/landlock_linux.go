@@ -94,7 +94,12 @@ func restrictWrites(confine bool, writable []string) error {
 		}
 	}
 	if confine {
+		seen := map[string]bool{}
 		for _, p := range writable {
+			if seen[p] { // a rule again adds nothing (TMPDIR is often /tmp)
+				continue
+			}
+			seen[p] = true
 			if err := allowBeneath(int(fd), p, handled); err != nil {
 				return err
 			}

@@ -415,7 +415,7 @@ func TestRunRenames(t *testing.T) {
 		if err := os.MkdirAll(b, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		st, stdout, out := runScriptWith(t, dir, Config{Decide: (&recorder{}).decide, Confine: confine, Writable: []string{a, b}}, script)
+		st, stdout, out := runScriptWith(t, dir, Config{Decide: (&recorder{}).decide, Confine: confine, Writable: []string{a, b, a}}, script) // a twice: one rule
 		if st.Code != 0 || stdout != "moved\n" {
 			t.Errorf("confine %v: status %+v, stdout %q\n%s", confine, st, stdout, out)
 		}
