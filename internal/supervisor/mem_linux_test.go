@@ -184,3 +184,28 @@ func TestReadFile(t *testing.T) {
 		t.Error("a link was followed")
 	}
 }
+
+// TestClockSettable: a process with CAP_SYS_TIME permitted (root here) may
+// set the clock back to a file's ctime, and its snapshot takes no
+// shortcut; one without it (an unprivileged child) may not.
+func TestClockSettable(t *testing.T) {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		t.Fatal(err)
+	}
+	want := data[0].Permitted&(1<<unix.CAP_SYS_TIME) != 0
+	if got := clockSettable(); got != want {
+		t.Errorf("clockSettable() = %v, want %v", got, want)
+	}
+	s, err := TakeSnapshot([]string{t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want && !s.before.IsZero() {
+		t.Errorf("CAP_SYS_TIME permitted, yet files changed before %v are not read again", s.before)
+	}
+	if !want && s.before.IsZero() {
+		t.Error("no CAP_SYS_TIME, yet no shortcut")
+	}
+}

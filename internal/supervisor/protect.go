@@ -74,7 +74,12 @@ type Snapshot struct {
 // TakeSnapshot records the protected paths of the checkouts whose tops
 // are dirs (and, where .git is a file, of the git directory it names).
 func TakeSnapshot(dirs []string) (*Snapshot, error) {
-	s := &Snapshot{files: map[string]fileState{}, before: time.Now().Add(-settled)}
+	s := &Snapshot{files: map[string]fileState{}}
+	if !clockSettable() {
+		// A process that may set the clock may set it back to a file's
+		// ctime and change the file under it: it gets no shortcut.
+		s.before = time.Now().Add(-settled)
+	}
 	seen := map[string]bool{}
 	for _, d := range dirs {
 		if !filepath.IsAbs(d) {

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // statKeyOf returns fi's statKey; false when fi has none.
@@ -48,4 +50,15 @@ func readFile(p string, size int64) ([]byte, error) {
 			return buf, nil
 		}
 	}
+}
+
+// clockSettable reports whether this process, and so the tree it starts,
+// may set the system clock (CAP_SYS_TIME permitted), or cannot tell.
+var clockSettable = func() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return true
+	}
+	return data[unix.CAP_SYS_TIME/32].Permitted&(1<<(unix.CAP_SYS_TIME%32)) != 0
 }

@@ -186,9 +186,10 @@ func sortedCopy(s []string) []string {
 // size (and put its mtime back, or swap in another inode of the same
 // size and times) must still show in its status and be undone.
 func TestSnapshotSettled(t *testing.T) {
-	old := settled
+	old, oldClock := settled, clockSettable
 	settled = 0 // every file below was last changed before its snapshot
-	t.Cleanup(func() { settled = old })
+	clockSettable = func() bool { return false }
+	t.Cleanup(func() { settled, clockSettable = old, oldClock })
 	const orig = "[core]\n\tbare = false\n"
 	tests := []struct {
 		name   string
