@@ -31,23 +31,36 @@ type neverStore struct {
 // by section on first use.
 var neverSections = sync.OnceValue(func() neverStore {
 	ns := neverStore{text: map[string]string{}}
-	text := neverText
-	for len(text) > 0 {
-		line, rest, _ := strings.Cut(text, "\n")
-		text = rest
+	// A section's lines are one run of the text (neverSectionsText writes
+	// them so): each section is a slice of it, not a copy.
+	start, end, cur := 0, 0, ""
+	flush := func() {
+		if end > start {
+			ns.text[cur] += neverText[start:end]
+		}
+	}
+	for off := 0; off < len(neverText); {
+		line, _, _ := strings.Cut(neverText[off:], "\n")
+		next := off + len(line) + 1
 		kind, after, _ := strings.Cut(line, "\t")
 		name, _, _ := strings.Cut(after, "\t")
 		name, _ = unfield(name)
 		switch kind {
-		case "rule":
-			ns.count++
-			fallthrough
-		case "section":
-			ns.text[name] += line + "\n"
+		case "rule", "section":
+			if kind == "rule" {
+				ns.count++
+			}
+			if name != cur || end != off {
+				flush()
+				start, cur = off, name
+			}
+			end = min(next, len(neverText))
 		case "program":
 			ns.progs = append(ns.progs, name)
 		}
+		off = next
 	}
+	flush()
 	return ns
 })
 
