@@ -474,6 +474,12 @@ echo ok > src.txt
 	if code, stdout, stderr := shellRun(context.Background(), "bash four.sh"); code != 4 || stdout != "out\n" {
 		t.Errorf("status: exit %d, stdout %q\n%s", code, stdout, stderr)
 	}
+	// agent-shim run goes the same way.
+	var out, errb bytes.Buffer
+	code = run(context.Background(), []string{"agent-shim", "run", "--", "bash", "plant.sh"}, strings.NewReader(""), &out, &errb)
+	if code == 0 || r.exists(".git/hooks/post-checkout") {
+		t.Errorf("agent-shim run: exit %d, planted hook there: %v\n%s", code, r.exists(".git/hooks/post-checkout"), errb.String())
+	}
 }
 
 // agent-shim run wraps any program: its executions are decided, its
