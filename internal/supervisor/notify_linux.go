@@ -68,12 +68,17 @@ type loop struct {
 	startEnv map[string]bool // the tree's first environment, by NAME=value
 	writes   []string        // Writable, resolved
 	mem      *mem            // the memory of the process being answered
+	// first: no notification came yet. The first can only be the
+	// execve of the program Run starts: the filter is on Run's
+	// restricted thread, which makes none of the calls it watches, and
+	// the child is its only process until that execve succeeds.
+	first bool
 }
 
 // newLoop makes the loop of listener, which it owns from then on (closes
 // on failure).
 func newLoop(listener int, cfg *Config) (*loop, error) {
-	l := &loop{listener: listener, cfg: cfg, sem: make(chan struct{}, maxWorkers), startEnv: map[string]bool{}, mem: newMem()}
+	l := &loop{listener: listener, cfg: cfg, sem: make(chan struct{}, maxWorkers), startEnv: map[string]bool{}, mem: newMem(), first: true}
 	for _, kv := range cfg.Env {
 		l.startEnv[kv] = true
 	}
@@ -208,7 +213,14 @@ func (l *loop) answer(n *seccompNotif) {
 	}()
 	var errno unix.Errno
 	var gone bool
+	first := l.first
+	l.first = false
 	switch nr := uint32(n.data.nr); {
+	case first && nr != nrExecve:
+		l.report("agent-shim: denied at run time: pid %d made system call %d before its program started", n.pid, nr)
+		errno = unix.EPERM
+	case first:
+		errno, gone = l.answerStart(n)
 	case nr == nrExecve || nr == nrExecveat:
 		errno, gone = l.answerExec(n)
 	case nr == nrConnect:
@@ -251,14 +263,9 @@ func (l *loop) answerExec(n *seccompNotif) (unix.Errno, bool) {
 	case err != nil:
 		l.report("agent-shim: denied at run time: an execution by pid %d that cannot be read: %v", n.pid, err)
 		return unix.EPERM, false
-	case l.cfg.Decide == nil:
-		l.report("agent-shim: denied at run time: %s: nothing decides executions", x)
-		return unix.EPERM, false
 	}
-	v := l.cfg.Decide(x)
-	if !v.Allow {
-		l.report("agent-shim: denied at run time: %s: %s", x, v.Reason)
-		return unix.EPERM, false
+	if errno, gone := l.decide(x); errno != 0 || gone {
+		return errno, gone
 	}
 	// The argv race: what was decided must still be what the kernel
 	// is about to read (see the package doc for what remains).
@@ -267,6 +274,58 @@ func (l *loop) answerExec(n *seccompNotif) (unix.Errno, bool) {
 			return 0, true
 		}
 		l.report("agent-shim: denied at run time: %s: %v", x, err)
+		return unix.EPERM, false
+	}
+	return 0, false
+}
+
+// answerStart decides the execve of the program Run starts (see first).
+// Its process is spawn's child, which runs in the supervisor's memory
+// (on arm64, a copy of it): not dumpable, so not readable without
+// CAP_SYS_PTRACE. What it executes is known instead of read: Config's
+// Path, Argv, Env and Dir, resolved in the supervisor's root, which is
+// the child's.
+func (l *loop) answerStart(n *seccompNotif) (unix.Errno, bool) {
+	c := l.cfg
+	x := Exec{Pid: int(n.pid), Path: c.Path, rawPath: c.Path, Dir: c.Dir, Argv: c.Argv}
+	if x.Dir == "" {
+		var err error
+		if x.Dir, err = os.Getwd(); err != nil {
+			l.report("agent-shim: denied at run time: %s: reading the working directory: %v", c.Path, err)
+			return unix.EPERM, false
+		}
+	}
+	if !filepath.IsAbs(x.Path) {
+		x.Path = filepath.Join(x.Dir, x.Path)
+	}
+	for _, kv := range c.Env {
+		if l.loaderVar(kv) {
+			x.Env = append(x.Env, kv)
+		}
+	}
+	r := newResolver(os.Getpid())
+	real, rerr := r.resolve(x.Path, true)
+	if missing(rerr) {
+		return unix.ENOENT, false
+	}
+	if err := l.identifyResolved(r, &x, real, rerr, 0); err != nil {
+		l.report("agent-shim: denied at run time: %s: %v", x, err)
+		return unix.EPERM, false
+	}
+	if !l.valid(n.id) {
+		return 0, true
+	}
+	return l.decide(x)
+}
+
+// decide asks the decider about x: 0 lets it go on.
+func (l *loop) decide(x Exec) (unix.Errno, bool) {
+	if l.cfg.Decide == nil {
+		l.report("agent-shim: denied at run time: %s: nothing decides executions", x)
+		return unix.EPERM, false
+	}
+	if v := l.cfg.Decide(x); !v.Allow {
+		l.report("agent-shim: denied at run time: %s: %s", x, v.Reason)
 		return unix.EPERM, false
 	}
 	return 0, false

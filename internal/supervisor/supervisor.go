@@ -13,8 +13,13 @@
 // decided like any other), and the supervisor's other threads, which
 // answer the filter, are outside the domain. While the tree runs the
 // supervisor is not dumpable, so that no process of the tree can trace
-// that thread before it ends, whatever Yama says. The program is forked
-// (not vforked) and reaches its execve by raw system calls.
+// that thread before it ends, whatever Yama says. On amd64 the program's
+// process is a clone sharing the supervisor's memory until its execve
+// (no page table copied, nothing left copy-on-write), running a few
+// lines of assembly on a stack of its own; on arm64 it is a plain fork.
+// Either way it reaches its execve by raw system calls, and that first
+// execution is decided from what the caller passed, since a process in
+// the supervisor's memory is not dumpable and cannot be read.
 //
 // Snapshot and Restore undo, after a line, its changes to the protected
 // paths of a checkout (.git/config, .git/hooks, the manifests, agent
