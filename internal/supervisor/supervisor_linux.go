@@ -75,9 +75,9 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	defer signal.Stop(sigs)
 
 	type started struct {
-		pid int
-		l   *loop
-		err error
+		start *starting
+		l     *loop
+		err   error
 	}
 	// The restricted thread is in the tree's Landlock domain until it
 	// ends, where a process of the tree may trace it (and through it
@@ -97,10 +97,16 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 			ch <- started{err: err}
 			return
 		}
-		pid, err := forkExec(cfg.Path, cfg.Argv, cfg.Env, cfg.Dir, files)
-		ch <- started{pid: pid, l: l, err: err}
+		// The child has the restrictions from here on: the thread ends
+		// now rather than wait for the execve's answer.
+		start, err := forkExec(cfg.Path, cfg.Argv, cfg.Env, cfg.Dir, files)
+		ch <- started{start: start, l: l, err: err}
 	}()
 	s := <-ch
+	pid := 0
+	if s.err == nil && s.start != nil {
+		pid, s.err = s.start.wait()
+	}
 	switch {
 	case s.l == nil:
 		return Status{}, s.err
@@ -112,7 +118,6 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		}
 		return Status{Code: 126}, nil
 	}
-	pid := s.pid
 	wait := func() Status {
 		ws, err := waitPid(pid)
 		switch {
