@@ -9,6 +9,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// The offsets spawn_amd64.s reads, held at compile time: each array has
+// length 0 only when the field is where the assembly looks.
+var (
+	_ [0]struct{} = [unsafe.Offsetof(spawnArgs{}.path) - 0]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(spawnArgs{}.argv) - 8]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(spawnArgs{}.env) - 16]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(spawnArgs{}.dir) - 24]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(spawnArgs{}.fds) - 32]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(spawnArgs{}.errPipe) - 44]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(spawnArgs{}.mask) - 48]struct{}{}
+)
+
 // spawnStack is the child's stack: it runs beside this process, in its
 // memory, before its execve, so it cannot use a goroutine's (which the
 // runtime may move).
