@@ -36,7 +36,7 @@ func init() {
 }
 
 // The program Run starts is decided at its own execve, which Run's
-// vfork child makes in the supervisor's memory: not dumpable, so not
+// spawned child makes in the supervisor's memory: not dumpable, so not
 // readable by a supervisor without CAP_SYS_PTRACE. Run as an ordinary
 // user, the start is decided from what Run was given (argv exactly),
 // and what the program runs next is read and decided as always.
