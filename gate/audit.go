@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-shim/agent-shim/programs"
+	"github.com/agent-shim/agent-shim/internal/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 

@@ -62,8 +62,8 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
+	"github.com/agent-shim/agent-shim/internal/programs"
 	"github.com/agent-shim/agent-shim/matcher"
-	"github.com/agent-shim/agent-shim/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 

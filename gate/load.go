@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/internal/config"
+	"github.com/agent-shim/agent-shim/internal/programs"
 	"github.com/agent-shim/agent-shim/matcher"
-	"github.com/agent-shim/agent-shim/programs"
 )
 
 // Load builds a gate from a config.json (see package config): its mode

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agent-shim/agent-shim/internal/programs"
 	"github.com/agent-shim/agent-shim/matcher"
-	"github.com/agent-shim/agent-shim/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agent-shim/agent-shim/programs"
+	"github.com/agent-shim/agent-shim/internal/programs"
 )
 
 // writeTargets returns the paths a command (its argv as the rules see

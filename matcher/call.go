@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agent-shim/agent-shim/programs"
+	"github.com/agent-shim/agent-shim/internal/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 	"mvdan.cc/sh/v3/syntax"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/agent-shim/agent-shim/programs"
+	"github.com/agent-shim/agent-shim/internal/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 

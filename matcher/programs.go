@@ -3,7 +3,7 @@ package matcher
 import (
 	"strings"
 
-	"github.com/agent-shim/agent-shim/programs"
+	"github.com/agent-shim/agent-shim/internal/programs"
 )
 
 // What the matcher knows about running programs in general. What it knows

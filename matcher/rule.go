@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agent-shim/agent-shim/programs"
+	"github.com/agent-shim/agent-shim/internal/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 

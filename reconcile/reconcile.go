@@ -18,7 +18,7 @@ package reconcile
 import (
 	"slices"
 
-	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/internal/config"
 )
 
 // Result is the outcome of Merge.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/google/go-cmp/cmp"
 )
 

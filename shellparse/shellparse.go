@@ -47,7 +47,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agent-shim/agent-shim/programs"
+	"github.com/agent-shim/agent-shim/internal/programs"
 	"mvdan.cc/sh/v3/syntax"
 )
 

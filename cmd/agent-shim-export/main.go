@@ -21,9 +21,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
-	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/decisionlog"
-	"github.com/agent-shim/agent-shim/telemetry"
+	"github.com/agent-shim/agent-shim/internal/config"
+	"github.com/agent-shim/agent-shim/internal/telemetry"
 )
 
 const (

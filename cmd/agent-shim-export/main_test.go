@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
-	"github.com/agent-shim/agent-shim/telemetry"
+	"github.com/agent-shim/agent-shim/internal/telemetry"
 )
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)

@@ -6,7 +6,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
 
-	"github.com/agent-shim/agent-shim/telemetry"
+	"github.com/agent-shim/agent-shim/internal/telemetry"
 )
 
 // EventName is the event every decision is exported as.

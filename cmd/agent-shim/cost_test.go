@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/internal/config"
 )
 
 var agentsSetupBin = flag.String("agents-setup", "", "use this agents-setup binary instead of building ../agents-setup")

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/hooks"
+	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
 

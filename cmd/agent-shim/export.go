@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
-	"github.com/agent-shim/agent-shim/telemetry"
+	"github.com/agent-shim/agent-shim/internal/telemetry"
 )
 
 // exportDecisions starts the decision export (agent-shim-export, beside

@@ -17,7 +17,7 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/agent-shim/agent-shim/telemetry"
+	"github.com/agent-shim/agent-shim/internal/telemetry"
 )
 
 // getenvOf is a getenv of an environment list.

@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"slices"
 
-	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/statefile"
 )
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/config"
 	"mvdan.cc/sh/v3/syntax"
 )
 

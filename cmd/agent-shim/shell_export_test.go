@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agent-shim/agent-shim/internal/supervisor"
-	"github.com/agent-shim/agent-shim/telemetry"
+	"github.com/agent-shim/agent-shim/internal/telemetry"
 )
 
 // TestShellKicksExport: shell mode starts the decision export as the hook

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/internal/config"
 )
 
 // fuchsiaBytes is the size of the config Fuchsia's own tool writes from its

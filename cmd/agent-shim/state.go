@@ -13,8 +13,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/statefile"
 )
 

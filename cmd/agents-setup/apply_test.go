@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/internal/config"
 )
 
 // handConfig holds rules added by hand and a key of the user's.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/internal/manifest"
 	"github.com/agent-shim/agent-shim/internal/policycheck"
 	"github.com/agent-shim/agent-shim/matcher"

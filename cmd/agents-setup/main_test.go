@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/go-git/go-git/v5"
 	"github.com/rogpeppe/go-internal/testscript"
 )

@@ -19,7 +19,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
-	"github.com/agent-shim/agent-shim/telemetry"
+	"github.com/agent-shim/agent-shim/internal/telemetry"
 )
 
 // build builds agent-shim and agent-shim-export from this module and the

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agent-shim/agent-shim/programs"
+	"github.com/agent-shim/agent-shim/internal/programs"
 )
 
 // The regex fragments below match shell text. None of them can reach past a

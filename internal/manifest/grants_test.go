@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agent-shim/agent-shim/internal/programs"
 	"github.com/agent-shim/agent-shim/matcher"
-	"github.com/agent-shim/agent-shim/programs"
 )
 
 // matches reports whether any of line's grants matches cmd the way the agent

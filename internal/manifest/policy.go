@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/internal/config"
 )
 
 // This file is the one policy builder: agents-setup's apply writes what

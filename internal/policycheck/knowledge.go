@@ -4,7 +4,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agent-shim/agent-shim/programs"
+	"github.com/agent-shim/agent-shim/internal/programs"
 )
 
 // What lint knows about programs. The knowledge table of package programs

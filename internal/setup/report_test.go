@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/internal/config"
 )
 
 func TestRuleLines(t *testing.T) {

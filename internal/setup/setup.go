@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/internal/manifest"
 	"github.com/agent-shim/agent-shim/internal/policycheck"
 	"github.com/agent-shim/agent-shim/reconcile"

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/agent-shim/agent-shim/config"
 	"github.com/agent-shim/agent-shim/hooks"
+	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/internal/manifest"
 	"github.com/agent-shim/agent-shim/statefile"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/gate"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"

@@ -217,7 +217,7 @@ func TestConfigKey(t *testing.T) {
 // TestCoverage: every program of the built-in manifests, and of Fuchsia's,
 // has a block: it was reviewed.
 func TestCoverage(t *testing.T) {
-	files, err := filepath.Glob("../internal/manifest/defaults/permissions/*.txt")
+	files, err := filepath.Glob("../manifest/defaults/permissions/*.txt")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no built-in manifests: %v", err)
 	}

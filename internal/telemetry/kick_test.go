@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-shim/agent-shim/config"
+	"github.com/agent-shim/agent-shim/internal/config"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }

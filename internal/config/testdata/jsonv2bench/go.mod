@@ -16,4 +16,4 @@ require (
 	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
 
-replace github.com/agent-shim/agent-shim => ../../..
+replace github.com/agent-shim/agent-shim => ../../../..
