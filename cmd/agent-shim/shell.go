@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/agent-shim/agent-shim/gate"
+	agentpkg "github.com/agent-shim/agent-shim/internal/agents" // hook.go has a var agents
 	"github.com/agent-shim/agent-shim/internal/config"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -102,7 +103,7 @@ options:
 // shell stands in for the agent's shell: it decides the -c command line
 // and execs the real shell with the same arguments, or refuses with exit
 // 126. It returns only when it does not exec. An agent's wrapper around
-// the command (wrapper.go) is not decided: the command inside it is, as
+// the command (agents.Unwrap) is not decided: the command inside it is, as
 // the line, and the hook's ticket is matched on it. Every refusal is
 // written to the decision log.
 func (e *env) shell(ctx context.Context, args []string) int {
@@ -131,10 +132,10 @@ func (e *env) shell(ctx context.Context, args []string) int {
 		return e.refuseLogged(s, cmd, err)
 	}
 	line, dialect := cmd, path
-	if w, ok := unwrap(cmd, path, e.getenv); ok {
-		line = w.command
-		if w.shell != "" {
-			dialect = w.shell
+	if w, ok := agentpkg.Unwrap(cmd, path, e.getenv); ok {
+		line = w.Command
+		if w.Shell != "" {
+			dialect = w.Shell
 		}
 	}
 	// Hook tickets (ticket.go): an ask ticket approves the line once;
