@@ -92,6 +92,13 @@ type Entry struct {
 	Floor string `json:"floor,omitempty"`
 	// Answer is how a prompt was answered; "" when none was shown.
 	Answer string `json:"answer,omitempty"`
+	// Approved reports that a person's earlier answer decided (for the
+	// session, or an "always" grant of the exact call), not the policy
+	// alone: replaying the entry under another policy says nothing.
+	Approved bool `json:"approved,omitempty"`
+	// Cut reports that Command or Argv was cut to the line's bound: it
+	// is not all that was decided.
+	Cut bool `json:"cut,omitempty"`
 }
 
 // Rule is the rule that decided, with its provenance.
@@ -170,11 +177,16 @@ func Marshal(e Entry) ([]byte, error) {
 		e.Time = time.Now()
 	}
 	e.Time = e.Time.UTC()
-	e.Command = cut(Redact(precut(e.Command, maxCommand)), maxCommand)
+	red := Redact(precut(e.Command, maxCommand))
+	e.Cut = e.Cut || len(e.Command) > 2*maxCommand || len(red) > maxCommand
+	e.Command = cut(red, maxCommand)
 	if len(e.Argv) > 0 {
 		// The words that fit the budget before redaction, each bounded.
 		words, n := make([]string, 0, len(e.Argv)), 0
 		for _, a := range e.Argv {
+			if len(a) > 2*maxCommand {
+				e.Cut = true
+			}
 			a = precut(a, maxCommand)
 			if n += len(a); n > 2*maxCommand {
 				break
@@ -190,6 +202,7 @@ func Marshal(e Entry) ([]byte, error) {
 			argv = append(argv, a)
 		}
 		if len(argv) < len(e.Argv) {
+			e.Cut = true
 			argv = append(argv, fmt.Sprintf("…(%d more words)", len(e.Argv)-len(argv)))
 		}
 		e.Argv = argv
@@ -268,6 +281,12 @@ func appendEntry(b []byte, e *Entry) []byte {
 	}
 	b = appendField(b, "floor", e.Floor, true)
 	b = appendField(b, "answer", e.Answer, true)
+	if e.Approved {
+		b = append(b, `,"approved":true`...)
+	}
+	if e.Cut {
+		b = append(b, `,"cut":true`...)
+	}
 	return append(b, '}')
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 
-// DecideExec decides one program execution seen at run time (package
+// decideExec decides one program execution seen at run time (package
 // supervisor): argv is exactly what the program receives, argv[0] the
 // program as named or executed, dir the process's working directory.
 // Nothing is parsed: the words are static, and runners and nested shells
@@ -23,7 +23,7 @@ import (
 // Default. Deny (a deny rule, the never-allow list, a tool deny pattern)
 // and Ask (an ask rule or a deny rule that may match, not approved) mean
 // the execution must fail; Allow and Default mean it may go on.
-func (g *Gate) DecideExec(argv []string, dir string, approved bool) Decision {
+func (g *Gate) decideExec(argv []string, dir string, approved bool) Decision {
 	if len(argv) == 0 || argv[0] == "" {
 		return Decision{Verdict: Deny, Reason: "runs a program with no name"}
 	}
@@ -39,7 +39,7 @@ func (g *Gate) DecideExec(argv []string, dir string, approved bool) Decision {
 	if cv.Verdict == Ask && cv.Protected == "" && !g.askedByRule(cmd) {
 		return Decision{Verdict: Default, Reason: cv.Reason + "; checked as it runs"}
 	}
-	return Decision{Verdict: cv.Verdict, Reason: cv.Reason, Rule: cv.Decider, Floor: cv.Floor}
+	return Decision{Verdict: cv.Verdict, Reason: cv.Reason, Rule: cv.Decider, Floor: cv.Floor, Approved: cv.approved, BySession: cv.bySession}
 }
 
 // askedByRule reports whether cmd is Ask because of a rule: an ask rule, a
@@ -56,11 +56,4 @@ func (g *Gate) askedByRule(cmd *shellparse.Command) bool {
 		return true
 	}
 	return strings.Contains(mv.Reason, "cannot be read")
-}
-
-// LineApproved reports whether a person approved this exact command line
-// for the session or always: what runs under it then counts as approved
-// (see DecideExec).
-func (g *Gate) LineApproved(command string) bool {
-	return g.sessionExact("Bash", command) || g.tools.exactAllow("Bash", command)
 }

@@ -10,22 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/agent-shim/agent-shim/internal/programs"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
-
-// Approval is one approval a person gave, as logged: one JSON line
-// {"tool", "key", "decision", "time", "session"}. Decision is the answer:
-// "once", "session", "tool" or "always". Denials are not logged.
-type Approval struct {
-	Tool     string    `json:"tool"`
-	Key      string    `json:"key"`
-	Decision string    `json:"decision"`
-	Time     time.Time `json:"time"`
-	Session  string    `json:"session"`
-}
 
 // AuditPath returns the approval log: $XDG_STATE_HOME/agent-shim/approvals.jsonl,
 // else $HOME/.local/state/agent-shim/approvals.jsonl.

@@ -30,7 +30,8 @@ type Call struct {
 	ToolUseID string `json:"tool_use_id"`
 	// PermissionMode is the agent's permission mode, as Claude Code
 	// sends it ("default", "acceptEdits", "plan", "bypassPermissions").
-	// In bypassPermissions nobody is asked: see NobodyAsked.
+	// In bypassPermissions nobody is asked: DecideCall denies what it
+	// would ask (Decision.NobodyToAsk).
 	PermissionMode string `json:"permission_mode"`
 }
 
@@ -124,8 +125,19 @@ func checkDir(dir string) error {
 // DecideCall decides a call by its tool's category: a shell tool by its
 // command line, a file tool by every path it names (the worst verdict
 // wins), any other tool (web, MCP, subagents, unknown) as a whole. An
-// error (wrapping ErrMalformed) is a call that cannot be decided.
+// error (wrapping ErrMalformed) is a call that cannot be decided. A call
+// the agent will put to nobody (Claude Code in bypassPermissions runs what
+// a hook asks about, protected files included) is denied rather than
+// asked, and says so (Decision.NobodyToAsk).
 func (g *Gate) DecideCall(c *Call) (Decision, error) {
+	d, err := g.decideCall(c)
+	if err == nil && d.Verdict == Ask && c.nobodyAsked() {
+		d = nobodyToAsk(d, c.PermissionMode)
+	}
+	return d, err
+}
+
+func (g *Gate) decideCall(c *Call) (Decision, error) {
 	tool := c.ToolName
 	if IsCommandTool(tool) {
 		cmd, err := c.Command()
@@ -345,11 +357,21 @@ func (c *Call) Key() string {
 	return string(data)
 }
 
-// NobodyAsked reports whether the agent will not put an ask to a person:
+// nobodyAsked reports whether the agent will not put an ask to a person:
 // Claude Code in bypassPermissions mode (it then runs what the hook asks
 // about, protected paths included). Codex and Gemini CLI never ask on a
 // hook's behalf; their front ends answer ask as deny already.
-func (c *Call) NobodyAsked() bool { return c.PermissionMode == "bypassPermissions" }
+func (c *Call) nobodyAsked() bool { return c.PermissionMode == "bypassPermissions" }
+
+// nobodyToAsk turns an Ask of a call nobody will be asked about into a
+// Deny that says so. What no rule matches (Default) stays the agent's to
+// decide: the person chose bypass for that.
+func nobodyToAsk(d Decision, mode string) Decision {
+	d.Verdict = Deny
+	d.Reason = d.Reason + "; nobody can be asked in " + mode + " mode: run it without bypass, or allow it in the policy"
+	d.NobodyToAsk = true
+	return d
+}
 
 // strictJSON checks that data is one JSON value, valid UTF-8, with no
 // lone surrogate escape and no duplicate key in any object.

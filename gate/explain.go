@@ -66,6 +66,9 @@ type CommandExplanation struct {
 	// Fact is the program fact (see package programs) that made the
 	// command policy's verdict stricter, "" if none.
 	Fact string
+	// approved: the person approved the line earlier; bySession: an
+	// answer for the session lifted the command's program.
+	approved, bySession bool
 }
 
 // Explain decides a shell command line, as DecideBash does, and says why.
@@ -112,6 +115,23 @@ type lineState struct {
 	made        []string // paths an earlier command linked, copied or moved into place
 	madeUnknown bool     // an earlier command made paths nobody can tell
 	resolved    map[string]string
+	writes      []string // the protected paths the line writes, as named and resolved
+}
+
+// wrote records a write of the protected path a (absolute, as named),
+// resolved to real. A `git config` write stands for the configuration of
+// the repository the command runs in.
+func (ls *lineState) wrote(a, real string, gitConfig bool) {
+	a = filepath.Clean(a)
+	if gitConfig {
+		a = gitConfigOf(filepath.Dir(filepath.Dir(a)))
+		real = resolved(a)
+	}
+	for _, p := range []string{a, real} {
+		if p != "" && !slices.Contains(ls.writes, p) {
+			ls.writes = append(ls.writes, p)
+		}
+	}
 }
 
 // resolve is the gate's scope's resolve, remembered for the line: the
@@ -154,13 +174,13 @@ func (g *Gate) explain(tool, command string) Explanation {
 		x.Decision = Decision{Verdict: Deny, Reason: "tool pattern denies `" + command + "`"}
 		return x
 	case err != nil && approved:
-		x.Decision = Decision{Verdict: Allow, Reason: "approved"}
+		x.Decision = Decision{Verdict: Allow, Reason: "approved", Approved: true, Covers: &Approval{Tool: tool, Key: command}}
 		return x
 	case err != nil:
 		// Nothing can be checked, not even the never-allow list: a
 		// person must read it, in every mode.
 		reason := fmt.Sprintf("does not parse: %v", err)
-		x.Decision = Decision{Verdict: Ask, Reason: reason, Request: request(reason, nil)}
+		x.Decision = Decision{Verdict: Ask, Reason: reason, Request: request(reason, nil), Covers: &Approval{Tool: tool, Key: command}}
 		return x
 	}
 	var ls lineState
@@ -168,9 +188,14 @@ func (g *Gate) explain(tool, command string) Explanation {
 	for _, cmd := range s.Commands {
 		x.Commands = append(x.Commands, g.decideCommand(tool, cmd, approved, &ls))
 	}
-	d := Decision{Verdict: Allow, Reason: "runs nothing"}
+	d := Decision{Verdict: Allow, Reason: "runs nothing", Covers: &Approval{Tool: tool, Key: command, Writes: ls.writes}}
 	var progs []string
 	for i, ce := range x.Commands {
+		d.Approved = d.Approved || ce.approved
+		d.BySession = d.BySession || ce.bySession
+		if ce.Command != nil && len(ce.Command.Args) > 0 {
+			d.Covers.Commands = append(d.Covers.Commands, ce.Command.Args)
+		}
 		prog := ce.Command.Name()
 		if ce.Verdict != Allow && ce.Verdict != Deny && prog != "" && !slices.Contains(progs, prog) {
 			progs = append(progs, prog)
@@ -181,6 +206,9 @@ func (g *Gate) explain(tool, command string) Explanation {
 				d.Reason = strings.Join(ce.Argv, " ") + ": " + ce.Reason
 			}
 		}
+	}
+	if d.Verdict != Allow {
+		d.Approved, d.BySession = false, false // the policy decided
 	}
 	if d.Verdict == Ask || d.Verdict == Default {
 		slices.Sort(progs)
@@ -260,6 +288,7 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 	case tv == ToolDeny:
 		return set(Deny, "tool pattern denies `"+key+"`")
 	case approved:
+		ce.approved = true
 		return set(Allow, "approved")
 	case guard != "":
 		// The policy's own files: a person decides, in every mode,
@@ -281,6 +310,7 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 	prog := cmd.Name()
 	switch {
 	case g.sessionProgram(prog) && lift():
+		ce.bySession = true
 		return set(Allow, "program "+prog+" approved for the session")
 	case tv == ToolAllow && lift():
 		return set(Allow, "tool pattern allows `"+key+"`")
@@ -394,6 +424,7 @@ func (g *Gate) guardWrites(cmd *shellparse.Command, argv []string, ls *lineState
 		}
 		if why := g.protect.check(a, real); why != "" {
 			note(fmt.Sprintf("writes a protected path: %s (%s)", why, t.how))
+			ls.wrote(a, real, t.how == "git" && t.text == gitConfigFile)
 		}
 	}
 	switch name := cmd.Name(); {

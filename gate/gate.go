@@ -397,6 +397,23 @@ type Decision struct {
 	// Floor is what held the verdict above Rule's, an allow rule (a
 	// write outside the scope, a program fact, …); "" if nothing did.
 	Floor string
+	// Approved reports that a person approved this exact call earlier
+	// (an answer for the session, or an "always" grant of it): it runs
+	// as approved, under the run-time layer too.
+	Approved bool
+	// BySession reports that a person's answer for the session lifted
+	// the call's program or tool (t): not the policy alone decided it.
+	BySession bool
+	// NobodyToAsk reports that the call needed a person and nobody can
+	// be asked (the agent runs what it is asked about unasked): the
+	// verdict is Deny.
+	NobodyToAsk bool
+	// Covers is what approving the call covers, as data: its tool and
+	// key, a line's commands, the protected paths it writes (Writes:
+	// what the call may change of them once approved). Nil for a call
+	// with nothing to cover (a file read, another tool). Approve makes
+	// the approval of it.
+	Covers *Approval
 }
 
 // Record fills the verdict, reason, rule and floor of a decision log
@@ -404,6 +421,7 @@ type Decision struct {
 func (d Decision) Record(e decisionlog.Entry) decisionlog.Entry {
 	e.Verdict, e.Reason = d.Verdict.String(), d.Reason
 	e.Rule, e.Floor = nil, ""
+	e.Approved = d.Approved || d.BySession
 	if r := d.Rule; r != nil {
 		e.Rule = &decisionlog.Rule{Text: r.Text, List: r.Decision.String(), Category: r.Source.Category,
 			Overlay: r.Source.Overlay, File: r.Source.File, Line: r.Source.Line}
@@ -660,20 +678,20 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 	case tv == ToolDeny:
 		return Decision{Verdict: Deny, Reason: fmt.Sprintf("tool pattern denies %s of %s", what, abs)}
 	case guard != "" && exact:
-		return Decision{Verdict: Allow, Reason: "approved"}
+		return Decision{Verdict: Allow, Reason: "approved", Approved: true, Covers: fileCovers(tool, abs, real, write)}
 	case guard != "":
 		// The policy's own files: a person decides, in every mode and
 		// at every level, whatever patterns and session answers say.
 		return Decision{Verdict: Ask, Reason: guard, Request: &Request{
 			Kind: KindFileWrite, Tool: tool, Key: abs, Reason: guard,
 			Always: Grant{Tool: canonicalTool(tool), Pattern: escapeGlob(abs)},
-		}}
+		}, Covers: fileCovers(tool, abs, real, write)}
 	case tv == ToolAllow:
 		return Decision{Verdict: Allow, Reason: fmt.Sprintf("tool pattern allows %s of %s", what, abs)}
 	case exact:
-		return Decision{Verdict: Allow, Reason: "approved"}
+		return Decision{Verdict: Allow, Reason: "approved", Approved: true}
 	case g.sessionTool(tool):
-		return Decision{Verdict: Allow, Reason: tool + " approved for the session"}
+		return Decision{Verdict: Allow, Reason: tool + " approved for the session", BySession: true}
 	}
 	if !g.scope.containsResolved(real) {
 		reason := fmt.Sprintf("%s of %s, outside the scope", what, abs)
@@ -721,9 +739,9 @@ func (g *Gate) DecideGeneric(tool, key string) Decision {
 	}
 	switch {
 	case g.sessionExact(tool, key):
-		return Decision{Verdict: Allow, Reason: "approved"}
+		return Decision{Verdict: Allow, Reason: "approved", Approved: true}
 	case g.sessionTool(tool):
-		return Decision{Verdict: Allow, Reason: tool + " approved for the session"}
+		return Decision{Verdict: Allow, Reason: tool + " approved for the session", BySession: true}
 	case cat == CategorySubagent:
 		return Decision{Verdict: Allow, Reason: "a subagent inherits this gate"}
 	case g.level == LevelFullAccess:
@@ -737,6 +755,19 @@ func (g *Gate) DecideGeneric(tool, key string) Decision {
 		Kind: KindOther, Tool: tool, Key: key, Reason: reason,
 		Always: Grant{Tool: canonicalTool(tool), Pattern: "**"},
 	}}
+}
+
+// fileCovers is what approving a file tool's write of a protected path
+// covers: the path, as named and as resolved.
+func fileCovers(tool, abs, real string, write bool) *Approval {
+	if !write {
+		return nil
+	}
+	a := &Approval{Tool: tool, Key: abs, Writes: []string{abs}}
+	if real != abs {
+		a.Writes = append(a.Writes, real)
+	}
+	return a
 }
 
 // isSecret reports whether abs (as named) or real (resolved) is one of the

@@ -182,13 +182,6 @@ func (e *env) hookCall(ctx context.Context, ag *agent, cfg string) int {
 	if err != nil {
 		return e.block(err)
 	}
-	if in.NobodyAsked() && d.Verdict == gate.Ask {
-		// Claude Code in bypassPermissions runs what a hook asks about
-		// (protected files included): nobody will answer, so no. What no
-		// rule matches (default) stays the agent's to decide: the person
-		// chose bypass for that.
-		d = nobodyToAsk(d, in.PermissionMode)
-	}
 	e.logHook(ag.name, in, d) // the decision log (logcmd.go)
 	// Leave a ticket for shell mode (ticket.go); without one shell mode
 	// only asks more, so a failure is a warning.
@@ -397,12 +390,4 @@ func callKey(in *hookInput) string {
 		sb.WriteString("\x00" + k + "=" + buf.String())
 	}
 	return sb.String()
-}
-
-// nobodyToAsk turns a decision that needs a person into a deny, for an
-// agent mode in which nobody is asked; the reason says how to approve.
-func nobodyToAsk(d gate.Decision, mode string) gate.Decision {
-	d.Verdict = gate.Deny
-	d.Reason = d.Reason + "; nobody can be asked in " + mode + " mode: run it without bypass, or allow it in the policy"
-	return d
 }

@@ -21,11 +21,13 @@ const replaySynopsis = "agent-shim replay [--config NEW] [--log FILE] [--json]"
 // --config NEW --root DIR --profile P): the shim links no manifest reader
 // (no go-git), which every hook call would pay for.
 //
-// Only shell commands are replayed: hook and shell-mode decisions of a
-// command line, and run-time decisions of an argv (as the line that
-// quotes it). A decision that a person's answer for the session made
-// ("approved", "approved for the session") depends on that session, not
-// on the policy, and is skipped; so are lines whose command was cut.
+// Only shell commands are replayed, each with the function that decided
+// it: hook decisions of a command line as the hook decides a call
+// (DecideGeneric), shell-mode decisions as shell mode does (DecideBash),
+// run-time decisions of an argv as the run-time layer does
+// (DecideExecution). A decision that a person's earlier answer made
+// (Entry.Approved) depends on that session, not on the policy, and is
+// skipped; so are entries whose command was cut (Entry.Cut).
 func (e *env) replay(args []string) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	cfg := fs.String("config", "", "the config.json to decide under (default: the agent's)")
@@ -63,16 +65,16 @@ func (e *env) replayWith(file string, load func(cwd string) (*gate.Gate, error),
 		return err
 	}
 	gates := map[string]*gate.Gate{}
-	decide := func(cwd, line string) (gate.Decision, error) {
-		g := gates[cwd]
+	decide := func(en decisionlog.Entry) (gate.Decision, error) {
+		g := gates[en.Cwd]
 		if g == nil {
 			var err error
-			if g, err = load(cwd); err != nil {
+			if g, err = load(en.Cwd); err != nil {
 				return gate.Decision{}, err
 			}
-			gates[cwd] = g
+			gates[en.Cwd] = g
 		}
-		return g.DecideBash(line), nil
+		return replayDecide(g, en), nil
 	}
 	return e.replayEntries(entries, damaged, decide, asJSON)
 }
@@ -102,7 +104,19 @@ type changedCmd struct {
 	Now     string `json:"now"` // the reason now
 }
 
-func (e *env) replayEntries(entries []decisionlog.Entry, damaged int, decide func(cwd, line string) (gate.Decision, error), asJSON bool) error {
+// replayDecide decides en again with g, by the function that decided it.
+func replayDecide(g *gate.Gate, en decisionlog.Entry) gate.Decision {
+	switch en.Layer {
+	case decisionlog.LayerRuntime:
+		d, _ := g.DecideExecution(gate.Execution{Argv: en.Argv, Dir: en.Cwd}, nil)
+		return d
+	case decisionlog.LayerShell:
+		return g.DecideBash(en.Command)
+	}
+	return g.DecideGeneric(en.Tool, en.Command)
+}
+
+func (e *env) replayEntries(entries []decisionlog.Entry, damaged int, decide func(decisionlog.Entry) (gate.Decision, error), asJSON bool) error {
 	out := replayed{Damaged: damaged, Changes: []verdictShift{}, Commands: []changedCmd{}}
 	type key struct{ from, to string }
 	type ckey struct{ cmd, from, to string }
@@ -114,11 +128,11 @@ func (e *env) replayEntries(entries []decisionlog.Entry, damaged int, decide fun
 		if en.Layer == decisionlog.LayerRuntime && len(en.Argv) > 0 {
 			line = argvString(en.Argv)
 		}
-		if !replayable(en, line) {
+		if !replayable(en) {
 			out.Skipped++
 			continue
 		}
-		d, err := decide(en.Cwd, line)
+		d, err := decide(en)
 		if err != nil {
 			return err
 		}
@@ -155,17 +169,18 @@ func (e *env) replayEntries(entries []decisionlog.Entry, damaged int, decide fun
 	return nil
 }
 
-// replayable reports whether an entry is a shell command that the policy
-// alone decided.
-func replayable(en decisionlog.Entry, line string) bool {
+// replayable reports whether an entry is a shell command, whole, that the
+// policy alone decided.
+func replayable(en decisionlog.Entry) bool {
 	switch {
-	case line == "" || strings.Contains(line, "bytes cut)"):
+	case en.Cut || en.Approved:
 		return false
-	case en.Layer == decisionlog.LayerShell || en.Layer == decisionlog.LayerRuntime:
-	case !gate.IsCommandTool(en.Tool):
-		return false
+	case en.Layer == decisionlog.LayerRuntime:
+		return len(en.Argv) > 0 // not the undoing of a protected path
+	case en.Layer == decisionlog.LayerShell:
+		return en.Command != ""
 	}
-	return !strings.HasPrefix(en.Reason, "approved") && !strings.Contains(en.Reason, "approved for the session")
+	return en.Command != "" && gate.IsCommandTool(en.Tool)
 }
 
 // widens reports whether a change runs more unattended than before.

@@ -19,7 +19,6 @@ import (
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/supervisor"
-	"github.com/agent-shim/agent-shim/shellparse"
 )
 
 // Test seams for the run-time layer.
@@ -59,15 +58,15 @@ func (e *env) runCmd(ctx context.Context, args []string) int {
 		return e.refuse(err)
 	}
 	s.close()
-	return e.runProgram(ctx, s, &lazyConfig{path: s.config, g: s.g}, "run", path, argv, false)
+	return e.runProgram(ctx, s, &lazyConfig{path: s.config, g: s.g}, "run", path, argv, nil)
 }
 
 // runProgram runs an allowed program: under the supervisor when the
 // run-time layer is on and available, else by exec, as agentShim.runtime
 // says. agent names the front end in the decision log ("shell", "run");
-// approved reports that a person approved what started it. It returns the
-// program's status, 126 when it cannot run it.
-func (e *env) runProgram(ctx context.Context, s *shim, cfg *lazyConfig, agent, path string, argv []string, approved bool) int {
+// ap is what a person approved of the line that starts it (nil: nothing).
+// It returns the program's status, 126 when it cannot run it.
+func (e *env) runProgram(ctx context.Context, s *shim, cfg *lazyConfig, agent, path string, argv []string, ap *gate.Approval) int {
 	f, err := cfg.load()
 	if err != nil {
 		return e.refuse(err)
@@ -80,17 +79,18 @@ func (e *env) runProgram(ctx context.Context, s *shim, cfg *lazyConfig, agent, p
 	default:
 		return e.refuse(fmt.Errorf("%s: agentShim.runtime: unknown value %q (on, off, require)", cfg.path, mode))
 	}
-	line := ""
-	if agent == "shell" {
-		line, _ = parseShellArgv(argv)
+	if ap != nil {
+		// What the person approved starts this program, so: it is
+		// covered with its exact argv.
+		ap.Path, ap.Argv = path, argv
 	}
 	snap, snapErr := supervisor.TakeSnapshot(e.checkouts(s.g))
 	if snapErr != nil {
 		return e.refuse(snapErr)
 	}
-	st, err := e.supervise(ctx, s, agent, path, argv, approval{approved: approved, line: line})
+	st, err := e.supervise(ctx, s, agent, path, argv, ap)
 	if err == nil {
-		if code := e.restoreProtected(s, snap, agent, line, approved); code != exitOK {
+		if code := e.restoreProtected(s, snap, agent, ap); code != exitOK {
 			if st.Signal == 0 && st.Code == 0 {
 				st.Code = code
 			}
@@ -102,7 +102,7 @@ func (e *env) runProgram(ctx context.Context, s *shim, cfg *lazyConfig, agent, p
 			"set agentShim.runtime to \"on\" in " + cfg.path + " to run without it"})
 	case errors.Is(err, supervisor.ErrUnavailable):
 		e.noteFallback(s, err)
-		return e.runUnsupervised(s, snap, agent, line, path, argv, approved)
+		return e.runUnsupervised(s, snap, agent, path, argv, ap)
 	case err != nil:
 		return e.refuse(err)
 	case st.Signal != 0:
@@ -115,7 +115,7 @@ func (e *env) runProgram(ctx context.Context, s *shim, cfg *lazyConfig, agent, p
 // available: its executions are not decided and its writes not confined,
 // but the shim stays as its parent (runChild) so that its changes to the
 // protected paths of the checkout are undone after it, as under the layer.
-func (e *env) runUnsupervised(s *shim, snap *supervisor.Snapshot, agent, line, path string, argv []string, approved bool) int {
+func (e *env) runUnsupervised(s *shim, snap *supervisor.Snapshot, agent, path string, argv []string, ap *gate.Approval) int {
 	// Standard input that is not a file (only in tests: a process's is)
 	// was handed to the supervisor's attempt already.
 	var stdin io.Reader
@@ -126,7 +126,7 @@ func (e *env) runUnsupervised(s *shim, snap *supervisor.Snapshot, agent, line, p
 	if err != nil {
 		return e.refuse(fmt.Errorf("running %s: %w", path, err))
 	}
-	if code := e.restoreProtected(s, snap, agent, line, approved); code != exitOK && st.Signal == 0 && st.Code == 0 {
+	if code := e.restoreProtected(s, snap, agent, ap); code != exitOK && st.Signal == 0 && st.Code == 0 {
 		st.Code = code
 	}
 	if st.Signal != 0 {
@@ -181,7 +181,7 @@ func (e *env) execProgram(path string, argv []string) int {
 
 // supervise runs the program under the supervisor, deciding every
 // execution with the shim's gate; refusals go to the decision log too.
-func (e *env) supervise(ctx context.Context, s *shim, agent, path string, argv []string, ap approval) (supervisor.Status, error) {
+func (e *env) supervise(ctx context.Context, s *shim, agent, path string, argv []string, ap *gate.Approval) (supervisor.Status, error) {
 	g := s.g
 	// The refusals and the tree's stderr share one writer.
 	report := io.Writer(e.stderr)
@@ -197,10 +197,6 @@ func (e *env) supervise(ctx context.Context, s *shim, agent, path string, argv [
 	if confine {
 		writable = e.writable(g)
 	}
-	ap.path, ap.argv = path, argv
-	if ap.approved && ap.line != "" {
-		ap.cmds = lineCommands(g, ap.line)
-	}
 	return superviseRun(ctx, supervisor.Config{
 		Path: path, Argv: argv, Env: os.Environ(),
 		Stdin: stdin, Stdout: stdout, Stderr: stderr,
@@ -209,74 +205,6 @@ func (e *env) supervise(ctx context.Context, s *shim, agent, path string, argv [
 		Report:   report,
 		Programs: restrictedPrograms(),
 	})
-}
-
-// approval is what a person approved: the line that starts the tree (its
-// program and argv, and for shell mode the command line), and so its
-// own commands. What those run is decided as if nobody had approved
-// anything: an approved `git commit` does not approve the `git push` a
-// planted hook runs.
-type approval struct {
-	approved bool
-	line     string
-	path     string
-	argv     []string
-	cmds     [][]shellparse.Word // the line's commands, runners unwrapped
-}
-
-// lineCommands returns the commands of an approved line.
-func lineCommands(g *gate.Gate, line string) [][]shellparse.Word {
-	var out [][]shellparse.Word
-	for _, c := range g.Explain(line).Commands {
-		if c.Command != nil && len(c.Command.Args) > 0 {
-			out = append(out, c.Command.Args)
-		}
-	}
-	return out
-}
-
-// covers reports whether the approval covers the execution x: the line's
-// program itself, or one of the line's commands, possibly behind runners
-// (its words end x's argv; a word not known statically stands for any).
-func (ap approval) covers(x supervisor.Exec) bool {
-	if !ap.approved {
-		return false
-	}
-	if x.Path == ap.path && slices.Equal(x.Argv, ap.argv) {
-		return true
-	}
-	for _, cmd := range ap.cmds {
-		for k := range x.Argv {
-			if wordsMatch(cmd, x.Argv[k:], k == 0, x) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// wordsMatch reports whether argv is the command words; the program is
-// compared by base name (for argv[0], also the file's own).
-func wordsMatch(words []shellparse.Word, argv []string, first bool, x supervisor.Exec) bool {
-	for i, w := range words {
-		if !w.Static && w.Split {
-			return true // any number of words from here on
-		}
-		if i == len(argv) {
-			return false
-		}
-		switch {
-		case !w.Static:
-		case i == 0:
-			b := filepath.Base(w.Text)
-			if filepath.Base(argv[0]) != b && !(first && (filepath.Base(x.Path) == b || filepath.Base(x.Real) == b)) {
-				return false
-			}
-		case w.Text != argv[i]:
-			return false
-		}
-	}
-	return len(words) == len(argv)
 }
 
 // restrictedPrograms are the programs whose copies and hard links the
@@ -293,33 +221,15 @@ func restrictedPrograms() []string {
 	return names
 }
 
-// execDecider decides each execution by every argv it may amount to; the
-// strictest wins. Deny, and Ask without approval, refuse it, and so does
-// an execution that loads code through the loader's variables, unless
-// approved. The approval counts for the approved line's own commands
-// only.
-func execDecider(g *gate.Gate, ap approval) func(supervisor.Exec) (supervisor.Verdict, gate.Decision) {
+// execDecider decides each execution with the gate (DecideExecution):
+// ap, what a person approved, counts for the approved line's own
+// commands only.
+func execDecider(g *gate.Gate, ap *gate.Approval) func(supervisor.Exec) (supervisor.Verdict, gate.Decision) {
 	return func(x supervisor.Exec) (supervisor.Verdict, gate.Decision) {
-		approved := ap.covers(x)
-		if len(x.Env) > 0 && !approved {
-			reason := "runs with " + strings.Join(x.Env, " ") + ", which loads code the program does not name"
-			return supervisor.Verdict{Reason: reason + ", and nobody approved it"}, gate.Decision{Verdict: gate.Ask, Reason: reason}
-		}
-		var last gate.Decision
-		for _, argv := range x.Spellings() {
-			d := g.DecideExec(argv, x.Dir, approved)
-			switch d.Verdict {
-			case gate.Deny:
-				return supervisor.Verdict{Reason: d.Reason}, d
-			case gate.Ask:
-				if ap.approved {
-					return supervisor.Verdict{Reason: d.Reason + ", and the approval of the line covers its own commands only"}, d
-				}
-				return supervisor.Verdict{Reason: d.Reason + ", and nobody approved the line that runs it"}, d
-			}
-			last = d
-		}
-		return supervisor.Verdict{Allow: true}, last
+		d, refusal := g.DecideExecution(gate.Execution{
+			Path: x.Path, Real: x.Real, Argv: x.Argv, Dir: x.Dir, Spellings: x.Spellings(), Env: x.Env,
+		}, ap)
+		return supervisor.Verdict{Allow: refusal == "", Reason: refusal}, d
 	}
 }
 
@@ -475,28 +385,11 @@ func (e *env) checkouts(g *gate.Gate) []string {
 
 // restoreProtected undoes what the line changed of the protected paths of
 // its checkouts, but for the writes a person approved with the line
-// (gate's Protected: the line's commands that write them), and says so:
-// one line each on stderr and in the decision log. It returns exitError
-// when it undid or could not undo anything.
-func (e *env) restoreProtected(s *shim, snap *supervisor.Snapshot, agent, line string, approved bool) int {
-	var approvedWrites []string
-	if approved && line != "" {
-		for _, c := range s.g.Explain(line).Commands {
-			if c.Protected != "" {
-				approvedWrites = append(approvedWrites, c.Protected)
-			}
-		}
-	}
-	keep := func(p string) bool {
-		for _, w := range approvedWrites {
-			for _, top := range e.checkouts(s.g) {
-				if rel, err := filepath.Rel(top, p); err == nil && !strings.HasPrefix(rel, "..") && strings.Contains(w, rel) {
-					return true
-				}
-			}
-		}
-		return false
-	}
+// (ap.Keeps: the protected paths its commands write, exactly), and says
+// so: one line each on stderr and in the decision log. It returns
+// exitError when it undid or could not undo anything.
+func (e *env) restoreProtected(s *shim, snap *supervisor.Snapshot, agent string, ap *gate.Approval) int {
+	keep := ap.Keeps
 	changed, err := snap.Restore(keep)
 	if len(changed) == 0 && err == nil {
 		return exitOK

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agent-shim/agent-shim/gate"
 	agentpkg "github.com/agent-shim/agent-shim/internal/agents" // hook.go has a var agents
@@ -140,43 +141,46 @@ func (e *env) shell(ctx context.Context, args []string) int {
 	}
 	// Hook tickets (ticket.go): an ask ticket approves the line once;
 	// agentShim.requireHook refuses a line no hook has seen.
-	seen, approved, err := e.ticketGate(s, cfg, line)
+	seen, ticketed, err := e.ticketGate(cfg, line)
 	if err != nil {
 		s.close()
 		return e.refuseLogged(s, line, err)
 	}
-	if seen != line {
-		// The ticket was for a command inside line: line is decided
-		// whole all the same.
-		approved = false
-	}
+	// A ticket for a command inside line approves nothing: line is
+	// decided whole all the same.
+	ticketed = ticketed && seen == line
 	key, err := dialectLine(line, dialect)
 	if err != nil {
 		s.close()
 		return e.refuseLogged(s, line, err)
 	}
-	if approved && key != line {
-		// ticketGate checked the deny rules in bash; check them as
-		// the real shell reads the line.
-		if d := s.g.DecideBash(key); d.Verdict == gate.Deny {
-			err := fmt.Errorf("%w: %s", gate.ErrDenied, d.Reason)
+	d := s.g.DecideBash(key)
+	wd, _ := os.Getwd()
+	var ap *gate.Approval
+	if ticketed {
+		// The person approved it at the agent's prompt; a deny rule
+		// still refuses it.
+		if d.Verdict == gate.Deny {
 			s.close()
-			return e.refuseLogged(s, line, err)
+			return e.refuseLogged(s, line, fmt.Errorf("%w: %s", gate.ErrDenied, d.Reason))
 		}
-	}
-	if !approved {
-		approved, err = e.settle(ctx, s, prompter, line, key)
+		ap = d.Approve(gate.AnswerOnce, gate.ByAgent, wd, time.Now())
+	} else {
+		ap, err = e.settle(ctx, s, prompter, line, d)
 	}
 	s.close()
 	if err != nil {
 		return e.refuse(err) // settle logged the decision
 	}
-	approved = approved || s.g.LineApproved(key)
+	if ap == nil && d.Approved {
+		// Approved for the session or always, earlier.
+		ap = d.Approve(gate.AnswerSession, gate.ByTerminal, wd, time.Now())
+	}
 	argv := append([]string{filepath.Base(path)}, args[1:]...)
 	if strings.HasPrefix(args[0], "-") || strings.HasPrefix(filepath.Base(args[0]), "-") {
 		argv[0] = "-" + argv[0] // a login shell, as login(1) starts it
 	}
-	return e.runProgram(ctx, s, cfg, "shell", path, argv, approved)
+	return e.runProgram(ctx, s, cfg, "shell", path, argv, ap)
 }
 
 // dialectLine is line as the gate is to decide it when shell runs it.
@@ -197,37 +201,37 @@ func dialectLine(line, shell string) (string, error) {
 	return "zsh -c " + q, nil
 }
 
-// settle decides cmd, given to the gate as key (dialectLine), and, when
-// it needs a person, asks on the terminal. A nil error means run it;
-// approved reports that the person approved it just now.
-func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd, key string) (approved bool, err error) {
-	d := s.g.DecideBash(key)
+// settle settles shell mode's decision d of cmd and, when it needs a
+// person, asks on the terminal. A nil error means run it; the approval is
+// what the person approved just now (nil when nobody was asked).
+func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd string, d gate.Decision) (*gate.Approval, error) {
 	defer e.logShell(s, cmd, d, &p)() // the decision log, with the answer (logcmd.go)
 	switch d.Verdict {
 	case gate.Allow:
-		return false, nil
+		return nil, nil
 	case gate.Deny:
-		return false, fmt.Errorf("%w: %s", gate.ErrDenied, d.Reason)
+		return nil, fmt.Errorf("%w: %s", gate.ErrDenied, d.Reason)
 	}
 	if p == nil {
-		return false, &hinted{fmt.Errorf("%w: %s, and there is no terminal to ask on", gate.ErrNeedsApproval, d.Reason),
+		return nil, &hinted{fmt.Errorf("%w: %s, and there is no terminal to ask on", gate.ErrNeedsApproval, d.Reason),
 			approveHint(s.config, d.Request) + ", or run the agent from a terminal to be asked"}
 	}
 	a, err := p.AskApproval(ctx, *d.Request)
 	if err != nil {
-		return false, fmt.Errorf("asking for approval: %w", err)
+		return nil, fmt.Errorf("asking for approval: %w", err)
 	}
 	if a == gate.AnswerNo {
-		return false, fmt.Errorf("%w: the person said no (%s)", gate.ErrDenied, d.Reason)
+		return nil, fmt.Errorf("%w: the person said no (%s)", gate.ErrDenied, d.Reason)
 	}
 	if err := s.g.Apply(*d.Request, a); err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := s.session.remember(ctx, *d.Request, a); err != nil {
 		// The call was approved; later calls will be asked again.
 		fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
 	}
-	return true, nil
+	wd, _ := os.Getwd()
+	return d.Approve(a, gate.ByTerminal, wd, time.Now()), nil
 }
 
 // refuseLogged refuses as refuse does and writes the refusal of line to

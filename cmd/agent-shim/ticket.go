@@ -361,7 +361,7 @@ var errUnseen = errors.New("no hook call has seen this command (agentShim.requir
 // agent's wrapper of a command the hook saw) and whether an ask ticket
 // already approves it; a deny rule still refuses it. Under
 // agentShim.requireHook a line without a ticket is refused.
-func (e *env) ticketGate(s *shim, cfg *lazyConfig, cmd string) (line string, approved bool, err error) {
+func (e *env) ticketGate(cfg *lazyConfig, cmd string) (line string, approved bool, err error) {
 	f, err := cfg.load()
 	if err != nil {
 		return "", false, err
@@ -381,13 +381,7 @@ func (e *env) ticketGate(s *shim, cfg *lazyConfig, cmd string) (line string, app
 		}
 		return cmd, false, nil
 	}
-	if t.Kind != ticketAsk {
-		return inner, false, nil
-	}
-	if d := s.g.DecideBash(inner); d.Verdict == gate.Deny {
-		return "", false, fmt.Errorf("%w: %s", gate.ErrDenied, d.Reason)
-	}
-	return inner, true, nil
+	return inner, t.Kind == ticketAsk, nil
 }
 
 // Claude Code runs a Bash call as one line around the command (seen in

@@ -1,0 +1,190 @@
+package gate
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agent-shim/agent-shim/shellparse"
+)
+
+// Approval is one approval: what a person approved, by whom, for which
+// command, directory and scope, until when. Session answers (the approval
+// log holds one per line), hook tickets and the run-time layer share it;
+// a host builds one from the Decision it had approved (Decision.Approval)
+// and the run-time layer asks it what it covers (Covers, Keeps).
+//
+// Everything an approval covers is data, compared exactly: the program
+// and argv the line starts, the argv of its commands, and the protected
+// paths it writes. Nothing is matched against a reason text.
+type Approval struct {
+	// Tool and Key are the call approved: the shell tool and its
+	// command line, or a file tool and its path.
+	Tool string `json:"tool"`
+	Key  string `json:"key"`
+	// Decision is the person's answer: "once", "session", "tool" or
+	// "always" (AnswerOnce.String(), …).
+	Decision string    `json:"decision"`
+	Time     time.Time `json:"time"`
+	Session  string    `json:"session"`
+	// By is through what the person answered: ByTerminal, ByAgent; ""
+	// in the approval log's older lines.
+	By string `json:"by,omitempty"`
+	// Dir is the directory the call runs in; "" when any.
+	Dir string `json:"cwd,omitempty"`
+	// Expires ends the approval; zero when it ends with its use (once)
+	// or its session.
+	Expires time.Time `json:"expires,omitzero"`
+	// Path and Argv are the program the approved call starts and its
+	// exact argv (the shell shell mode execs, the program of `agent-shim
+	// run`); empty when not known.
+	Path string   `json:"path,omitempty"`
+	Argv []string `json:"argv,omitempty"`
+	// Commands are the commands of an approved line as the gate read
+	// them (runners unwrapped; a word not known statically stands for
+	// any word).
+	Commands [][]shellparse.Word `json:"commands,omitempty"`
+	// Writes are the protected paths the approved call writes, absolute
+	// and clean, as named and as resolved: what it may change of them.
+	Writes []string `json:"writes,omitempty"`
+}
+
+// Who answered an approval (Approval.By).
+const (
+	ByTerminal = "terminal" // a prompt on the person's terminal (a Prompter)
+	ByAgent    = "agent"    // the agent's own permission prompt (a hook ticket, PostToolUse)
+)
+
+// Keeps reports whether the approval covers a change of the protected
+// path p (absolute): p is one of the paths it writes, or below one.
+func (a *Approval) Keeps(p string) bool {
+	if a == nil {
+		return false
+	}
+	p = filepath.Clean(p)
+	return slices.ContainsFunc(a.Writes, func(w string) bool { return within(p, w) })
+}
+
+// Execution is one program execution the run-time layer decides.
+type Execution struct {
+	// Path is the file executed as named, made absolute; Real is it
+	// with every link resolved ("" when it cannot be).
+	Path, Real string
+	// Argv is what the program receives, argv[0] included.
+	Argv []string
+	// Dir is the working directory of the process.
+	Dir string
+	// Spellings are the argvs the execution may amount to (argv with
+	// the program as named, as resolved, as argv[0] says, as the copy
+	// of a restricted program it is, …); nil is Argv alone.
+	Spellings [][]string
+	// Env holds the variables that make the dynamic loader load code the
+	// program does not name (LD_PRELOAD=…), when the tree set them.
+	Env []string
+}
+
+// Covers reports whether the approval covers the execution x: the
+// program the approved call started, with its exact argv, or one of the
+// approved line's commands, possibly behind runners (its words end x's
+// argv; a word not known statically stands for any).
+func (a *Approval) Covers(x Execution) bool {
+	if a == nil {
+		return false
+	}
+	if a.Path != "" && x.Path == a.Path && slices.Equal(x.Argv, a.Argv) {
+		return true
+	}
+	for _, cmd := range a.Commands {
+		for k := range x.Argv {
+			if wordsMatch(cmd, x.Argv[k:], k == 0, x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wordsMatch reports whether argv is the command words; the program is
+// compared by base name (for argv[0], also the file's own).
+func wordsMatch(words []shellparse.Word, argv []string, first bool, x Execution) bool {
+	for i, w := range words {
+		if !w.Static && w.Split {
+			return true // any number of words from here on
+		}
+		if i == len(argv) {
+			return false
+		}
+		switch {
+		case !w.Static:
+		case i == 0:
+			b := filepath.Base(w.Text)
+			if filepath.Base(argv[0]) != b && !(first && (filepath.Base(x.Path) == b || filepath.Base(x.Real) == b)) {
+				return false
+			}
+		case w.Text != argv[i]:
+			return false
+		}
+	}
+	return len(words) == len(argv)
+}
+
+// Approval returns the approval of d that a person gave: answer, through
+// by, at now, for the call's directory dir. It holds what approving d
+// covers (Decision.Covers); nil when d has nothing to approve.
+func (d Decision) Approve(answer Answer, by, dir string, now time.Time) *Approval {
+	if d.Covers == nil {
+		return nil
+	}
+	a := *d.Covers
+	a.Decision, a.By, a.Dir, a.Time = answer.String(), by, dir, now.UTC()
+	return &a
+}
+
+// DecideExecution decides one execution seen under the run-time layer,
+// by every argv it may amount to; the strictest wins. ap is what a person
+// approved of the line that started the tree (nil: nothing): it counts
+// for the line's own commands only, so an approved `git commit` does not
+// approve the `git push` a planted hook runs. refusal is why the
+// execution must fail, in one line for the person; "" lets it run (Allow,
+// or Default: checked as it runs). An execution that loads code through
+// the loader's variables needs an approval.
+func (g *Gate) DecideExecution(x Execution, ap *Approval) (d Decision, refusal string) {
+	approved := ap.Covers(x)
+	if len(x.Env) > 0 && !approved {
+		reason := "runs with " + strings.Join(x.Env, " ") + ", which loads code the program does not name"
+		return Decision{Verdict: Ask, Reason: reason}, reason + ", and nobody approved it"
+	}
+	spellings := x.Spellings
+	if spellings == nil {
+		spellings = [][]string{x.Argv}
+	}
+	for _, argv := range spellings {
+		d = g.decideExec(argv, x.Dir, approved)
+		switch d.Verdict {
+		case Deny:
+			return d, d.Reason
+		case Ask:
+			if ap != nil {
+				return d, d.Reason + ", and the approval of the line covers its own commands only"
+			}
+			return d, d.Reason + ", and nobody approved the line that runs it"
+		}
+	}
+	return d, ""
+}
+
+// gitDirOf returns the repository configuration a `git config` run in
+// dir writes: .git/config of the nearest directory at or above dir that
+// has a .git; dir/.git/config when none has.
+func gitConfigOf(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return filepath.Join(d, gitConfigFile)
+		}
+		if d == filepath.Dir(d) {
+			return filepath.Join(dir, gitConfigFile)
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package gate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agent-shim/agent-shim/matcher"
+)
+
+// DecideExecution: deny rules and the never-allow list deny, an ask rule
+// asks unless approved, and floors a static reading puts on a command do
+// not refuse at run time.
+func TestDecideExecution(t *testing.T) {
+	p := matcher.New()
+	p.Add(matcher.Allow, "command(git status)", matcher.Source{})
+	p.Add(matcher.Allow, "command(tee)", matcher.Source{})
+	p.Add(matcher.Allow, "command(mytool)", matcher.Source{})
+	p.Add(matcher.Ask, "command(git push)", matcher.Source{})
+	p.Add(matcher.Deny, "command(touch denied)", matcher.Source{})
+	g := New(Options{Policy: p, Level: LevelLocalChanges})
+	tests := []struct {
+		argv     []string
+		approved bool
+		want     Verdict
+	}{
+		{[]string{"/usr/bin/git", "status"}, false, Allow},
+		{[]string{"/usr/bin/git", "push", "origin", "main"}, false, Ask},
+		{[]string{"/usr/bin/git", "push", "origin", "main"}, true, Allow},
+		{[]string{"/usr/lib/git-core/git-push", "origin"}, false, Ask},
+		{[]string{"git-push", "origin"}, false, Ask},
+		{[]string{"/usr/bin/touch", "denied"}, true, Deny},
+		{[]string{"/usr/bin/touch", "ok"}, false, Default},
+		{[]string{"/usr/bin/git", "push", "--force", "origin", "main"}, true, Deny}, // never allowed
+		{[]string{"/usr/bin/rm", "-rf", "/"}, true, Deny},
+		{[]string{"/usr/bin/tee", "out.txt"}, false, Default},             // writes: confined at run time
+		{[]string{"/home/u/bin/mytool", "x"}, false, Default},             // by path: what it runs is decided
+		{[]string{"/usr/bin/python3", "-c", "print(1)"}, false, Default},  // inline code: its execs are decided
+		{[]string{"/usr/bin/bash", "-c", "touch denied"}, false, Default}, // the inner exec is decided
+		{nil, false, Deny},
+		{[]string{""}, false, Deny},
+	}
+	seen := map[string]bool{}
+	for _, tc := range tests {
+		key := fmt.Sprintf("%q %v", tc.argv, tc.approved)
+		if seen[key] {
+			t.Fatalf("duplicate input %s", key)
+		}
+		seen[key] = true
+		t.Logf("input: %s", key)
+		x := Execution{Argv: tc.argv, Dir: "/w"}
+		var ap *Approval
+		if len(tc.argv) > 0 {
+			x.Path = tc.argv[0]
+			if tc.approved {
+				ap = &Approval{Path: x.Path, Argv: tc.argv}
+			}
+		}
+		d, refusal := g.DecideExecution(x, ap)
+		if (refusal == "") != (d.Verdict == Allow || d.Verdict == Default) {
+			t.Errorf("%s: %v refused %q", key, d.Verdict, refusal)
+		}
+		if d.Verdict != tc.want {
+			t.Errorf("%s: %v (%s), want %v", key, d.Verdict, d.Reason, tc.want)
+		}
+	}
+}
+
+// What approving a line covers is data: the protected paths it writes,
+// compared as paths (a path, or one below it), never as text: approving a
+// write of .git/config.worktree covers neither .git/config nor
+// .git/config.worktree.bak.
+func TestApprovalKeeps(t *testing.T) {
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "proj")
+	if err := os.MkdirAll(filepath.Join(proj, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := matcher.New()
+	p.Add(matcher.Allow, "command(git)", matcher.Source{})
+	g := New(Options{Policy: p, Scope: NewScope(proj), Dir: proj})
+	tests := []struct {
+		line       string
+		keeps, not []string
+	}{
+		{line: "echo x > .git/config.worktree", keeps: []string{".git/config.worktree"},
+			not: []string{".git/config", ".git/config.worktree.bak", ".git"}},
+		{line: "git config user.name x", keeps: []string{".git/config"}, not: []string{".git/config.worktree"}},
+		{line: "cp h .git/hooks/pre-commit", keeps: []string{".git/hooks/pre-commit"}, not: []string{".git/hooks/post-checkout"}},
+		{line: "rm -rf .git/hooks", keeps: []string{".git/hooks/pre-commit", ".git/hooks"}, not: []string{".git/config"}},
+		{line: "echo x > notes.txt", not: []string{"notes.txt", ".git/config"}},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q", tc.line)
+		d := g.DecideBash(tc.line)
+		ap := d.Approve(AnswerOnce, ByTerminal, proj, time.Unix(0, 0))
+		if ap == nil || ap.Tool != "Bash" || ap.Key != tc.line || ap.Decision != "once" || ap.By != ByTerminal {
+			t.Fatalf("approval %+v", ap)
+		}
+		for _, f := range tc.keeps {
+			if !ap.Keeps(filepath.Join(proj, f)) {
+				t.Errorf("%q: approval does not keep %s (writes %q)", tc.line, f, ap.Writes)
+			}
+		}
+		for _, f := range tc.not {
+			if ap.Keeps(filepath.Join(proj, f)) {
+				t.Errorf("%q: approval keeps %s (writes %q)", tc.line, f, ap.Writes)
+			}
+		}
+	}
+	// `git config` in a subdirectory writes the repository's config.
+	sub := filepath.Join(proj, "src")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gs := New(Options{Policy: p, Scope: NewScope(proj), Dir: sub})
+	if ap := gs.DecideBash("git config user.name x").Approve(AnswerOnce, ByTerminal, sub, time.Now()); !ap.Keeps(filepath.Join(proj, ".git", "config")) {
+		t.Errorf("git config in src/: writes %q", ap.Writes)
+	}
+	// A file tool's write of a protected path.
+	d := g.DecideFileWrite("Write", ".git/config.worktree")
+	if d.Verdict != Ask || !d.Approve(AnswerOnce, ByAgent, proj, time.Now()).Keeps(filepath.Join(proj, ".git", "config.worktree")) ||
+		d.Approve(AnswerOnce, ByAgent, proj, time.Now()).Keeps(filepath.Join(proj, ".git", "config")) {
+		t.Errorf("Write .git/config.worktree: %v, covers %+v", d.Verdict, d.Covers)
+	}
+	var none *Approval
+	if none.Keeps(filepath.Join(proj, ".git", "config")) || none.Covers(Execution{Argv: []string{"git"}}) {
+		t.Error("no approval covers something")
+	}
+}
+
+// An approval covers the program it started with its exact argv, and the
+// line's commands; not a program the line does not name.
+func TestApprovalCovers(t *testing.T) {
+	g := New(Options{Scope: NewScope("/w"), Dir: "/w"})
+	ap := g.DecideBash("git commit -m x && make $TARGET").Approve(AnswerOnce, ByTerminal, "/w", time.Now())
+	ap.Path, ap.Argv = "/bin/bash", []string{"bash", "-c", "git commit -m x && make $TARGET"}
+	tests := []struct {
+		x    Execution
+		want bool
+	}{
+		{Execution{Path: "/bin/bash", Argv: []string{"bash", "-c", "git commit -m x && make $TARGET"}}, true},
+		{Execution{Path: "/bin/bash", Argv: []string{"bash", "-c", "git push"}}, false},
+		{Execution{Path: "/usr/bin/git", Argv: []string{"git", "commit", "-m", "x"}}, true},
+		{Execution{Path: "/usr/bin/git", Argv: []string{"git", "commit", "-m", "y"}}, false},
+		{Execution{Path: "/usr/bin/git", Argv: []string{"git", "push"}}, false},
+		{Execution{Path: "/usr/bin/make", Argv: []string{"make", "all"}}, true},
+		{Execution{Path: "/usr/bin/curl", Argv: []string{"curl", "x"}}, false},
+	}
+	for _, tc := range tests {
+		if got := ap.Covers(tc.x); got != tc.want {
+			t.Errorf("%q: covers %v, want %v", tc.x.Argv, got, tc.want)
+		}
+	}
+}
+
+// Claude Code in bypassPermissions puts no ask to a person: DecideCall
+// denies what it would ask and says so; what no rule matches stays
+// Default, the agent's to decide.
+func TestNobodyToAsk(t *testing.T) {
+	dir := t.TempDir()
+	p := matcher.New()
+	p.Add(matcher.Ask, "command(git push)", matcher.Source{})
+	g := New(Options{Policy: p, Scope: NewScope(dir), Dir: dir})
+	for _, tc := range []struct {
+		mode, cmd string
+		want      Verdict
+		nobody    bool
+	}{
+		{"bypassPermissions", "git push", Deny, true},
+		{"default", "git push", Ask, false},
+		{"bypassPermissions", "frobnicate", Default, false},
+	} {
+		c, err := ParseCall([]byte(`{"cwd":"` + dir + `","hook_event_name":"PreToolUse","tool_name":"Bash","permission_mode":"` + tc.mode + `","tool_input":{"command":"` + tc.cmd + `"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := g.DecideCall(c)
+		if err != nil || d.Verdict != tc.want || d.NobodyToAsk != tc.nobody {
+			t.Errorf("%s %q: %v %v (%s), want %v nobody=%v", tc.mode, tc.cmd, d.Verdict, err, d.Reason, tc.want, tc.nobody)
+		}
+	}
+}
