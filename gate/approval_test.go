@@ -120,7 +120,7 @@ func TestApprovalKeeps(t *testing.T) {
 		t.Errorf("git config in src/: writes %q", ap.Writes)
 	}
 	// A file tool's write of a protected path.
-	d := g.DecideFileWrite("Write", ".git/config.worktree")
+	d := g.decideFileWrite("Write", ".git/config.worktree")
 	if d.Verdict != Ask || !d.Approve(AnswerOnce, ByAgent, proj, time.Now()).Keeps(filepath.Join(proj, ".git", "config.worktree")) ||
 		d.Approve(AnswerOnce, ByAgent, proj, time.Now()).Keeps(filepath.Join(proj, ".git", "config")) {
 		t.Errorf("Write .git/config.worktree: %v, covers %+v", d.Verdict, d.Covers)

@@ -44,12 +44,12 @@ func BenchmarkCheckBash(b *testing.B) {
 		{"redirect", "git diff > changes.patch"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			if err := g.CheckBash(ctx, bc.cmd); bc.name == "git-status" && err != nil {
+			if err := g.checkBash(ctx, bc.cmd); bc.name == "git-status" && err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = g.CheckBash(ctx, bc.cmd)
+				_ = g.checkBash(ctx, bc.cmd)
 			}
 		})
 	}
@@ -61,14 +61,14 @@ func BenchmarkCheckFileWrite(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := g.CheckFileWrite(ctx, "Write", proj+"/src/main.go"); err != nil {
+		if err := g.checkFileWrite(ctx, "Write", proj+"/src/main.go"); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 // BenchmarkMatcherDecide is the matcher alone on the same policy, the
-// floor under CheckBash.
+// floor under checkBash.
 func BenchmarkMatcherDecide(b *testing.B) {
 	p := benchPolicy()
 	p.Decide("git status")

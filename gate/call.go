@@ -35,10 +35,10 @@ type Call struct {
 	PermissionMode string `json:"permission_mode"`
 }
 
-// ErrMalformed is a hook input that cannot be decided as it is: not
+// errMalformed is a hook input that cannot be decided as it is: not
 // strict JSON, or a tool input without what its tool needs. A front end
 // blocks the call.
-var ErrMalformed = errors.New("malformed tool input")
+var errMalformed = errors.New("malformed tool input")
 
 // ParseCall reads a hook's JSON input strictly: valid UTF-8, no lone
 // surrogate escapes, no duplicate key in any object (two readers of one
@@ -47,14 +47,14 @@ var ErrMalformed = errors.New("malformed tool input")
 // there) and no carriage return (a blank to the parser, part of a word
 // to bash), and cwd is an absolute path to a directory: a call decided
 // against another directory than the one it runs in is not decided. A
-// call that fails any of these is an error wrapping ErrMalformed.
+// call that fails any of these is an error wrapping errMalformed.
 func ParseCall(data []byte) (*Call, error) {
 	if err := strictJSON(data); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: %v", errMalformed, err)
 	}
 	var c Call
 	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: %v", errMalformed, err)
 	}
 	return &c, nil
 }
@@ -64,20 +64,20 @@ func ParseCall(data []byte) (*Call, error) {
 // paths without NUL or CR.
 func (c *Call) Check() error {
 	if c.ToolName == "" {
-		return fmt.Errorf("%w: no tool_name", ErrMalformed)
+		return fmt.Errorf("%w: no tool_name", errMalformed)
 	}
 	if err := checkDir(c.Cwd); err != nil {
-		return fmt.Errorf("%w: cwd: %v", ErrMalformed, err)
+		return fmt.Errorf("%w: cwd: %v", errMalformed, err)
 	}
 	var texts []string
-	switch cat := CategoryOf(c.ToolName); {
+	switch cat := categoryOf(c.ToolName); {
 	case IsCommandTool(c.ToolName):
 		cmd, err := c.Command()
 		if err != nil {
 			return err
 		}
 		texts = append(texts, cmd, c.Dir())
-	case cat == CategoryRead || cat == CategoryWrite:
+	case cat == catRead || cat == catWrite:
 		paths, err := c.Paths()
 		if err != nil {
 			return err
@@ -86,12 +86,12 @@ func (c *Call) Check() error {
 	}
 	for _, t := range texts {
 		if i := strings.IndexAny(t, "\x00\r"); i >= 0 {
-			return fmt.Errorf("%w: %s: %q holds %q, which the shell or the kernel reads otherwise", ErrMalformed, c.ToolName, cut(t, 60), t[i])
+			return fmt.Errorf("%w: %s: %q holds %q, which the shell or the kernel reads otherwise", errMalformed, c.ToolName, cut(t, 60), t[i])
 		}
 	}
 	if IsCommandTool(c.ToolName) {
 		if err := checkDir(c.Dir()); err != nil {
-			return fmt.Errorf("%w: the directory the command runs in: %v", ErrMalformed, err)
+			return fmt.Errorf("%w: the directory the command runs in: %v", errMalformed, err)
 		}
 	}
 	return nil
@@ -122,10 +122,10 @@ func checkDir(dir string) error {
 	return nil
 }
 
-// DecideCall decides a call by its tool's category: a shell tool by its
+// DecideCall decides a call by its tool's Category: a shell tool by its
 // command line, a file tool by every path it names (the worst verdict
 // wins), any other tool (web, MCP, subagents, unknown) as a whole. An
-// error (wrapping ErrMalformed) is a call that cannot be decided. A call
+// error (wrapping errMalformed) is a call that cannot be decided. A call
 // the agent will put to nobody (Claude Code in bypassPermissions runs what
 // a hook asks about, protected files included) is denied rather than
 // asked, and says so (Decision.NobodyToAsk).
@@ -144,11 +144,11 @@ func (g *Gate) decideCall(c *Call) (Decision, error) {
 		if err != nil {
 			return Decision{}, err
 		}
-		return g.DecideGeneric(tool, cmd), nil
+		return g.Decide(tool, cmd), nil
 	}
-	cat := CategoryOf(tool)
-	if cat != CategoryRead && cat != CategoryWrite {
-		return g.DecideGeneric(tool, c.Key()), nil
+	cat := categoryOf(tool)
+	if cat != catRead && cat != catWrite {
+		return g.Decide(tool, c.Key()), nil
 	}
 	paths, err := c.Paths()
 	if err != nil {
@@ -157,10 +157,10 @@ func (g *Gate) decideCall(c *Call) (Decision, error) {
 	var worst Decision
 	for i, p := range paths {
 		var d Decision
-		if cat == CategoryWrite {
-			d = g.DecideFileWrite(tool, p)
+		if cat == catWrite {
+			d = g.decideFileWrite(tool, p)
 		} else {
-			d = g.DecideFileRead(tool, p)
+			d = g.decideFileRead(tool, p)
 		}
 		if i == 0 || Stronger(d.Verdict, worst.Verdict) {
 			worst = d
@@ -174,7 +174,7 @@ func (g *Gate) decideCall(c *Call) (Decision, error) {
 func (c *Call) Command() (string, error) {
 	raw, ok := c.ToolInput["command"]
 	if !ok {
-		return "", fmt.Errorf("%w: %s without tool_input.command", ErrMalformed, c.ToolName)
+		return "", fmt.Errorf("%w: %s without tool_input.command", errMalformed, c.ToolName)
 	}
 	// json.Unmarshal takes null for an empty string or list: look at
 	// the first byte first.
@@ -189,12 +189,12 @@ func (c *Call) Command() (string, error) {
 		if json.Unmarshal(raw, &argv) == nil && len(argv) > 0 {
 			line, err := QuoteArgv(argv)
 			if err != nil {
-				return "", fmt.Errorf("%w: %s: tool_input.command: %v", ErrMalformed, c.ToolName, err)
+				return "", fmt.Errorf("%w: %s: tool_input.command: %v", errMalformed, c.ToolName, err)
 			}
 			return line, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %s: tool_input.command is neither a string nor a list of strings", ErrMalformed, c.ToolName)
+	return "", fmt.Errorf("%w: %s: tool_input.command is neither a string nor a list of strings", errMalformed, c.ToolName)
 }
 
 // QuoteArgv quotes argv back into one bash command line, word for word
@@ -264,7 +264,7 @@ func (c *Call) Paths() ([]string, error) {
 		}
 		var list []string
 		if err := json.Unmarshal(raw, &list); err != nil {
-			return nil, fmt.Errorf("%w: %s: tool_input.%s is not a list of strings", ErrMalformed, c.ToolName, k)
+			return nil, fmt.Errorf("%w: %s: tool_input.%s is not a list of strings", errMalformed, c.ToolName, k)
 		}
 		for _, p := range list {
 			if p != "" {
@@ -282,7 +282,7 @@ func (c *Call) Paths() ([]string, error) {
 		if searchTools[tool] {
 			return []string{"."}, nil
 		}
-		return nil, fmt.Errorf("%w: %s names no path (want tool_input.file_path or path)", ErrMalformed, c.ToolName)
+		return nil, fmt.Errorf("%w: %s names no path (want tool_input.file_path or path)", errMalformed, c.ToolName)
 	}
 	return paths, nil
 }
@@ -300,7 +300,7 @@ func (c *Call) patchPaths() ([]string, error) {
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("%w: apply_patch without tool_input.command", ErrMalformed)
+		return nil, fmt.Errorf("%w: apply_patch without tool_input.command", errMalformed)
 	}
 	var paths []string
 	for _, line := range strings.Split(patch, "\n") {
@@ -312,7 +312,7 @@ func (c *Call) patchPaths() ([]string, error) {
 		}
 	}
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("%w: apply_patch names no file (want *** Update File: lines)", ErrMalformed)
+		return nil, fmt.Errorf("%w: apply_patch names no file (want *** Update File: lines)", errMalformed)
 	}
 	return paths, nil
 }
@@ -334,11 +334,11 @@ func (c *Call) stringField(k string) (string, bool) {
 // tool's command, a file tool's paths, else the tool's URL, command, query
 // or prompt, else its whole input as JSON with sorted keys.
 func (c *Call) Key() string {
-	switch cat := CategoryOf(c.ToolName); {
+	switch cat := categoryOf(c.ToolName); {
 	case IsCommandTool(c.ToolName):
 		cmd, _ := c.Command()
 		return cmd
-	case cat == CategoryRead || cat == CategoryWrite:
+	case cat == catRead || cat == catWrite:
 		paths, _ := c.Paths()
 		return strings.Join(paths, " ")
 	}

@@ -11,7 +11,7 @@ import (
 // TestParseCallStrict: a hook input that two readers could read as two
 // different calls is not decided. Each input names a call whose lax
 // reading is harmless (or that decides as allow under a lax reader), and
-// ParseCall or Check must refuse it with ErrMalformed.
+// ParseCall or Check must refuse it with errMalformed.
 func TestParseCallStrict(t *testing.T) {
 	proj, _ := project(t)
 	file := filepath.Join(proj, "f")
@@ -49,8 +49,8 @@ func TestParseCallStrict(t *testing.T) {
 		if err == nil {
 			err = c.Check()
 		}
-		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want ErrMalformed …%s…", tc.name, err, tc.want)
+		if !errors.Is(err, errMalformed) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want errMalformed …%s…", tc.name, err, tc.want)
 		}
 	}
 	// What is strict but fine passes: surrogate pairs, escapes, nesting.

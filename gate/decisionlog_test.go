@@ -36,16 +36,16 @@ func TestCheckLogsDecisions(t *testing.T) {
 	g := New(Options{Policy: testPolicy(), Prompter: p, Decisions: log, Agent: "host", Session: "s1",
 		Dir: "/work", Now: func() time.Time { return fixed }})
 	ctx := context.Background()
-	if err := g.CheckBash(ctx, "git status"); err != nil {
+	if err := g.checkBash(ctx, "git status"); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.CheckBash(ctx, "curl http://x"); !errors.Is(err, ErrDenied) {
+	if err := g.checkBash(ctx, "curl http://x"); !errors.Is(err, ErrDenied) {
 		t.Fatalf("curl: %v", err)
 	}
-	if err := g.CheckBash(ctx, "git push origin main"); err != nil {
+	if err := g.checkBash(ctx, "git push origin main"); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.CheckBash(ctx, "npm publish"); !errors.Is(err, ErrDenied) {
+	if err := g.checkBash(ctx, "npm publish"); !errors.Is(err, ErrDenied) {
 		t.Fatalf("npm publish: %v", err)
 	}
 	g.DecideBash("git status")

@@ -29,7 +29,7 @@ func Example() {
 	})
 	ctx := context.Background()
 	for _, cmd := range []string{"git status && go test ./...", "git push origin main", "sudo rm -fr //"} {
-		err := g.CheckBash(ctx, cmd)
+		err := g.Check(ctx, "Bash", cmd)
 		switch {
 		case err == nil:
 			fmt.Printf("run %q\n", cmd)
@@ -39,8 +39,8 @@ func Example() {
 			fmt.Printf("refuse %q: %v\n", cmd, err)
 		}
 	}
-	fmt.Println(g.CheckFileWrite(ctx, "Write", "/nonexistent/project/main.go"))
-	fmt.Println(g.CheckFileRead(ctx, "Read", "/etc/shadow"))
+	fmt.Println(g.Check(ctx, "Write", "/nonexistent/project/main.go"))
+	fmt.Println(g.Check(ctx, "Read", "/etc/shadow"))
 	// Output:
 	// run "git status && go test ./..."
 	// hold "git push origin main": needs approval: matches an ask rule: `git push`, and nobody can be asked
@@ -60,8 +60,8 @@ func ExampleNewTerminalPrompter() {
 		Session:  "demo",
 	})
 	ctx := context.Background()
-	fmt.Println(g.CheckBash(ctx, "npm run build"))
-	fmt.Println(g.CheckBash(ctx, "npm run build")) // not asked again
+	fmt.Println(g.Check(ctx, "Bash", "npm run build"))
+	fmt.Println(g.Check(ctx, "Bash", "npm run build")) // not asked again
 	fmt.Print(log.String())
 	// Output:
 	// Bash, shell command: npm run build
@@ -131,6 +131,32 @@ func ExampleLoad() {
 	// npm test: allow
 	// echo x >> ~/.bashrc: ask
 	// loading the gate: Options.Mode is config.json's agentShim.mode; leave it zero
+}
+
+// An agent's hook JSON is decided as it comes: one strict parse, one
+// decision. Parse takes a config.json's bytes, as Load takes its path.
+func ExampleGate_DecideCall() {
+	g, err := gate.Parse("config.json", []byte(`{"userSettings": {"globalPermissionGrants": {"allow": ["command(git status)"]}}}`),
+		gate.Options{Scope: gate.NewScope("/")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, in := range []string{
+		`{"cwd": "/", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git status"}}`,
+		`{"cwd": "/", "tool_name": "Bash", "tool_input": {"command": "git status"}, "tool_name": "Read"}`,
+	} {
+		call, err := gate.ParseCall([]byte(in))
+		if err != nil {
+			fmt.Println("block:", err)
+			continue
+		}
+		d, err := g.DecideCall(call)
+		fmt.Println(d.Verdict, err)
+	}
+	// Output:
+	// allow <nil>
+	// block: malformed tool input: duplicate key "tool_name"
 }
 
 // Recommend turns the approval log into suggested grants.

@@ -166,7 +166,7 @@ func (g *Gate) explain(tool, command string) Explanation {
 			Always: Grant{Tool: "bash", Pattern: escapeGlob(command)}}
 	}
 	approved := g.sessionExact(tool, command) || g.tools.exactAllow(tool, command)
-	lineDeny := !g.tools.empty() && g.tools.Match(tool, command) == ToolDeny
+	lineDeny := !g.tools.empty() && g.tools.match(tool, command) == ToolDeny
 	s, err := shellparse.Parse(command)
 	x.ParseErr = err
 	switch {
@@ -273,10 +273,10 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 	tv, key := ToolUnmatched, ""
 	if !g.tools.empty() {
 		key = strings.Join(cmd.Argv(), " ")
-		tv = g.tools.Match(tool, key)
+		tv = g.tools.match(tool, key)
 		if tv != ToolDeny && len(mv.Argv) > 0 {
 			if norm := strings.Join(mv.Argv, " "); norm != key {
-				tv = max(tv, g.tools.Match(tool, norm))
+				tv = max(tv, g.tools.match(tool, norm))
 			}
 		}
 	}

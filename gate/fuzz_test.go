@@ -62,7 +62,7 @@ func FuzzCheckBash(f *testing.F) {
 		}
 
 		line2 := line + "\nrm -rf /"
-		err := yolo.CheckBash(context.Background(), line2)
+		err := yolo.checkBash(context.Background(), line2)
 		if err != nil && !errors.Is(err, ErrDenied) && !errors.Is(err, ErrNeedsApproval) {
 			t.Fatalf("%q: unexpected error %v", line2, err)
 		}

@@ -101,8 +101,8 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
-// ParseMode parses "ask", "allow" or "yolo"; "" is ModeAsk.
-func ParseMode(s string) (Mode, error) {
+// parseMode parses "ask", "allow" or "yolo"; "" is ModeAsk.
+func parseMode(s string) (Mode, error) {
 	switch s {
 	case "", "ask":
 		return ModeAsk, nil
@@ -212,7 +212,7 @@ type Options struct {
 	Secrets []string
 }
 
-// built is what Load and FromConfig make of config.json: the options it
+// built is what Load and Parse make of config.json: the options it
 // decides, and what only the loader knows about them.
 type built struct {
 	Options
@@ -312,7 +312,7 @@ func newGate(b built) *Gate {
 	}
 	// git, make, go test and the like run a directory's own code: the
 	// matcher asks about running them outside the project.
-	g.policy.SetScope(g.scope.Contains)
+	g.policy.SetScope(g.scope.contains)
 	if g.tools == nil {
 		g.tools = &ToolPolicy{root: g.dir}
 	}
@@ -346,12 +346,8 @@ func (g *Gate) Level() Level { return g.level }
 // outside it adds the path to it.
 func (g *Gate) Scope() *Scope { return g.scope }
 
-// Tools returns the gate's tool patterns. An "always" answer adds an
-// allow pattern to them.
-func (g *Gate) Tools() *ToolPolicy { return g.tools }
-
-// Approvals returns the approvals made through this gate, oldest first.
-func (g *Gate) Approvals() []Approval {
+// approvalsMade returns the approvals made through this gate, oldest first.
+func (g *Gate) approvalsMade() []Approval {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return slices.Clone(g.approvals)
@@ -432,26 +428,26 @@ func (d Decision) Record(e decisionlog.Entry) decisionlog.Entry {
 	return e
 }
 
-// CheckBash decides a shell command line, asking a person when needed.
-func (g *Gate) CheckBash(ctx context.Context, command string) error {
+// checkBash decides a shell command line, asking a person when needed.
+func (g *Gate) checkBash(ctx context.Context, command string) error {
 	return g.check(ctx, "Bash", command, g.DecideBash(command))
 }
 
-// CheckFileRead decides a file tool reading path.
-func (g *Gate) CheckFileRead(ctx context.Context, tool, path string) error {
-	return g.check(ctx, tool, path, g.DecideFileRead(tool, path))
+// checkFileRead decides a file tool reading path.
+func (g *Gate) checkFileRead(ctx context.Context, tool, path string) error {
+	return g.check(ctx, tool, path, g.decideFileRead(tool, path))
 }
 
-// CheckFileWrite decides a file tool writing path.
-func (g *Gate) CheckFileWrite(ctx context.Context, tool, path string) error {
-	return g.check(ctx, tool, path, g.DecideFileWrite(tool, path))
+// checkFileWrite decides a file tool writing path.
+func (g *Gate) checkFileWrite(ctx context.Context, tool, path string) error {
+	return g.check(ctx, tool, path, g.decideFileWrite(tool, path))
 }
 
-// CheckGeneric decides any tool call by the tool's category: a shell
+// Check decides any tool call by the tool's Category: a shell
 // tool's key is its command, a file tool's key its path; for other tools
 // the key is what the host wants tool patterns matched against.
-func (g *Gate) CheckGeneric(ctx context.Context, tool, key string) error {
-	return g.check(ctx, tool, key, g.DecideGeneric(tool, key))
+func (g *Gate) Check(ctx context.Context, tool, key string) error {
+	return g.check(ctx, tool, key, g.Decide(tool, key))
 }
 
 // check settles d and puts it on the decision log, with the answer when a
@@ -514,9 +510,9 @@ func (g *Gate) Apply(req Request, a Answer) error {
 		}
 		var err error
 		if req.Always.Tool == "" {
-			err = g.scope.Allow(req.Always.Pattern)
+			err = g.scope.allow(req.Always.Pattern)
 		} else {
-			err = g.tools.Allow(req.Always.Tool + ":" + req.Always.Pattern)
+			err = g.tools.addAllow(req.Always.Tool + ":" + req.Always.Pattern)
 		}
 		if err != nil {
 			return fmt.Errorf("applying %s: %w", req.Always, err)
@@ -631,13 +627,13 @@ func (g *Gate) abs(p string) string {
 	return p
 }
 
-// DecideFileRead decides a file tool reading path without prompting.
-func (g *Gate) DecideFileRead(tool, path string) Decision {
+// decideFileRead decides a file tool reading path without prompting.
+func (g *Gate) decideFileRead(tool, path string) Decision {
 	return g.decideFile(tool, path, false)
 }
 
-// DecideFileWrite decides a file tool writing path without prompting.
-func (g *Gate) DecideFileWrite(tool, path string) Decision {
+// decideFileWrite decides a file tool writing path without prompting.
+func (g *Gate) decideFileWrite(tool, path string) Decision {
 	return g.decideFile(tool, path, true)
 }
 
@@ -660,8 +656,8 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 	}
 	// A deny pattern holds for the path as named and as resolved; an
 	// allow pattern must hold for where the call really lands.
-	tv := g.tools.Match(tool, real)
-	if real != abs && tv != ToolDeny && g.tools.Match(tool, abs) == ToolDeny {
+	tv := g.tools.match(tool, real)
+	if real != abs && tv != ToolDeny && g.tools.match(tool, abs) == ToolDeny {
 		tv = ToolDeny
 	}
 	exact := g.sessionExact(tool, abs) || g.tools.exactAllow(tool, abs)
@@ -719,19 +715,19 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 	}}
 }
 
-// DecideGeneric decides any tool call without prompting; see CheckGeneric.
-func (g *Gate) DecideGeneric(tool, key string) Decision {
+// Decide decides any tool call without prompting; see Check.
+func (g *Gate) Decide(tool, key string) Decision {
 	if IsCommandTool(tool) {
 		return g.explain(tool, key).Decision
 	}
-	cat := CategoryOf(tool)
+	cat := categoryOf(tool)
 	switch cat {
-	case CategoryRead:
+	case catRead:
 		return g.decideFile(tool, key, false)
-	case CategoryWrite:
+	case catWrite:
 		return g.decideFile(tool, key, true)
 	}
-	switch g.tools.Match(tool, key) {
+	switch g.tools.match(tool, key) {
 	case ToolDeny:
 		return Decision{Verdict: Deny, Reason: "tool pattern denies " + tool}
 	case ToolAllow:
@@ -742,7 +738,7 @@ func (g *Gate) DecideGeneric(tool, key string) Decision {
 		return Decision{Verdict: Allow, Reason: "approved", Approved: true}
 	case g.sessionTool(tool):
 		return Decision{Verdict: Allow, Reason: tool + " approved for the session", BySession: true}
-	case cat == CategorySubagent:
+	case cat == catSubagent:
 		return Decision{Verdict: Allow, Reason: "a subagent inherits this gate"}
 	case g.level == LevelFullAccess:
 		return Decision{Verdict: Allow, Reason: tool + " at level full-access"}

@@ -145,7 +145,7 @@ func TestCheckBash(t *testing.T) {
 		seen[id] = true
 		for i, mode := range modes {
 			g := New(Options{Mode: mode, Level: tc.level, Policy: testPolicy(), Tools: testTools(t, proj), Scope: NewScope(proj)})
-			got := outcome(t, g.CheckBash(context.Background(), tc.in))
+			got := outcome(t, g.checkBash(context.Background(), tc.in))
 			if got != tc.want[i] && tc.want[i] != "-" {
 				t.Errorf("input %q, %v, %v mode: got %s, want %s (%s)", tc.in, tc.level, mode, got, tc.want[i], g.DecideBash(tc.in).Reason)
 			}
@@ -225,7 +225,7 @@ func TestNeverAllow(t *testing.T) {
 		}
 		seen[in] = true
 		g := New(Options{Mode: ModeYolo, Level: LevelFullAccess, Policy: p, Prompter: prompter, Scope: NewScope(t.TempDir())})
-		err := g.CheckBash(context.Background(), in)
+		err := g.checkBash(context.Background(), in)
 		if !errors.Is(err, ErrDenied) {
 			t.Errorf("input %q: got %v, want denied", in, err)
 		}
@@ -239,14 +239,14 @@ func TestNeverAllow(t *testing.T) {
 		"dd if=x of=disk.img", "echo > /dev/null", "chmod -R 755 ./dist",
 		"f(){ echo hi; }; f"} {
 		g := New(Options{Mode: ModeYolo, Policy: p, Scope: NewScope(t.TempDir())})
-		if err := g.CheckBash(context.Background(), in); err != nil {
+		if err := g.checkBash(context.Background(), in); err != nil {
 			t.Errorf("input %q: %v", in, err)
 		}
 	}
 	// find -delete is not never allowed; what it deletes cannot be told,
 	// and might be a protected path: asked, even in yolo mode.
 	g := New(Options{Mode: ModeYolo, Policy: p, Scope: NewScope(t.TempDir())})
-	if err := g.CheckBash(context.Background(), "find build -name x -delete"); !errors.Is(err, ErrNeedsApproval) {
+	if err := g.checkBash(context.Background(), "find build -name x -delete"); !errors.Is(err, ErrNeedsApproval) {
 		t.Errorf("find build -name x -delete: %v, want needs approval", err)
 	}
 }
@@ -286,9 +286,9 @@ func TestCheckFile(t *testing.T) {
 			g := New(Options{Mode: mode, Level: tc.level, Policy: testPolicy(), Tools: testTools(t, proj), Scope: NewScope(proj)})
 			var err error
 			if tc.write {
-				err = g.CheckFileWrite(context.Background(), tc.tool, tc.path)
+				err = g.checkFileWrite(context.Background(), tc.tool, tc.path)
 			} else {
-				err = g.CheckFileRead(context.Background(), tc.tool, tc.path)
+				err = g.checkFileRead(context.Background(), tc.tool, tc.path)
 			}
 			if got := outcome(t, err); got != tc.want[i] {
 				t.Errorf("%s %q (write %v), %v, %v mode: got %s, want %s (%v)", tc.tool, tc.path, tc.write, tc.level, mode, got, tc.want[i], err)
@@ -321,9 +321,9 @@ func TestCheckGeneric(t *testing.T) {
 	for _, tc := range tests {
 		for i, mode := range modes {
 			g := New(Options{Mode: mode, Level: tc.level, Policy: testPolicy(), Tools: testTools(t, proj), Scope: NewScope(proj)})
-			got := outcome(t, g.CheckGeneric(context.Background(), tc.tool, tc.key))
+			got := outcome(t, g.Check(context.Background(), tc.tool, tc.key))
 			if got != tc.want[i] {
-				t.Errorf("%s %q, %v, %v mode: got %s, want %s (%s)", tc.tool, tc.key, tc.level, mode, got, tc.want[i], g.DecideGeneric(tc.tool, tc.key).Reason)
+				t.Errorf("%s %q, %v, %v mode: got %s, want %s (%s)", tc.tool, tc.key, tc.level, mode, got, tc.want[i], g.Decide(tc.tool, tc.key).Reason)
 			}
 		}
 	}
@@ -348,24 +348,24 @@ func TestZeroOptions(t *testing.T) {
 		t.Errorf("Load of no file: mode %v, level %v; New: %v, %v", loaded.Mode(), loaded.Level(), zero.Mode(), zero.Level())
 	}
 	for _, p := range []string{filepath.Join(dir, "x"), "/etc/hostname"} {
-		if a, b := loaded.DecideFileWrite("Write", p), zero.DecideFileWrite("Write", p); a.Verdict != b.Verdict {
+		if a, b := loaded.decideFileWrite("Write", p), zero.decideFileWrite("Write", p); a.Verdict != b.Verdict {
 			t.Errorf("Write %s: Load of no file %s, New %s", p, a.Verdict, b.Verdict)
 		}
 	}
 	for _, err := range []error{
-		g.CheckBash(ctx, "ls"),
-		g.CheckFileRead(ctx, "Read", "/etc/hostname"),
-		g.CheckFileWrite(ctx, "Write", "/tmp/x"),
-		g.CheckGeneric(ctx, "WebFetch", "https://x"),
+		g.checkBash(ctx, "ls"),
+		g.checkFileRead(ctx, "Read", "/etc/hostname"),
+		g.checkFileWrite(ctx, "Write", "/tmp/x"),
+		g.Check(ctx, "WebFetch", "https://x"),
 	} {
 		if !errors.Is(err, ErrNeedsApproval) {
 			t.Errorf("got %v, want ErrNeedsApproval", err)
 		}
 	}
-	if err := g.CheckBash(ctx, "rm -rf /"); !errors.Is(err, ErrDenied) {
+	if err := g.checkBash(ctx, "rm -rf /"); !errors.Is(err, ErrDenied) {
 		t.Errorf("rm -rf /: got %v, want ErrDenied", err)
 	}
-	if err := g.CheckFileRead(ctx, "Read", "relative"); !errors.Is(err, ErrDenied) {
+	if err := g.checkFileRead(ctx, "Read", "relative"); !errors.Is(err, ErrDenied) {
 		t.Errorf("relative path with no root: got %v, want ErrDenied", err)
 	}
 }
@@ -390,13 +390,13 @@ func TestDecide(t *testing.T) {
 				Programs: []string{"npm"}, Always: Grant{Tool: "bash", Pattern: `npm run x\*`}}}},
 		{"allow", g.DecideBash("git status"), Decision{Verdict: Allow, Reason: "matches an allow rule: `git status`",
 			Rule: matcher.New().Add(matcher.Allow, "git status", matcher.Source{})}},
-		{"outside", g.DecideFileRead("Read", outside+"/a"), Decision{Verdict: Ask, Reason: "read of " + outside + "/a, outside the scope",
+		{"outside", g.decideFileRead("Read", outside+"/a"), Decision{Verdict: Ask, Reason: "read of " + outside + "/a, outside the scope",
 			Request: &Request{Kind: KindOutsideScope, Tool: "Read", Key: outside + "/a", Reason: "read of " + outside + "/a, outside the scope",
 				Always: Grant{Pattern: outside + "/a"}}}},
-		{"write", g.DecideFileWrite("Write", "src/a.go"), Decision{Verdict: Default, Reason: "write of " + proj + "/src/a.go at level read-only",
+		{"write", g.decideFileWrite("Write", "src/a.go"), Decision{Verdict: Default, Reason: "write of " + proj + "/src/a.go at level read-only",
 			Request: &Request{Kind: KindFileWrite, Tool: "Write", Key: proj + "/src/a.go", Reason: "write of " + proj + "/src/a.go at level read-only",
 				Always: Grant{Tool: "write", Pattern: proj + "/src/a.go"}}}},
-		{"other", g.DecideGeneric("WebFetch", "https://x"), Decision{Verdict: Default, Reason: "WebFetch is not auto-approved at level read-only",
+		{"other", g.Decide("WebFetch", "https://x"), Decision{Verdict: Default, Reason: "WebFetch is not auto-approved at level read-only",
 			Request: &Request{Kind: KindOther, Tool: "WebFetch", Key: "https://x", Reason: "WebFetch is not auto-approved at level read-only",
 				Always: Grant{Tool: "webfetch", Pattern: "**"}}}},
 	}
@@ -509,7 +509,7 @@ func TestAnswers(t *testing.T) {
 					return nil
 				}})
 			for _, c := range tc.calls {
-				got := outcome(t, g.CheckGeneric(ctx, c.tool, c.key))
+				got := outcome(t, g.Check(ctx, c.tool, c.key))
 				if got != c.want {
 					t.Errorf("%s %q: got %s, want %s", c.tool, c.key, got, c.want)
 				}
@@ -525,7 +525,7 @@ func TestAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(g.Approvals(), logged); diff != "" {
+			if diff := cmp.Diff(g.approvalsMade(), logged); diff != "" {
 				t.Errorf("log and Approvals differ (-mem +log)\n%s", diff)
 			}
 			if tc.answer == AnswerNo && len(logged) != 0 {
@@ -542,7 +542,7 @@ func TestAuditLine(t *testing.T) {
 	var audit bytes.Buffer
 	g := New(Options{Prompter: &scripted{answer: func(Request) Answer { return AnswerSession }},
 		Audit: &audit, Now: func() time.Time { return fixed.In(time.FixedZone("X", 3600)) }, Session: "abc"})
-	if err := g.CheckBash(context.Background(), `npm run "build all"`); err != nil {
+	if err := g.checkBash(context.Background(), `npm run "build all"`); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"tool":"Bash","key":"npm run \"build all\"","decision":"session","time":"2025-06-01T12:00:00Z","session":"abc"}` + "\n"
@@ -555,7 +555,7 @@ func TestPromptFailures(t *testing.T) {
 	ctx := context.Background()
 	boom := errors.New("tty gone")
 	g := New(Options{Prompter: &scripted{err: boom}})
-	err := g.CheckBash(ctx, "npm test")
+	err := g.checkBash(ctx, "npm test")
 	if !errors.Is(err, boom) || errors.Is(err, ErrDenied) {
 		t.Errorf("prompter error: got %v", err)
 	}
@@ -565,15 +565,15 @@ func TestPromptFailures(t *testing.T) {
 
 	g = New(Options{Prompter: &scripted{answer: func(Request) Answer { return AnswerAlways }},
 		Persist: func(string, string) error { return errors.New("config locked") }})
-	if err := g.CheckBash(ctx, "npm test"); err == nil || !strings.Contains(err.Error(), "config locked") {
+	if err := g.checkBash(ctx, "npm test"); err == nil || !strings.Contains(err.Error(), "config locked") {
 		t.Errorf("persist error: got %v", err)
 	}
-	if len(g.Approvals()) != 0 {
+	if len(g.approvalsMade()) != 0 {
 		t.Errorf("an approval that was not persisted was recorded")
 	}
 
 	g = New(Options{Prompter: &scripted{answer: func(Request) Answer { return AnswerOnce }}, Audit: failWriter{}})
-	if err := g.CheckBash(ctx, "npm test"); err == nil {
+	if err := g.checkBash(ctx, "npm test"); err == nil {
 		t.Errorf("an approval that could not be logged allowed the call")
 	}
 
@@ -581,7 +581,7 @@ func TestPromptFailures(t *testing.T) {
 	cancel()
 	p := &scripted{answer: func(Request) Answer { return AnswerOnce }}
 	g = New(Options{Prompter: p})
-	if err := g.CheckBash(cctx, "npm test"); !errors.Is(err, context.Canceled) {
+	if err := g.checkBash(cctx, "npm test"); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled context: got %v", err)
 	}
 	if len(p.requests()) != 0 {
@@ -616,19 +616,19 @@ func TestRace(t *testing.T) {
 				var err error
 				switch i % 5 {
 				case 0:
-					err = g.CheckBash(ctx, fmt.Sprintf("npm run task%d", n))
+					err = g.checkBash(ctx, fmt.Sprintf("npm run task%d", n))
 				case 1:
-					err = g.CheckFileWrite(ctx, "Write", fmt.Sprintf("%s/f%d", outside, n))
+					err = g.checkFileWrite(ctx, "Write", fmt.Sprintf("%s/f%d", outside, n))
 				case 2:
-					err = g.CheckGeneric(ctx, fmt.Sprintf("mcp__s__t%d", n), "{}")
+					err = g.Check(ctx, fmt.Sprintf("mcp__s__t%d", n), "{}")
 				case 3:
-					if err = g.CheckBash(ctx, "rm -rf /"); errors.Is(err, ErrDenied) {
+					if err = g.checkBash(ctx, "rm -rf /"); errors.Is(err, ErrDenied) {
 						err = nil
 					}
 				case 4:
-					_ = g.Approvals()
-					_ = g.Scope().Contains(outside + "/f1")
-					err = g.CheckBash(ctx, "git status")
+					_ = g.approvalsMade()
+					_ = g.Scope().contains(outside + "/f1")
+					err = g.checkBash(ctx, "git status")
 				}
 				if err != nil {
 					select {
@@ -648,8 +648,8 @@ func TestRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(logged) != len(g.Approvals()) || len(logged) == 0 {
-		t.Errorf("logged %d approvals, gate holds %d", len(logged), len(g.Approvals()))
+	if len(logged) != len(g.approvalsMade()) || len(logged) == 0 {
+		t.Errorf("logged %d approvals, gate holds %d", len(logged), len(g.approvalsMade()))
 	}
 }
 

@@ -49,16 +49,20 @@ func Load(configPath string, opts Options) (*Gate, error) {
 	return finish(o, opts), nil
 }
 
-// FromConfig builds a gate from a config.json already in memory, as Load
-// builds it from the file: agents-setup's policy tests decide with the
-// config it would write (manifest.Tree.Config). opts are taken as Load
-// takes them; CacheDir is refused, as there is no file to keep a copy of.
-func FromConfig(f *config.File, opts Options) (*Gate, error) {
+// Parse builds a gate from the bytes of a config.json, as Load builds it
+// from the file; name names it in errors (and is protected as Load
+// protects the file it reads). opts are taken as Load takes them;
+// CacheDir is refused, as there is no file to keep a copy of.
+func Parse(name string, data []byte, opts Options) (*Gate, error) {
 	if err := checkLoadOptions(opts); err != nil {
 		return nil, err
 	}
 	if opts.CacheDir != "" {
 		return nil, errors.New("building the gate: Options.CacheDir is for Load")
+	}
+	f, err := config.Parse(name, data)
+	if err != nil {
+		return nil, err
 	}
 	o, err := optionsOf(f, opts.Scope)
 	if err != nil {
@@ -135,7 +139,7 @@ func (o *built) usePrograms(f *config.File) error {
 func optionsOf(f *config.File, scope *Scope) (built, error) {
 	var o built
 	var err error
-	if o.Mode, err = ParseMode(f.Shim.Mode); err != nil {
+	if o.Mode, err = parseMode(f.Shim.Mode); err != nil {
 		return o, fmt.Errorf("%s: agentShim.mode: %w", f.Path, err)
 	}
 	if o.Level, err = LevelOf(f.Shim.Profile); err != nil {
@@ -146,7 +150,7 @@ func optionsOf(f *config.File, scope *Scope) (built, error) {
 	o.host, o.shimKnown = Host{Shell: f.Shim.Shell, Runtime: f.Shim.Runtime, RequireHook: f.Shim.RequireHook}, true
 	o.Scope = scope.clone()
 	for i, p := range f.Shim.PathScope.Allow {
-		if err := o.Scope.Allow(p); err != nil {
+		if err := o.Scope.allow(p); err != nil {
 			return o, fmt.Errorf("%s: agentShim.pathScope.allow[%d]: %w", f.Path, i, err)
 		}
 	}

@@ -76,25 +76,25 @@ func TestLoad(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"allow grant", g.CheckBash(ctx, "git status"), "allow"},
-		{"managed ask rule, matched by its line", g.CheckBash(ctx, "git -C x push origin main"), "allow"}, // asked, answered once
-		{"deny grant", g.CheckBash(ctx, "curl -s x"), "deny"},
-		{"tool allow", g.CheckBash(ctx, "make all"), "allow"},
-		{"never-allow", g.CheckBash(ctx, "git push -f"), "deny"},
-		{"user root in scope", g.CheckFileRead(ctx, "Read", user+"/config/config.json"), "allow"},
-		{"scope tree", g.CheckFileRead(ctx, "Read", "/opt/data/a/b"), "allow"},
-		{"scope glob, relative to the project", g.CheckFileRead(ctx, "Read", proj+"/docs/x.md"), "allow"},
-		{"tool deny, relative to the project", g.CheckFileWrite(ctx, "Write", proj+"/secrets/k"), "deny"},
-		{"write at read-only, allow mode", g.CheckFileWrite(ctx, "Write", proj+"/x.go"), "allow"},
-		{"tool allow outside the scope", g.CheckFileRead(ctx, "Read", "/etc/hostname"), "allow"},
+		{"allow grant", g.checkBash(ctx, "git status"), "allow"},
+		{"managed ask rule, matched by its line", g.checkBash(ctx, "git -C x push origin main"), "allow"}, // asked, answered once
+		{"deny grant", g.checkBash(ctx, "curl -s x"), "deny"},
+		{"tool allow", g.checkBash(ctx, "make all"), "allow"},
+		{"never-allow", g.checkBash(ctx, "git push -f"), "deny"},
+		{"user root in scope", g.checkFileRead(ctx, "Read", user+"/config/config.json"), "allow"},
+		{"scope tree", g.checkFileRead(ctx, "Read", "/opt/data/a/b"), "allow"},
+		{"scope glob, relative to the project", g.checkFileRead(ctx, "Read", proj+"/docs/x.md"), "allow"},
+		{"tool deny, relative to the project", g.checkFileWrite(ctx, "Write", proj+"/secrets/k"), "deny"},
+		{"write at read-only, allow mode", g.checkFileWrite(ctx, "Write", proj+"/x.go"), "allow"},
+		{"tool allow outside the scope", g.checkFileRead(ctx, "Read", "/etc/hostname"), "allow"},
 	}
 	for _, c := range checks {
 		if got := outcome(t, c.err); got != c.want {
 			t.Errorf("%s: got %s (%v), want %s", c.name, got, c.err, c.want)
 		}
 	}
-	if len(g.Approvals()) != 1 || g.Approvals()[0].Key != "git -C x push origin main" {
-		t.Errorf("approvals: %+v", g.Approvals())
+	if len(g.approvalsMade()) != 1 || g.approvalsMade()[0].Key != "git -C x push origin main" {
+		t.Errorf("approvals: %+v", g.approvalsMade())
 	}
 	if audit.Len() == 0 {
 		t.Errorf("the Audit option was not used")
@@ -110,7 +110,7 @@ func TestLoadMissing(t *testing.T) {
 	if g.Mode() != ModeAsk || g.Level() != LevelLocalChanges {
 		t.Errorf("mode %v, level %v; want ask, local-changes", g.Mode(), g.Level())
 	}
-	if err := g.CheckBash(context.Background(), "ls"); !errors.Is(err, ErrNeedsApproval) {
+	if err := g.checkBash(context.Background(), "ls"); !errors.Is(err, ErrNeedsApproval) {
 		t.Errorf("ls with no config: %v", err)
 	}
 }
@@ -185,7 +185,7 @@ func TestLoadOptions(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.in, got, c.want)
 		}
 	}
-	if !g.Scope().Contains(proj+"/a") || g.Scope() == scope {
+	if !g.Scope().contains(proj+"/a") || g.Scope() == scope {
 		t.Errorf("the scope is not a copy of Options.Scope with its root")
 	}
 	if len(scope.Patterns()) != 0 {

@@ -113,8 +113,8 @@ func (a Answer) String() string {
 	return fmt.Sprintf("Answer(%d)", int(a))
 }
 
-// ParseAnswer reads a typed answer: y/yes, s, t, a, n/no or empty.
-func ParseAnswer(s string) (Answer, error) {
+// parseAnswer reads a typed answer: y/yes, s, t, a, n/no or empty.
+func parseAnswer(s string) (Answer, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "y", "yes":
 		return AnswerOnce, nil
@@ -130,9 +130,9 @@ func ParseAnswer(s string) (Answer, error) {
 	return AnswerNo, fmt.Errorf("unknown answer %q (want y, s, t, a or n)", strings.TrimSpace(s))
 }
 
-// TerminalPrompter asks on a terminal: it writes the request to out and
+// terminalPrompter asks on a terminal: it writes the request to out and
 // reads one line from in. One question is asked at a time.
-type TerminalPrompter struct {
+type terminalPrompter struct {
 	mu  sync.Mutex
 	in  *bufio.Reader
 	out io.Writer
@@ -140,8 +140,8 @@ type TerminalPrompter struct {
 
 // NewTerminalPrompter returns a prompter reading answers from in (the
 // controlling terminal, /dev/tty) and writing questions to out.
-func NewTerminalPrompter(in io.Reader, out io.Writer) *TerminalPrompter {
-	return &TerminalPrompter{in: bufio.NewReader(in), out: out}
+func NewTerminalPrompter(in io.Reader, out io.Writer) Prompter {
+	return &terminalPrompter{in: bufio.NewReader(in), out: out}
 }
 
 // maxTries bounds how often an unreadable answer is asked again.
@@ -149,7 +149,7 @@ const maxTries = 3
 
 // AskApproval asks until it reads a valid answer. End of input is AnswerNo.
 // A blocked read is not interrupted by ctx; ctx is checked before asking.
-func (p *TerminalPrompter) AskApproval(ctx context.Context, req Request) (Answer, error) {
+func (p *terminalPrompter) AskApproval(ctx context.Context, req Request) (Answer, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := ctx.Err(); err != nil {
@@ -174,7 +174,7 @@ func (p *TerminalPrompter) AskApproval(ctx context.Context, req Request) (Answer
 			fmt.Fprintln(p.out)
 			return AnswerNo, nil
 		}
-		a, perr := ParseAnswer(line)
+		a, perr := parseAnswer(line)
 		if perr == nil {
 			return a, nil
 		}

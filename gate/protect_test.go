@@ -215,14 +215,14 @@ func TestProtectedFiles(t *testing.T) {
 				"~/.gitconfig", "~/.config/git/ignore", "~/.claude/settings.local.json", "~/.gemini/settings.json",
 				cfg, filepath.Dir(cfg) + "/.config.json.tmp-1", key, home + "/.cache/agent-shim/x",
 			} {
-				if d := g.DecideFileWrite(tool, p); d.Verdict != Ask {
+				if d := g.decideFileWrite(tool, p); d.Verdict != Ask {
 					t.Errorf("%s, %s: write of %s is %v (%s), want ask", tool, mode, p, d.Verdict, d.Reason)
 				}
 			}
-			if d := g.DecideFileWrite(tool, "sub/main.go"); d.Verdict != Allow {
+			if d := g.decideFileWrite(tool, "sub/main.go"); d.Verdict != Allow {
 				t.Errorf("%s, %s: write of sub/main.go is %v (%s)", tool, mode, d.Verdict, d.Reason)
 			}
-			if d := g.DecideFileRead("Read", key); d.Verdict != Ask {
+			if d := g.decideFileRead("Read", key); d.Verdict != Ask {
 				t.Errorf("%s: read of the cache key is %v (%s), want ask", mode, d.Verdict, d.Reason)
 			}
 		}
@@ -241,7 +241,7 @@ func TestScopeRoot(t *testing.T) {
 	}
 	// Outside a checkout the scope is empty: every write asks.
 	g := New(Options{Level: LevelLocalChanges})
-	if d := g.DecideFileWrite("Write", proj+"/a"); d.Verdict != Ask {
+	if d := g.decideFileWrite("Write", proj+"/a"); d.Verdict != Ask {
 		t.Errorf("empty scope: write is %v", d.Verdict)
 	}
 }
@@ -302,7 +302,7 @@ func TestProtectedLinks(t *testing.T) {
 		other + "/agent/config.json", // config.json, where it leads
 		other + "/state/state/agent-shim/cache.key",
 	} {
-		if d := g.DecideFileWrite("Write", p); d.Verdict != Ask {
+		if d := g.decideFileWrite("Write", p); d.Verdict != Ask {
 			t.Errorf("write of %s is %v (%s), want ask", p, d.Verdict, d.Reason)
 		}
 	}
@@ -315,11 +315,11 @@ func TestProtectedLinks(t *testing.T) {
 			t.Errorf("%q is %v (%s), want ask", line, d.Verdict, d.Reason)
 		}
 	}
-	if d := g.DecideFileRead("Read", other+"/state/state/agent-shim/cache.key"); d.Verdict != Ask {
+	if d := g.decideFileRead("Read", other+"/state/state/agent-shim/cache.key"); d.Verdict != Ask {
 		t.Errorf("read of the cache key where its link leads is %v (%s), want ask", d.Verdict, d.Reason)
 	}
 	for _, p := range []string{proj + "/main.go", proj + "/sub/x.txt"} {
-		if d := g.DecideFileWrite("Write", p); d.Verdict != Allow {
+		if d := g.decideFileWrite("Write", p); d.Verdict != Allow {
 			t.Errorf("write of %s is %v (%s), want allow", p, d.Verdict, d.Reason)
 		}
 	}

@@ -102,7 +102,7 @@ func (s *Scope) Patterns() []string {
 }
 
 // Allow adds an allow pattern.
-func (s *Scope) Allow(pattern string) error {
+func (s *Scope) allow(pattern string) error {
 	p, err := s.compile(pattern)
 	if err != nil {
 		return err
@@ -214,7 +214,7 @@ func (s *Scope) base() string {
 
 // Contains reports whether a file operation on path stays in the scope. A
 // relative path is taken from the first root. A nil scope contains nothing.
-func (s *Scope) Contains(path string) bool {
+func (s *Scope) contains(path string) bool {
 	if s == nil || path == "" {
 		return false
 	}

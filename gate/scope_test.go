@@ -46,7 +46,7 @@ func TestScopeContains(t *testing.T) {
 	base, proj, out := tree(t)
 	s := NewScope(proj)
 	for _, p := range []string{base + "/data/...", base + "/logs/*.log", base + "/one", "rel/..."} {
-		if err := s.Allow(p); err != nil {
+		if err := s.allow(p); err != nil {
 			t.Fatalf("Allow(%q): %v", p, err)
 		}
 	}
@@ -94,17 +94,17 @@ func TestScopeContains(t *testing.T) {
 		}
 		seen[tc.in] = true
 		t.Logf("input: %q", tc.in)
-		if got := s.Contains(tc.in); got != tc.want {
+		if got := s.contains(tc.in); got != tc.want {
 			t.Errorf("Contains(%q) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
-	if err := s.Allow(out + "/secret/key"); err != nil {
+	if err := s.allow(out + "/secret/key"); err != nil {
 		t.Fatal(err)
 	}
-	if !s.Contains(proj + "/escape/secret/key") {
+	if !s.contains(proj + "/escape/secret/key") {
 		t.Errorf("after Allow: a link to the allowed file is still outside")
 	}
-	if s.Contains(out + "/secret/other") {
+	if s.contains(out + "/secret/other") {
 		t.Errorf("Allow of a file allowed its sibling")
 	}
 }
@@ -116,13 +116,13 @@ func TestScopeRootThroughLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := NewScope(link)
-	if !s.Contains(proj + "/src/main.go") {
+	if !s.contains(proj + "/src/main.go") {
 		t.Errorf("root given through a link: the real path is outside")
 	}
-	if !s.Contains(link + "/src/main.go") {
+	if !s.contains(link + "/src/main.go") {
 		t.Errorf("root given through a link: the link path is outside")
 	}
-	if s.Contains(link + "/escape/secret/key") {
+	if s.contains(link + "/escape/secret/key") {
 		t.Errorf("a link out of a linked root is inside")
 	}
 }
@@ -130,15 +130,15 @@ func TestScopeRootThroughLink(t *testing.T) {
 func TestScopeRefuses(t *testing.T) {
 	s := NewScope()
 	for _, p := range []string{"", "/...", "/*", "/**", "rel/x", "/a*/..."} {
-		if err := s.Allow(p); err == nil {
+		if err := s.allow(p); err == nil {
 			t.Errorf("Allow(%q): no error", p)
 		}
 	}
-	if s.Contains("/etc/passwd") || s.Contains("x") {
+	if s.contains("/etc/passwd") || s.contains("x") {
 		t.Errorf("an empty scope contains something")
 	}
 	var nilScope *Scope
-	if nilScope.Contains("/x") {
+	if nilScope.contains("/x") {
 		t.Errorf("a nil scope contains something")
 	}
 }

@@ -11,75 +11,75 @@ import (
 	"unicode/utf8"
 )
 
-// Category is what a tool does, which decides what a level auto-approves.
-type Category int
+// category is what a tool does, which decides what a level auto-approves.
+type category int
 
 const (
-	// CategoryShell runs commands: shell tools, and every tool the gate
+	// catShell runs commands: shell tools, and every tool the gate
 	// does not know (web, MCP, …), which may do anything.
-	CategoryShell Category = iota
-	// CategoryRead reads files or lists directories.
-	CategoryRead
-	// CategoryWrite writes or edits files.
-	CategoryWrite
-	// CategorySubagent starts a sub-agent, which goes through the same
+	catShell category = iota
+	// catRead reads files or lists directories.
+	catRead
+	// catWrite writes or edits files.
+	catWrite
+	// catSubagent starts a sub-agent, which goes through the same
 	// gate (it inherits the level).
-	CategorySubagent
+	catSubagent
 )
 
-func (c Category) String() string {
+func (c category) String() string {
 	switch c {
-	case CategoryShell:
+	case catShell:
 		return "shell"
-	case CategoryRead:
+	case catRead:
 		return "read"
-	case CategoryWrite:
+	case catWrite:
 		return "write"
-	case CategorySubagent:
+	case catSubagent:
 		return "subagent"
 	}
-	return fmt.Sprintf("Category(%d)", int(c))
+	return fmt.Sprintf("category(%d)", int(c))
 }
 
 // categories maps lower-cased tool names of Claude Code, Codex, Gemini CLI
-// and other agents to their category. Anything else is CategoryShell.
-var categories = map[string]Category{
+// and other agents to their category. Anything else is catShell.
+var categories = map[string]category{
 	// read
-	"read": CategoryRead, "grep": CategoryRead, "glob": CategoryRead, "ls": CategoryRead,
-	"read_file": CategoryRead, "read_many_files": CategoryRead, "list_directory": CategoryRead,
-	"search_file_content": CategoryRead, "view": CategoryRead, "list_dir": CategoryRead,
-	"find_files": CategoryRead, "file_search": CategoryRead, "grep_search": CategoryRead,
-	"codebase_search": CategoryRead, "notebookread": CategoryRead, "view_file": CategoryRead,
+	"read": catRead, "grep": catRead, "glob": catRead, "ls": catRead,
+	"read_file": catRead, "read_many_files": catRead, "list_directory": catRead,
+	"search_file_content": catRead, "view": catRead, "list_dir": catRead,
+	"find_files": catRead, "file_search": catRead, "grep_search": catRead,
+	"codebase_search": catRead, "notebookread": catRead, "view_file": catRead,
 	// write
-	"write": CategoryWrite, "edit": CategoryWrite, "multiedit": CategoryWrite,
-	"notebookedit": CategoryWrite, "apply_patch": CategoryWrite, "write_file": CategoryWrite,
-	"replace": CategoryWrite, "edit_file": CategoryWrite, "create_file": CategoryWrite,
-	"str_replace": CategoryWrite, "str_replace_based_edit_tool": CategoryWrite,
-	"delete_file": CategoryWrite,
+	"write": catWrite, "edit": catWrite, "multiedit": catWrite,
+	"notebookedit": catWrite, "apply_patch": catWrite, "write_file": catWrite,
+	"replace": catWrite, "edit_file": catWrite, "create_file": catWrite,
+	"str_replace": catWrite, "str_replace_based_edit_tool": catWrite,
+	"delete_file": catWrite,
 	// subagent
-	"task": CategorySubagent, "spawn_agent": CategorySubagent, "agent": CategorySubagent,
-	"subagent": CategorySubagent,
+	"task": catSubagent, "spawn_agent": catSubagent, "agent": catSubagent,
+	"subagent": catSubagent,
 }
 
 // commandTools are the shell tools whose key is a command line, decided by
-// the command policy. Other CategoryShell tools are decided as a whole.
+// the command policy. Other catShell tools are decided as a whole.
 var commandTools = map[string]bool{
 	"bash": true, "run_shell_command": true, "shell": true, "exec_command": true,
 	"local_shell": true, "run_terminal_cmd": true, "execute_command": true,
 }
 
-// CategoryOf returns the category of a tool, by its name in any agent
-// (case does not matter). Unknown and MCP tools are CategoryShell.
-func CategoryOf(tool string) Category {
+// categoryOf returns the category of a tool, by its name in any agent
+// (case does not matter). Unknown and MCP tools are catShell.
+func categoryOf(tool string) category {
 	if c, ok := categories[strings.ToLower(tool)]; ok {
 		return c
 	}
-	return CategoryShell
+	return catShell
 }
 
 // IsCommandTool reports whether a tool runs shell command lines (Bash,
 // run_shell_command, shell, …): its key is the command, decided by the
-// command policy. Other CategoryShell tools are decided as a whole.
+// command policy. Other catShell tools are decided as a whole.
 func IsCommandTool(tool string) bool { return commandTools[strings.ToLower(tool)] }
 
 // canonicalTool names a tool for patterns and session approvals: "bash"
@@ -152,12 +152,12 @@ func NewToolPolicy(root string, allow, deny []string) (*ToolPolicy, error) {
 	p := &ToolPolicy{root: root}
 	var errs []error
 	for i, s := range allow {
-		if err := p.Allow(s); err != nil {
+		if err := p.addAllow(s); err != nil {
 			errs = append(errs, fmt.Errorf("allow[%d]: %w", i, err))
 		}
 	}
 	for i, s := range deny {
-		if err := p.Deny(s); err != nil {
+		if err := p.addDeny(s); err != nil {
 			errs = append(errs, fmt.Errorf("deny[%d]: %w", i, err))
 		}
 	}
@@ -169,7 +169,7 @@ func NewToolPolicy(root string, allow, deny []string) (*ToolPolicy, error) {
 
 // Allow adds an allow pattern. A bare glob made only of stars would allow
 // every call of every tool and is refused.
-func (p *ToolPolicy) Allow(pattern string) error {
+func (p *ToolPolicy) addAllow(pattern string) error {
 	tp, err := p.parse(pattern)
 	if err != nil {
 		return err
@@ -184,7 +184,7 @@ func (p *ToolPolicy) Allow(pattern string) error {
 }
 
 // Deny adds a deny pattern.
-func (p *ToolPolicy) Deny(pattern string) error {
+func (p *ToolPolicy) addDeny(pattern string) error {
 	tp, err := p.parse(pattern)
 	if err != nil {
 		return err
@@ -284,14 +284,14 @@ func (p *ToolPolicy) parse(pattern string) (*toolPattern, error) {
 // Match decides a tool call: ToolDeny when a deny pattern matches,
 // ToolAllow when only an allow pattern does, else ToolUnmatched. A nil
 // policy matches nothing.
-func (p *ToolPolicy) Match(tool, key string) ToolVerdict {
+func (p *ToolPolicy) match(tool, key string) ToolVerdict {
 	if p == nil {
 		return ToolUnmatched
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	cat := CategoryOf(tool)
-	file := cat == CategoryRead || cat == CategoryWrite
+	cat := categoryOf(tool)
+	file := cat == catRead || cat == catWrite
 	for _, tp := range p.deny {
 		if tp.matches(tool, key, cat, file) {
 			return ToolDeny
@@ -323,7 +323,7 @@ func (p *ToolPolicy) exactAllow(tool, key string) bool {
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	cat := CategoryOf(tool)
+	cat := categoryOf(tool)
 	for _, tp := range p.allow {
 		if tp.literal && tp.tool != "" && tp.lit == key && tp.toolMatches(tool, cat) {
 			return true
@@ -332,7 +332,7 @@ func (p *ToolPolicy) exactAllow(tool, key string) bool {
 	return false
 }
 
-func (tp *toolPattern) toolMatches(tool string, cat Category) bool {
+func (tp *toolPattern) toolMatches(tool string, cat category) bool {
 	t := strings.ToLower(tool)
 	switch {
 	case tp.toolRE != nil:
@@ -342,14 +342,14 @@ func (tp *toolPattern) toolMatches(tool string, cat Category) bool {
 	case tp.tool == "bash":
 		return commandTools[t]
 	case tp.tool == "read_file":
-		return cat == CategoryRead
+		return cat == catRead
 	case tp.tool == "write_file":
-		return cat == CategoryWrite
+		return cat == catWrite
 	}
 	return false
 }
 
-func (tp *toolPattern) matches(tool, key string, cat Category, file bool) bool {
+func (tp *toolPattern) matches(tool, key string, cat category, file bool) bool {
 	re := tp.re
 	if file {
 		re = tp.absRE

@@ -90,12 +90,12 @@ func TestToolPolicyMatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Logf("input: %s %q", tc.tool, tc.key)
-		if got := p.Match(tc.tool, tc.key); got != tc.want {
+		if got := p.match(tc.tool, tc.key); got != tc.want {
 			t.Errorf("Match(%q, %q) = %v, want %v", tc.tool, tc.key, got, tc.want)
 		}
 	}
 	var nilPolicy *ToolPolicy
-	if got := nilPolicy.Match("Bash", "ls"); got != ToolUnmatched {
+	if got := nilPolicy.match("Bash", "ls"); got != ToolUnmatched {
 		t.Errorf("nil policy: %v", got)
 	}
 }
@@ -120,7 +120,7 @@ func TestToolPolicyRefuses(t *testing.T) {
 func TestExactAllow(t *testing.T) {
 	p := &ToolPolicy{root: "/p"}
 	line := "rm build/*.o"
-	if err := p.Allow("bash:" + escapeGlob(line)); err != nil {
+	if err := p.addAllow("bash:" + escapeGlob(line)); err != nil {
 		t.Fatal(err)
 	}
 	if !p.exactAllow("Bash", line) {
@@ -129,25 +129,25 @@ func TestExactAllow(t *testing.T) {
 	if p.exactAllow("Bash", "rm build/x.o") {
 		t.Errorf("an exact pattern matched another line")
 	}
-	if p.Match("Bash", "rm build/x.o") != ToolUnmatched {
+	if p.match("Bash", "rm build/x.o") != ToolUnmatched {
 		t.Errorf("an escaped * matched as a glob")
 	}
 }
 
 func TestCategoryOf(t *testing.T) {
-	for tool, want := range map[string]Category{
-		"Read": CategoryRead, "Grep": CategoryRead, "Glob": CategoryRead, "LS": CategoryRead,
-		"read_file": CategoryRead, "list_directory": CategoryRead, "glob": CategoryRead,
-		"search_file_content": CategoryRead, "view": CategoryRead,
-		"Write": CategoryWrite, "Edit": CategoryWrite, "MultiEdit": CategoryWrite,
-		"NotebookEdit": CategoryWrite, "apply_patch": CategoryWrite, "write_file": CategoryWrite,
-		"replace": CategoryWrite, "edit_file": CategoryWrite,
-		"Task": CategorySubagent, "spawn_agent": CategorySubagent,
-		"Bash": CategoryShell, "run_shell_command": CategoryShell, "shell": CategoryShell,
-		"WebFetch": CategoryShell, "mcp__github__create_issue": CategoryShell, "": CategoryShell,
+	for tool, want := range map[string]category{
+		"Read": catRead, "Grep": catRead, "Glob": catRead, "LS": catRead,
+		"read_file": catRead, "list_directory": catRead, "glob": catRead,
+		"search_file_content": catRead, "view": catRead,
+		"Write": catWrite, "Edit": catWrite, "MultiEdit": catWrite,
+		"NotebookEdit": catWrite, "apply_patch": catWrite, "write_file": catWrite,
+		"replace": catWrite, "edit_file": catWrite,
+		"Task": catSubagent, "spawn_agent": catSubagent,
+		"Bash": catShell, "run_shell_command": catShell, "shell": catShell,
+		"WebFetch": catShell, "mcp__github__create_issue": catShell, "": catShell,
 	} {
-		if got := CategoryOf(tool); got != want {
-			t.Errorf("CategoryOf(%q) = %v, want %v", tool, got, want)
+		if got := categoryOf(tool); got != want {
+			t.Errorf("categoryOf(%q) = %v, want %v", tool, got, want)
 		}
 	}
 }

@@ -23,7 +23,7 @@ const replaySynopsis = "agent-shim replay [--config NEW] [--log FILE] [--json]"
 //
 // Only shell commands are replayed, each with the function that decided
 // it: hook decisions of a command line as the hook decides a call
-// (DecideGeneric), shell-mode decisions as shell mode does (DecideBash),
+// (Decide), shell-mode decisions as shell mode does (DecideBash),
 // run-time decisions of an argv as the run-time layer does
 // (DecideExecution). A decision that a person's earlier answer made
 // (Entry.Approved) depends on that session, not on the policy, and is
@@ -113,7 +113,7 @@ func replayDecide(g *gate.Gate, en decisionlog.Entry) gate.Decision {
 	case decisionlog.LayerShell:
 		return g.DecideBash(en.Command)
 	}
-	return g.DecideGeneric(en.Tool, en.Command)
+	return g.Decide(en.Tool, en.Command)
 }
 
 func (e *env) replayEntries(entries []decisionlog.Entry, damaged int, decide func(decisionlog.Entry) (gate.Decision, error), asJSON bool) error {

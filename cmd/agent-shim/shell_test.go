@@ -293,7 +293,7 @@ func TestAlwaysSurvivesAgentsSetup(t *testing.T) {
 				return
 			}
 			defer s.close()
-			errs <- s.g.CheckFileRead(ctx, "Read", fmt.Sprintf("/nonexistent/data-%d", i))
+			errs <- s.g.Check(ctx, "Read", fmt.Sprintf("/nonexistent/data-%d", i))
 		})
 	}
 	wg.Wait()

@@ -14,7 +14,7 @@ import (
 // Gate returns the gate hook and shell mode would build from the
 // config.json agents-setup writes for tree under profile: the same
 // builder (manifest.Build, the overlays' program facts included) and the
-// same reader (gate.FromConfig, as gate.Load reads the file), in ask mode
+// same reader (gate.Parse, as gate.Load reads the file), in ask mode
 // with the profile's level, the built-in never-allow list, and the
 // checkout as the scope and the working directory.
 func Gate(tree *manifest.Tree, profile string) (*gate.Gate, error) {
@@ -52,7 +52,11 @@ func (e *engine) gate(profile string) (*gate.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := gate.FromConfig(f, gate.Options{Scope: gate.NewScope(e.tree.Root), Dir: e.tree.Root})
+	data, err := f.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	g, err := gate.Parse(f.Path, data, gate.Options{Scope: gate.NewScope(e.tree.Root), Dir: e.tree.Root})
 	if err != nil {
 		return nil, err
 	}
