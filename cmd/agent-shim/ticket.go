@@ -11,16 +11,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agent-shim/agent-shim/gate"
+	agentpkg "github.com/agent-shim/agent-shim/internal/agents" // hook.go has a var agents
 	"github.com/agent-shim/agent-shim/statefile"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // Hook tickets: how the hook and shell mode work together, failing closed.
@@ -285,7 +283,7 @@ func (e *env) shellSession() string {
 }
 
 // takeTicket is shell mode's half: it finds a valid ticket for line (or
-// for the command inside an agent's wrapper of it, see wrappedCommand) in
+// for the command inside an agent's wrapper of it, see agents.Unwrap) in
 // the working directory, spends it and returns it with the command it was
 // for. No valid ticket is (nil, "", nil).
 func (e *env) takeTicket(line string) (*ticket, string, error) {
@@ -307,8 +305,8 @@ func (e *env) takeTicket(line string) (*ticket, string, error) {
 	}
 	wd = realDir(wd)
 	cands := []string{line}
-	if inner, ok := wrappedCommand(line, e.getenv); ok {
-		cands = append(cands, inner)
+	if w, ok := agentpkg.Unwrap(line, "", e.getenv); ok {
+		cands = append(cands, w.Command)
 	}
 	session := e.shellSession()
 	ppid := os.Getppid()
@@ -382,114 +380,4 @@ func (e *env) ticketGate(cfg *lazyConfig, cmd string) (line string, approved boo
 		return cmd, false, nil
 	}
 	return inner, t.Kind == ticketAsk, nil
-}
-
-// Claude Code runs a Bash call as one line around the command (seen in
-// anthropics/claude-code#4399 and #57450, and termaxa/termaxa#92):
-//
-//	source ~/.claude/shell-snapshots/snapshot-bash-….sh 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval '<command>' < /dev/null && pwd -P >| /tmp/claude-1a2b-cwd
-//
-// wrappedCommand returns <command> when line is exactly such a wrapper:
-// one and-or list whose parts are all of these shapes, with exactly one
-// eval of one single-quoted word. Anything else is not a wrapper (and
-// gets no ticket through it): fail closed when the agent changes its
-// wrapper.
-var (
-	snapshotRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^snapshot-[A-Za-z0-9._-]+\.sh$`) })
-	cwdFileRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^claude-[0-9a-f]+-cwd$`) })
-)
-
-func wrappedCommand(line string, getenv func(string) string) (string, bool) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
-	if err != nil || len(f.Stmts) != 1 {
-		return "", false
-	}
-	var leaves []*syntax.Stmt
-	var walk func(s *syntax.Stmt) bool
-	walk = func(s *syntax.Stmt) bool {
-		if s.Negated || s.Background || s.Coprocess || s.Disown {
-			return false
-		}
-		if b, ok := s.Cmd.(*syntax.BinaryCmd); ok {
-			if len(s.Redirs) > 0 || b.Op != syntax.AndStmt && b.Op != syntax.OrStmt {
-				return false
-			}
-			return walk(b.X) && walk(b.Y)
-		}
-		leaves = append(leaves, s)
-		return true
-	}
-	if !walk(f.Stmts[0]) {
-		return "", false
-	}
-	inner, evals := "", 0
-	for _, s := range leaves {
-		c, ok := s.Cmd.(*syntax.CallExpr)
-		if !ok || len(c.Assigns) > 0 || len(c.Args) == 0 {
-			return "", false
-		}
-		args := make([]string, len(c.Args))
-		for i, w := range c.Args {
-			if i == 1 && len(c.Args) == 2 && c.Args[0].Lit() == "eval" {
-				if len(w.Parts) != 1 {
-					return "", false
-				}
-				q, ok := w.Parts[0].(*syntax.SglQuoted)
-				if !ok || q.Dollar {
-					return "", false
-				}
-				args[i] = q.Value
-				continue
-			}
-			if args[i] = w.Lit(); args[i] == "" {
-				return "", false
-			}
-		}
-		redirs := make([]string, len(s.Redirs))
-		for i, r := range s.Redirs {
-			if r.Hdoc != nil || r.Word == nil || r.Word.Lit() == "" {
-				return "", false
-			}
-			n := ""
-			if r.N != nil {
-				n = r.N.Value
-			}
-			redirs[i] = n + r.Op.String() + " " + r.Word.Lit()
-		}
-		rd := strings.Join(redirs, ",")
-		switch {
-		case args[0] == "eval" && len(args) == 2 && (rd == "" || rd == "< /dev/null"):
-			inner = args[1]
-			evals++
-		case (args[0] == "source" || args[0] == ".") && len(args) == 2 && (rd == "" || rd == "2> /dev/null"):
-			if !isSnapshot(args[1], getenv) {
-				return "", false
-			}
-		case args[0] == "true" && len(args) == 1 && rd == "":
-		case strings.Join(args, " ") == "shopt -u extglob" && (rd == "" || rd == "2> /dev/null"):
-		case strings.Join(args, " ") == "setopt NO_EXTENDED_GLOB" && (rd == "" || rd == "2> /dev/null"):
-		case strings.Join(args, " ") == "pwd -P" && len(s.Redirs) == 1 && s.Redirs[0].Op == syntax.RdrClob && s.Redirs[0].N == nil:
-			if !cwdFileRE().MatchString(filepath.Base(s.Redirs[0].Word.Lit())) {
-				return "", false
-			}
-		default:
-			return "", false
-		}
-	}
-	return inner, evals == 1
-}
-
-// isSnapshot reports whether p is one of Claude Code's shell snapshots, in
-// $CLAUDE_CONFIG_DIR/shell-snapshots or ~/.claude/shell-snapshots.
-func isSnapshot(p string, getenv func(string) string) bool {
-	if !snapshotRE().MatchString(filepath.Base(p)) {
-		return false
-	}
-	dir := filepath.Dir(filepath.Clean(p))
-	for _, base := range []string{getenv("CLAUDE_CONFIG_DIR"), filepath.Join(getenv("HOME"), ".claude")} {
-		if base != "" && filepath.IsAbs(base) && dir == filepath.Join(base, "shell-snapshots") {
-			return true
-		}
-	}
-	return false
 }
