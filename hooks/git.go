@@ -11,14 +11,14 @@ import (
 	"strings"
 )
 
-// LocalEnvVars are the variables that tie git to one repository, as
+// localEnvVars are the variables that tie git to one repository, as
 // `git rev-parse --local-env-vars` lists them (git 2.39, plus GIT_CONFIG_KEY_*
 // and GIT_CONFIG_VALUE_* pairs, which GIT_CONFIG_COUNT indexes). A hook
 // inherits them from the git that fired it; they must not leak into the
 // commands run for other repositories. The list is fixed here, not asked of
 // git at run time, because a hook run must stay as cheap as `bash -c true`;
 // TestLocalEnvVarsCoverGit checks it against the installed git.
-var LocalEnvVars = []string{
+var localEnvVars = []string{
 	"GIT_ALTERNATE_OBJECT_DIRECTORIES",
 	"GIT_COMMON_DIR",
 	"GIT_CONFIG",
@@ -40,7 +40,7 @@ var LocalEnvVars = []string{
 // isLocalEnv reports whether the environment entry name belongs to one
 // repository and must be dropped before git runs elsewhere.
 func isLocalEnv(name string) bool {
-	for _, v := range LocalEnvVars {
+	for _, v := range localEnvVars {
 		if name == v {
 			return true
 		}
@@ -48,8 +48,8 @@ func isLocalEnv(name string) bool {
 	return strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")
 }
 
-// CleanEnv returns environ without git's per-repository variables.
-func CleanEnv(environ []string) []string {
+// cleanEnv returns environ without git's per-repository variables.
+func cleanEnv(environ []string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
@@ -60,10 +60,10 @@ func CleanEnv(environ []string) []string {
 	return out
 }
 
-// UnsetLocalEnv removes git's per-repository variables from the process
+// unsetLocalEnv removes git's per-repository variables from the process
 // environment, so that everything the process runs or opens afterwards finds
 // its repository from its own directory.
-func UnsetLocalEnv() {
+func unsetLocalEnv() {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if isLocalEnv(name) {
@@ -76,7 +76,7 @@ func UnsetLocalEnv() {
 // output with the trailing newline removed.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = CleanEnv(os.Environ())
+	cmd.Env = cleanEnv(os.Environ())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -94,7 +94,7 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 // own (--local) configuration; none is not an error.
 func gitConfigAll(ctx context.Context, dir, key string) ([]string, error) {
 	cmd := exec.CommandContext(ctx, "git", "-C", dir, "config", "--local", "--get-all", key)
-	cmd.Env = CleanEnv(os.Environ())
+	cmd.Env = cleanEnv(os.Environ())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr

@@ -35,15 +35,15 @@ import (
 // Name is the hook's name in git's configuration: hook.agents-setup.*.
 const Name = "agents-setup"
 
-// Events are the git hook events installed, in order.
+// hookEvents are the git hook events installed, in order.
 // post-rewrite fires after a rebase or an amend, which change the
 // manifests as a checkout does; post-checkout fires during a rebase only
 // for the first checkout of the upstream.
-var Events = []string{"post-checkout", "post-merge", "post-rewrite"}
+var hookEvents = []string{"post-checkout", "post-merge", "post-rewrite"}
 
-// OrigSuffix is appended to the name of a hook that was in place before
+// origSuffix is appended to the name of a hook that was in place before
 // ours: post-checkout becomes post-checkout.agents-setup-orig.
-const OrigSuffix = ".agents-setup-orig"
+const origSuffix = ".agents-setup-orig"
 
 // marker starts the line that identifies a script as ours; the version after
 // it changes when the script's shape changes.
@@ -179,13 +179,13 @@ func shellQuote(s string) string {
 
 // script is the hook script for event running command.
 func script(event, command string) []byte {
-	orig := `"$0` + OrigSuffix + `"`
+	orig := `"$0` + origSuffix + `"`
 	return []byte(`#!/bin/sh
 ` + marker + ` v1
 # Keeps the coding agent's config.json in step with the policy manifests after
 # git ` + strings.TrimPrefix(event, "post-") + `. Written by "agents-setup hooks install"; "agents-setup hooks
 # uninstall" removes it and puts back the hook it replaced, if any.
-# That hook was moved to ` + event + OrigSuffix + `: it runs first, and its exit
+# That hook was moved to ` + event + origSuffix + `: it runs first, and its exit
 # status is this hook's. agents-setup itself never fails a ` + strings.TrimPrefix(event, "post-") + `.
 status=0
 if [ -x ` + orig + ` ]; then

@@ -33,7 +33,7 @@ func setupEnv(t *testing.T) {
 	}
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	t.Setenv("GIT_CONFIG_GLOBAL", global)
-	for _, v := range LocalEnvVars {
+	for _, v := range localEnvVars {
 		t.Setenv(v, "")
 		os.Unsetenv(v)
 	}
@@ -230,7 +230,7 @@ func TestInstallScript(t *testing.T) {
 		t.Errorf("install (-want +got):\n%s", diff)
 	}
 	for _, dir := range opts.Repos {
-		for _, event := range Events {
+		for _, event := range hookEvents {
 			path := filepath.Join(dir, ".git", "hooks", event)
 			if got, want := readFile(t, path), string(script(event, CommandLine(testCommand))); got != want {
 				t.Errorf("%s:\n%s\nwant:\n%s", path, got, want)
@@ -307,14 +307,14 @@ func TestInstallChainsOriginal(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"post-checkout: installed; the hook that was there moved to " + hook + OrigSuffix + " and runs first",
+		"post-checkout: installed; the hook that was there moved to " + hook + origSuffix + " and runs first",
 		"post-merge: installed",
 		"post-rewrite: installed",
 	}
 	if diff := cmp.Diff(want, actions(changes)); diff != "" {
 		t.Errorf("install (-want +got):\n%s", diff)
 	}
-	if got := readFile(t, hook+OrigSuffix); got != original {
+	if got := readFile(t, hook+origSuffix); got != original {
 		t.Errorf("moved-aside hook = %q, want %q", got, original)
 	}
 	reports, err := Status(ctx, opts)
@@ -352,11 +352,11 @@ func TestInstallChainsOriginal(t *testing.T) {
 		t.Errorf("post-merge exit status = %d, want 0 though our command failed", code)
 	}
 	// An original that succeeds makes the chain succeed though ours failed.
-	writeFile(t, hook+OrigSuffix, "#!/bin/sh\nexit 0\n", 0o750)
+	writeFile(t, hook+origSuffix, "#!/bin/sh\nexit 0\n", 0o750)
 	if code := runHook(hook, "a", "b", "1"); code != 0 {
 		t.Errorf("hook exit status = %d, want 0", code)
 	}
-	writeFile(t, hook+OrigSuffix, original, 0o750)
+	writeFile(t, hook+origSuffix, original, 0o750)
 
 	// Reinstall leaves the chain alone.
 	before := snapshot(t, filepath.Join(repo, ".git", "hooks"))
@@ -383,7 +383,7 @@ func TestInstallChainsOriginal(t *testing.T) {
 	if got := readFile(t, hook); got != original || fi.Mode().Perm() != 0o750 {
 		t.Errorf("restored hook = %v %q, want %v %q", fi.Mode().Perm(), got, os.FileMode(0o750), original)
 	}
-	for _, p := range []string{hook + OrigSuffix, filepath.Join(repo, ".git", "hooks", "post-merge")} {
+	for _, p := range []string{hook + origSuffix, filepath.Join(repo, ".git", "hooks", "post-merge")} {
 		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s left after uninstall: %v", p, err)
 		}
@@ -406,7 +406,7 @@ func TestInstallSymlinkedOriginal(t *testing.T) {
 	if _, err := Install(ctx, opts); err != nil {
 		t.Fatal(err)
 	}
-	if target, err := os.Readlink(hook + OrigSuffix); err != nil || target != "../../tools/merge-hook" {
+	if target, err := os.Readlink(hook + origSuffix); err != nil || target != "../../tools/merge-hook" {
 		t.Errorf("moved-aside link = %q, %v", target, err)
 	}
 	if _, err := Uninstall(ctx, opts); err != nil {
@@ -426,13 +426,13 @@ func TestInstallRefusesSecondOriginal(t *testing.T) {
 	// aside still waits: moving the new one aside would lose the old one.
 	hook := filepath.Join(overlay, ".git", "hooks", "post-checkout")
 	writeFile(t, hook, "#!/bin/sh\necho jiri\n", 0o755)
-	writeFile(t, hook+OrigSuffix, "#!/bin/sh\necho mine\n", 0o755)
+	writeFile(t, hook+origSuffix, "#!/bin/sh\necho mine\n", 0o755)
 	before := map[string]map[string]string{root: snapshot(t, filepath.Join(root, ".git")), overlay: snapshot(t, filepath.Join(overlay, ".git"))}
 	state := t.TempDir()
 	for _, force := range []bool{false, true} {
 		_, err := Install(ctx, Options{Repos: []string{root, overlay}, Command: testCommand, StateDir: state, Force: force})
-		if err == nil || !strings.Contains(err.Error(), hook+OrigSuffix) {
-			t.Errorf("Install(force=%v) error = %v, want one naming %s", force, err, hook+OrigSuffix)
+		if err == nil || !strings.Contains(err.Error(), hook+origSuffix) {
+			t.Errorf("Install(force=%v) error = %v, want one naming %s", force, err, hook+origSuffix)
 		}
 	}
 	for dir, snap := range before {
@@ -493,7 +493,7 @@ func TestInstallHooksPath(t *testing.T) {
 	if _, err := Install(ctx, opts); err != nil {
 		t.Fatal(err)
 	}
-	for _, event := range Events {
+	for _, event := range hookEvents {
 		if got := readFile(t, filepath.Join(repo, ".githooks", event)); !isOurs([]byte(got)) {
 			t.Errorf("%s in .githooks is not ours: %q", event, got)
 		}
@@ -528,7 +528,7 @@ func TestInstallLinkedWorktree(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Linked worktrees share the main repository's hooks.
-	for _, event := range Events {
+	for _, event := range hookEvents {
 		if got := readFile(t, filepath.Join(main, ".git", "hooks", event)); !isOurs([]byte(got)) {
 			t.Errorf("%s in the common hooks directory is not ours", event)
 		}
@@ -585,7 +585,7 @@ func TestStatusStaleAndRemoved(t *testing.T) {
 	if diff := cmp.Diff([]string{"post-checkout: updated", "post-merge: updated", "post-rewrite: updated"}, actions(changes)); diff != "" {
 		t.Errorf("install over stale (-want +got):\n%s", diff)
 	}
-	if got := readFile(t, hook+OrigSuffix); got != "#!/bin/sh\necho user\n" {
+	if got := readFile(t, hook+origSuffix); got != "#!/bin/sh\necho user\n" {
 		t.Errorf("update lost the chained original: %q", got)
 	}
 	opts = newer
@@ -603,7 +603,7 @@ func TestStatusStaleAndRemoved(t *testing.T) {
 	os.Remove(merge)
 	writeFile(t, hook, "#!/bin/sh\necho jiri\n", 0o755)
 	got := status()
-	if got[0].State != Removed || !strings.Contains(got[0].Detail, "replaced") || !strings.Contains(got[0].Detail, hook+OrigSuffix) {
+	if got[0].State != Removed || !strings.Contains(got[0].Detail, "replaced") || !strings.Contains(got[0].Detail, hook+origSuffix) {
 		t.Errorf("overwritten hook: %+v", got[0])
 	}
 	if got[1].State != Removed || !strings.Contains(got[1].Detail, "deleted") {
@@ -761,7 +761,7 @@ func TestScriptIsValidShell(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
-	for _, event := range Events {
+	for _, event := range hookEvents {
 		b := script(event, CommandLine(testCommand))
 		if !isOurs(b) {
 			t.Errorf("%s script lacks the marker", event)
@@ -829,8 +829,8 @@ func TestInstallSharedHooks(t *testing.T) {
 			}
 		} else {
 			for _, p := range []string{filepath.Join(main, ".git", "hooks", "post-checkout"), filepath.Join(shared, "post-merge")} {
-				if got := readFile(t, p+OrigSuffix); got != user {
-					t.Errorf("git %v: %s = %q, want the user's hook", v, p+OrigSuffix, got)
+				if got := readFile(t, p+origSuffix); got != user {
+					t.Errorf("git %v: %s = %q, want the user's hook", v, p+origSuffix, got)
 				}
 			}
 		}

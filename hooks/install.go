@@ -263,9 +263,9 @@ func runSteps(steps []step) ([]Change, error) {
 
 func planScriptInstall(r repo, command string) ([]step, error) {
 	var steps []step
-	for _, event := range Events {
+	for _, event := range hookEvents {
 		path := filepath.Join(r.hooksDir, event)
-		orig := path + OrigSuffix
+		orig := path + origSuffix
 		want := script(event, command)
 		change := Change{Repo: r.dir, Path: path}
 		origExists, err := exists(orig)
@@ -314,9 +314,9 @@ func planScriptInstall(r repo, command string) ([]step, error) {
 
 func planScriptUninstall(r repo) ([]step, error) {
 	var steps []step
-	for _, event := range Events {
+	for _, event := range hookEvents {
 		path := filepath.Join(r.hooksDir, event)
-		orig := path + OrigSuffix
+		orig := path + origSuffix
 		change := Change{Repo: r.dir, Path: path}
 		origExists, err := exists(orig)
 		if err != nil {
@@ -371,7 +371,7 @@ func planConfigInstall(ctx context.Context, r repo, command string) ([]step, err
 	change := Change{Repo: r.dir, Path: section}
 	var steps []step
 	switch {
-	case slices.Equal(commands, []string{command}) && slices.Equal(events, Events):
+	case slices.Equal(commands, []string{command}) && slices.Equal(events, hookEvents):
 		change.Action = "unchanged"
 		steps = append(steps, step{change: change})
 	default:
@@ -388,7 +388,7 @@ func planConfigInstall(ctx context.Context, r repo, command string) ([]step, err
 					return err
 				}
 			}
-			for _, e := range Events {
+			for _, e := range hookEvents {
 				if _, err := git(ctx, r.dir, "config", "--local", "--add", keyEvent, e); err != nil {
 					return err
 				}

@@ -40,13 +40,13 @@ type scriptRecord struct {
 	Identity statefile.Identity `json:"identity"`
 }
 
-// ErrChanged is wrapped by Verify when a hook script agents-setup
+// errChanged is wrapped by Verify when a hook script agents-setup
 // installed was changed since.
-var ErrChanged = errors.New("changed since agents-setup installed it")
+var errChanged = errors.New("changed since agents-setup installed it")
 
 // Verify checks the hook scripts recorded in stateDir against what Install
 // wrote: a script present with another content, or written since (even
-// with the same bytes put back), is an error wrapping ErrChanged and
+// with the same bytes put back), is an error wrapping errChanged and
 // naming it. agents-setup calls it before it acts, so that a rewritten
 // hook script, which runs as the person at their next checkout, cannot
 // make agents-setup apply for them. A script that is gone is no error
@@ -66,17 +66,17 @@ func Verify(stateDir string) error {
 				return fmt.Errorf("verifying hook script: %w", err)
 			}
 			if !fi.Mode().IsRegular() {
-				return fmt.Errorf("verifying hook script %s: %w (no longer a regular file)", path, ErrChanged)
+				return fmt.Errorf("verifying hook script %s: %w (no longer a regular file)", path, errChanged)
 			}
 			data, err := statefile.ReadRegular(path, statefile.MaxSmall)
 			if err != nil {
 				return fmt.Errorf("verifying hook script: %w", err)
 			}
 			if digest(data) != want.Digest {
-				return fmt.Errorf("verifying hook script %s: %w (its content differs)", path, ErrChanged)
+				return fmt.Errorf("verifying hook script %s: %w (its content differs)", path, errChanged)
 			}
 			if id, ok := statefile.IdentityOf(fi); ok && id != want.Identity {
-				return fmt.Errorf("verifying hook script %s: %w (it was written since)", path, ErrChanged)
+				return fmt.Errorf("verifying hook script %s: %w (it was written since)", path, errChanged)
 			}
 		}
 	}
@@ -94,7 +94,7 @@ func recordScripts(r repo) (map[string]scriptRecord, error) {
 		return nil, nil
 	}
 	out := map[string]scriptRecord{}
-	for _, event := range Events {
+	for _, event := range hookEvents {
 		path := filepath.Join(r.hooksDir, event)
 		data, err := statefile.ReadRegular(path, statefile.MaxSmall)
 		if errors.Is(err, fs.ErrNotExist) {

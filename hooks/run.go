@@ -60,7 +60,7 @@ var now = time.Now
 // [LogPath].
 //
 // Before anything else it unsets git's per-repository environment
-// ([LocalEnvVars]) in the process, since the hook of one repository goes on
+// ([localEnvVars]) in the process, since the hook of one repository goes on
 // to read the others. It skips file checkouts (post-checkout's flag 0).
 //
 // jiri checks out many projects in parallel, each firing the hook. Their runs
@@ -71,7 +71,7 @@ var now = time.Now
 // after unlocking looks for the dirty mark once more, so that the last change
 // is always applied after it was made, and applies never overlap.
 func Run(ctx context.Context, opts RunOptions) error {
-	UnsetLocalEnv()
+	unsetLocalEnv()
 	event, skip, err := parseArgs(opts.Args)
 	if err == nil && !skip {
 		err = run(ctx, opts)

@@ -276,9 +276,9 @@ func TestRunUnsetsGitEnv(t *testing.T) {
 	if len(leaked) > 0 {
 		t.Errorf("still set during apply: %v", leaked)
 	}
-	got := CleanEnv([]string{"GIT_DIR=/x", "PATH=/bin", "GIT_CONFIG_KEY_3=a", "GIT_AUTHOR_NAME=n", "GIT_PREFIX=p/"})
+	got := cleanEnv([]string{"GIT_DIR=/x", "PATH=/bin", "GIT_CONFIG_KEY_3=a", "GIT_AUTHOR_NAME=n", "GIT_PREFIX=p/"})
 	if diff := cmp.Diff([]string{"PATH=/bin", "GIT_AUTHOR_NAME=n"}, got); diff != "" {
-		t.Errorf("CleanEnv (-want +got):\n%s", diff)
+		t.Errorf("cleanEnv (-want +got):\n%s", diff)
 	}
 }
 
@@ -287,7 +287,7 @@ func TestLocalEnvVarsCoverGit(t *testing.T) {
 	out := gitT(t, t.TempDir(), "rev-parse", "--local-env-vars")
 	for _, v := range strings.Fields(out) {
 		if !isLocalEnv(v) {
-			t.Errorf("git %s lists %s, LocalEnvVars does not", gitT(t, ".", "version"), v)
+			t.Errorf("git %s lists %s, localEnvVars does not", gitT(t, ".", "version"), v)
 		}
 	}
 }

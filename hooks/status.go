@@ -40,9 +40,9 @@ func Status(ctx context.Context, opts Options) ([]Report, error) {
 
 func scriptStatus(r repo, command string, recorded bool) (Report, error) {
 	rep := Report{Repo: r.dir, Method: Script, HooksDir: r.hooksDir}
-	for _, event := range Events {
+	for _, event := range hookEvents {
 		path := filepath.Join(r.hooksDir, event)
-		orig := path + OrigSuffix
+		orig := path + origSuffix
 		h := HookReport{Event: event, Path: path}
 		origExists, err := exists(orig)
 		if err != nil {
@@ -94,7 +94,7 @@ func configStatus(ctx context.Context, r repo, command string, recorded bool) (R
 	if err != nil {
 		return rep, err
 	}
-	for _, event := range Events {
+	for _, event := range hookEvents {
 		h := HookReport{Event: event, Path: keyEvent}
 		switch {
 		case slices.Equal(commands, []string{command}) && slices.Contains(events, event):

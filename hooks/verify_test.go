@@ -59,7 +59,7 @@ func TestVerify(t *testing.T) {
 			path := filepath.Join(repo, ".git", "hooks", "post-merge")
 			tc.tamper(t, path)
 			err := Verify(state)
-			if tc.changed != errors.Is(err, ErrChanged) || (tc.changed && !strings.Contains(err.Error(), path)) {
+			if tc.changed != errors.Is(err, errChanged) || (tc.changed && !strings.Contains(err.Error(), path)) {
 				t.Fatalf("Verify: %v, want changed %v naming %s", err, tc.changed, path)
 			}
 			if !tc.changed && err != nil {

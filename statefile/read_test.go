@@ -129,27 +129,6 @@ func TestReadDirStrange(t *testing.T) {
 	}
 }
 
-// TestStoreStrange: state.json and a backup that are a FIFO or /dev/zero
-// are errors naming them, never a hang.
-func TestStoreStrange(t *testing.T) {
-	for _, tc := range strange[:2] {
-		t.Run(tc.name, func(t *testing.T) {
-			s := Store{Dir: t.TempDir()}
-			tc.make(t, s.Path())
-			os.MkdirAll(s.backupDir(), 0o700)
-			tc.make(t, filepath.Join(s.backupDir(), "000001.json"))
-			within(t, func() {
-				if _, err := s.Load(); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), s.Path()) {
-					t.Errorf("Load: %v", err)
-				}
-				if _, err := s.LoadBackup("000001.json"); !errors.Is(err, ErrNotRegular) {
-					t.Errorf("LoadBackup: %v", err)
-				}
-			})
-		})
-	}
-}
-
 // TestWriteSweepsDead: a write removes the temporary files of the same
 // file left by a dead writer, and keeps a live writer's, those of other
 // files, and those a journal names (WriteTxnTemp's).
@@ -166,7 +145,7 @@ func TestWriteSweepsDead(t *testing.T) {
 		}
 	}
 	// A live writer's file is kept however old: there is no lock here.
-	past := time.Now().Add(-2 * StaleAge)
+	past := time.Now().Add(-2 * staleAge)
 	os.Chtimes(old, past, past)
 	if err := WriteAtomic(path, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)

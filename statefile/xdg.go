@@ -17,13 +17,13 @@ func StateHome(getenv func(string) string) (string, error) {
 	return xdgDir(getenv, "XDG_STATE_HOME", ".local", "state")
 }
 
-// CacheHome returns $XDG_CACHE_HOME, else $HOME/.cache.
-func CacheHome(getenv func(string) string) (string, error) {
+// cacheHome returns $XDG_CACHE_HOME, else $HOME/.cache.
+func cacheHome(getenv func(string) string) (string, error) {
 	return xdgDir(getenv, "XDG_CACHE_HOME", ".cache")
 }
 
-// ConfigHome returns $XDG_CONFIG_HOME, else $HOME/.config.
-func ConfigHome(getenv func(string) string) (string, error) {
+// configHome returns $XDG_CONFIG_HOME, else $HOME/.config.
+func configHome(getenv func(string) string) (string, error) {
 	return xdgDir(getenv, "XDG_CONFIG_HOME", ".config")
 }
 

@@ -28,7 +28,7 @@ func TestXDG(t *testing.T) {
 		for _, c := range []struct {
 			f    func(func(string) string) (string, error)
 			want string
-		}{{StateHome, tc.state}, {CacheHome, tc.cache}, {ConfigHome, tc.cfg}} {
+		}{{StateHome, tc.state}, {cacheHome, tc.cache}, {configHome, tc.cfg}} {
 			got, err := c.f(env(tc.env))
 			if c.want == "" {
 				if err == nil {
@@ -93,11 +93,11 @@ func TestRemoveStale(t *testing.T) {
 		return p
 	}
 	dead := mk(TempPrefix(path)+"999999999-1", 0)
-	oldLive := mk(TempPrefix(path)+strconv.Itoa(os.Getppid())+"-2", 2*StaleAge)
+	oldLive := mk(TempPrefix(path)+strconv.Itoa(os.Getppid())+"-2", 2*staleAge)
 	live := mk(TempPrefix(path)+strconv.Itoa(os.Getppid())+"-3", 0)
-	mine := mk(TempPrefix(path)+strconv.Itoa(os.Getpid())+"-4", 2*StaleAge)
+	mine := mk(TempPrefix(path)+strconv.Itoa(os.Getpid())+"-4", 2*staleAge)
 	noPid := mk(TempPrefix(path)+"abc", 0)
-	oldNoPid := mk(TempPrefix(path)+"def", 2*StaleAge)
+	oldNoPid := mk(TempPrefix(path)+"def", 2*staleAge)
 	other := mk(TempPrefix(filepath.Join(dir, "other.json"))+"999999999-5", 0)
 	removed, err := RemoveStale(path)
 	if err != nil {

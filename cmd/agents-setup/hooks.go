@@ -12,6 +12,7 @@ import (
 	"github.com/agent-shim/agent-shim/hooks"
 	"github.com/agent-shim/agent-shim/internal/manifest"
 	"github.com/agent-shim/agent-shim/internal/setup"
+	"github.com/agent-shim/agent-shim/internal/setupstate"
 	"github.com/agent-shim/agent-shim/statefile"
 	"github.com/urfave/cli/v2"
 )
@@ -303,7 +304,7 @@ func (o *options) hookRun(c *cli.Context) error {
 			if err != nil {
 				return "", err
 			}
-			info, err := os.Stat(statefile.Store{Dir: dir}.Path())
+			info, err := os.Stat(setupstate.Store{Dir: dir}.Path())
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return "", fmt.Errorf("reading state: %w", err)
 			}

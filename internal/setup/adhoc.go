@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/agent-shim/agent-shim/internal/manifest"
+	"github.com/agent-shim/agent-shim/internal/setupstate"
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
@@ -48,10 +49,10 @@ type adhocRule struct {
 	Line int    `json:"line,omitempty"`
 }
 
-func adhocPath(st statefile.Store) string { return filepath.Join(st.Dir, adhocFile) }
+func adhocPath(st setupstate.Store) string { return filepath.Join(st.Dir, adhocFile) }
 
 // loadAdhoc reads adhoc.json; a missing file is an empty record.
-func loadAdhoc(st statefile.Store) (*adhocRecord, error) {
+func loadAdhoc(st setupstate.Store) (*adhocRecord, error) {
 	path := adhocPath(st)
 	data, err := statefile.ReadRegular(path, statefile.MaxState)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -76,7 +77,7 @@ func loadAdhoc(st statefile.Store) (*adhocRecord, error) {
 }
 
 // saveAdhoc writes adhoc.json atomically.
-func saveAdhoc(st statefile.Store, rec *adhocRecord) error {
+func saveAdhoc(st setupstate.Store, rec *adhocRecord) error {
 	rec.Version = adhocVersion
 	if rec.Rules == nil {
 		rec.Rules = []adhocRule{}
@@ -108,7 +109,7 @@ func fromRecord(rules []adhocRule) ([]manifest.Line, []int) {
 
 // recordAdhoc records rules as the ad-hoc rules now in force (see
 // nextAdhoc), writing adhoc.json when that changes it.
-func recordAdhoc(st statefile.Store, prev *adhocRecord, rules []adhocRule, backup string, history []statefile.Entry) error {
+func recordAdhoc(st setupstate.Store, prev *adhocRecord, rules []adhocRule, backup string, history []setupstate.Entry) error {
 	next := nextAdhoc(prev, rules, backup, history)
 	if next == nil {
 		return nil
@@ -121,7 +122,7 @@ func recordAdhoc(st statefile.Store, prev *adhocRecord, rules []adhocRule, backu
 // change that put them in force: the rules before it, if any, are kept for
 // --rollback. Entries of backups no longer in the history go. A user of no
 // ad-hoc rules never has the file.
-func nextAdhoc(prev *adhocRecord, rules []adhocRule, backup string, history []statefile.Entry) *adhocRecord {
+func nextAdhoc(prev *adhocRecord, rules []adhocRule, backup string, history []setupstate.Entry) *adhocRecord {
 	next := adhocRecord{Version: adhocVersion, Rules: rules, Before: map[string][]adhocRule{}}
 	if backup != "" && len(prev.Rules) > 0 {
 		next.Before[backup] = prev.Rules

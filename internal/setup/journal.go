@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agent-shim/agent-shim/internal/setupstate"
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
@@ -79,7 +80,7 @@ type journal struct {
 	// decides.
 	Temp string `json:"temp,omitempty"`
 	// State is state.json once the config is in place.
-	State statefile.State `json:"state"`
+	State setupstate.State `json:"state"`
 	// Adhoc is adhoc.json once the config is in place; nil: unchanged.
 	Adhoc *adhocRecord `json:"adhoc,omitempty"`
 	// KeepBackups says the state before the change could not be read (a
@@ -97,7 +98,7 @@ func digest(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func journalPath(st statefile.Store) string { return filepath.Join(st.Dir, journalFile) }
+func journalPath(st setupstate.Store) string { return filepath.Join(st.Dir, journalFile) }
 
 // stepHook is a test seam: it is called before each write step of a
 // transaction with the step's name, and an error it returns is that
@@ -139,14 +140,14 @@ type change struct {
 	action string
 	before []byte // the config's content as read; nil: no file
 	data   []byte // the new content; nil: remove the file
-	backup statefile.Backup
+	backup setupstate.Backup
 	// state is the state after the change; its Fingerprint is set after
 	// the commit by fingerprint, when not nil.
-	state       statefile.State
+	state       setupstate.State
 	fingerprint func(info os.FileInfo) string
 	// adhoc returns adhoc.json after the change, given the backup's
 	// name and the history; nil: unchanged.
-	adhoc func(backup string, history []statefile.Entry) *adhocRecord
+	adhoc func(backup string, history []setupstate.Entry) *adhocRecord
 	// keepBackups: see journal.KeepBackups.
 	keepBackups bool
 }
@@ -185,7 +186,7 @@ func (s *session) commit(c *change) (string, error) {
 	undo = append(undo, func() { os.Remove(filepath.Join(s.store.Dir, "backups", name)) })
 	st.History = slices.Clone(st.History)
 	st.History[len(st.History)-1].Backup = name
-	statefile.TrimRefs(&st)
+	setupstate.TrimRefs(&st)
 	var adhoc *adhocRecord
 	if c.adhoc != nil {
 		adhoc = c.adhoc(name, st.History)
@@ -310,7 +311,7 @@ func (s *session) commit(c *change) (string, error) {
 
 // finish does what follows the state: the ad-hoc record, pruning, and
 // removing the journal.
-func (s *session) finish(j *journal, st *statefile.State) error {
+func (s *session) finish(j *journal, st *setupstate.State) error {
 	if err := step(stepAdhoc); err != nil {
 		return err
 	}
@@ -421,10 +422,10 @@ func removeVia(tomb, target string, before []byte) (lost string, stepErr, err er
 // writeStateTemp writes st to a temporary file beside state.json: a
 // state directory that cannot take it (read-only, full, state.json a
 // directory) fails the transaction before anything changed.
-func writeStateTemp(store statefile.Store, st *statefile.State) (string, string, error) {
+func writeStateTemp(store setupstate.Store, st *setupstate.State) (string, string, error) {
 	cp := *st
 	cp.Fingerprint = ""
-	statefile.Normalize(&cp)
+	setupstate.Normalize(&cp)
 	data, err := json.MarshalIndent(&cp, "", "  ")
 	if err != nil {
 		return "", "", err
@@ -489,14 +490,14 @@ func (s *session) recoverJournal() (string, error) {
 	}
 	var j journal
 	if err := json.Unmarshal(data, &j); err != nil || j.Version != journalVersion {
-		return "", &HintError{fmt.Errorf("reading %s: %w: %v", journalPath(s.store), statefile.ErrCorrupt, err), "compare config.json with the newest backup in " + s.o.display(filepath.Join(s.store.Dir, "backups")) + ", then remove it"}
+		return "", &HintError{fmt.Errorf("reading %s: %w: %v", journalPath(s.store), setupstate.ErrCorrupt, err), "compare config.json with the newest backup in " + s.o.display(filepath.Join(s.store.Dir, "backups")) + ", then remove it"}
 	}
 	now, err := readConfig(j.Target)
 	if err != nil {
 		return "", fmt.Errorf("reading config: %w", err)
 	}
 	cur := digest(now)
-	recorded := s.stErr == nil && slices.ContainsFunc(s.st.History, func(e statefile.Entry) bool { return e.Backup == j.Backup && j.Backup != "" })
+	recorded := s.stErr == nil && slices.ContainsFunc(s.st.History, func(e setupstate.Entry) bool { return e.Backup == j.Backup && j.Backup != "" })
 	committed, kept, err := j.committed(cur)
 	if err != nil {
 		return "", err

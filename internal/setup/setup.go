@@ -21,6 +21,7 @@ import (
 	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/internal/manifest"
 	"github.com/agent-shim/agent-shim/internal/policycheck"
+	"github.com/agent-shim/agent-shim/internal/setupstate"
 	"github.com/agent-shim/agent-shim/reconcile"
 	"github.com/agent-shim/agent-shim/statefile"
 )
@@ -38,13 +39,13 @@ func lists(g *config.Grants) [3]*[]string { return [3]*[]string{&g.Allow, &g.Ask
 type session struct {
 	o          *Options
 	configPath string
-	store      statefile.Store
+	store      setupstate.Store
 	info       os.FileInfo // the config's, nil when it does not exist
 	loaded     bool
 	raw        []byte // the config's content as read; nil when missing
 	file       *config.File
 	fileErr    error // why the config could not be read
-	st         *statefile.State
+	st         *setupstate.State
 	stErr      error // why the state could not be read
 }
 
@@ -103,7 +104,7 @@ func (o *Options) Paths() (configPath, stateDir string, err error) {
 	if path, err = filepath.Abs(path); err != nil {
 		return "", "", err
 	}
-	dir, err := statefile.Dir(o.StateDir, path, o.getenv)
+	dir, err := setupstate.Dir(o.StateDir, path, o.getenv)
 	if err != nil {
 		return "", "", err
 	}
@@ -116,7 +117,7 @@ func (o *Options) open(ctx context.Context) (*session, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &session{o: o, configPath: path, store: statefile.Store{Dir: dir}}
+	s := &session{o: o, configPath: path, store: setupstate.Store{Dir: dir}}
 	unlock, err := statefile.Lock(ctx, path)
 	if err != nil {
 		return nil, nil, err
@@ -370,7 +371,7 @@ func (s *session) apply(ctx context.Context) error {
 	hadState := s.stErr == nil && s.stExists()
 	startState := s.st
 	if !hadState {
-		startState = &statefile.State{}
+		startState = &setupstate.State{}
 	}
 
 	// Someone may edit config.json without the lock while this runs: the
@@ -403,10 +404,10 @@ func (s *session) apply(ctx context.Context) error {
 		}
 
 		t, r := target, rules
-		var held []statefile.Held
+		var held []setupstate.Held
 		// A manual run names what it widens (what a hook run would
 		// hold), except the first one, which widens everything.
-		var widened []statefile.Held
+		var widened []setupstate.Held
 		if hadState && !o.Hook && !o.Reset {
 			widened = widening(s.file, prevManaged, target, rules)
 		}
@@ -449,7 +450,7 @@ func (s *session) apply(ctx context.Context) error {
 			}
 		}
 		st.Config = s.configPath
-		st.Profile, st.Managed = profile, statefile.Digests(res.Managed)
+		st.Profile, st.Managed = profile, setupstate.Digests(res.Managed)
 		if o.Reset {
 			st.Profile = ""
 		}
@@ -479,13 +480,13 @@ func (s *session) apply(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		st.History = append(slices.Clone(st.History), statefile.Entry{Time: o.now().UTC(), Action: action, Profile: profile, Created: s.raw == nil, Wrote: digest(data)})
-		statefile.TrimHistory(&st, historyKeep)
+		st.History = append(slices.Clone(st.History), setupstate.Entry{Time: o.now().UTC(), Action: action, Profile: profile, Created: s.raw == nil, Wrote: digest(data)})
+		setupstate.TrimHistory(&st, historyKeep)
 		c := &change{
 			action: action, before: s.raw, data: data, state: st, keepBackups: keep,
-			backup: statefile.Backup{
+			backup: setupstate.Backup{
 				Time: o.now().UTC(), Existed: s.raw != nil, Content: string(s.raw),
-				Profile: startState.Profile, Managed: statefile.Digests(prevManaged),
+				Profile: startState.Profile, Managed: setupstate.Digests(prevManaged),
 				Next: st.Managed,
 			},
 			fingerprint: func(info os.FileInfo) string {
@@ -494,7 +495,7 @@ func (s *session) apply(ctx context.Context) error {
 		}
 		// The ad-hoc record goes with the state: the rules before this
 		// change are kept for --rollback under the backup's name.
-		c.adhoc = func(backup string, history []statefile.Entry) *adhocRecord {
+		c.adhoc = func(backup string, history []setupstate.Entry) *adhocRecord {
 			return nextAdhoc(rec, adhocRules, backup, history)
 		}
 		if len(held) > 0 {
@@ -700,8 +701,8 @@ func (s *session) rollback(ctx context.Context) error {
 		return s.stErr
 	}
 	n := o.Rollback
-	if undo := statefile.Undoable(s.st); n > len(undo) {
-		return fmt.Errorf("--rollback %d: only %d change(s) can be rolled back (backups are kept for the last %d)", n, len(undo), statefile.KeepBackups)
+	if undo := setupstate.Undoable(s.st); n > len(undo) {
+		return fmt.Errorf("--rollback %d: only %d change(s) can be rolled back (backups are kept for the last %d)", n, len(undo), setupstate.KeepBackups)
 	}
 	var rec *adhocRecord
 	var err error
@@ -712,7 +713,7 @@ func (s *session) rollback(ctx context.Context) error {
 	}
 	for attempt := 1; ; attempt++ {
 		st := *s.st
-		undo := statefile.Undoable(&st)
+		undo := setupstate.Undoable(&st)
 		name := st.History[undo[n-1]].Backup
 		newest := st.History[undo[0]]
 		b, _, err := s.store.Rollback(&st, n)
@@ -750,17 +751,17 @@ func (s *session) rollback(ctx context.Context) error {
 		st.Profile, st.Managed = b.Profile, b.Managed
 		st.Fingerprint = ""
 		st.Held = nil
-		st.History = append(st.History, statefile.Entry{Time: o.now().UTC(), Action: "rollback", Profile: b.Profile, Created: s.raw == nil && data != nil, Wrote: digest(data)})
-		statefile.TrimHistory(&st, historyKeep)
+		st.History = append(st.History, setupstate.Entry{Time: o.now().UTC(), Action: "rollback", Profile: b.Profile, Created: s.raw == nil && data != nil, Wrote: digest(data)})
+		setupstate.TrimHistory(&st, historyKeep)
 		c := &change{
 			action: "rollback", before: s.raw, data: data, state: st,
-			backup: statefile.Backup{
+			backup: setupstate.Backup{
 				Time: o.now().UTC(), Existed: s.raw != nil, Content: string(s.raw),
 				Profile: s.st.Profile, Managed: s.st.Managed, Next: b.Managed,
 			},
 			// The ad-hoc rules a hook run re-applies go back with the
 			// config; the ones in force now are kept for undoing this.
-			adhoc: func(backup string, history []statefile.Entry) *adhocRecord {
+			adhoc: func(backup string, history []setupstate.Entry) *adhocRecord {
 				next := nextAdhoc(rec, rec.Before[name], "", history)
 				if next == nil {
 					next = &adhocRecord{Version: adhocVersion, Rules: rec.Before[name], Before: maps.Clone(rec.Before)}
@@ -801,7 +802,7 @@ func (s *session) rollback(ctx context.Context) error {
 // and rules of the backup, plus the grants added by hand since. A grant
 // the backup held as the user's and that is gone from every list now was
 // deleted by hand, and stays deleted.
-func (s *session) keepEdits(b *statefile.Backup) ([]byte, error) {
+func (s *session) keepEdits(b *setupstate.Backup) ([]byte, error) {
 	cur := s.file
 	restored := &config.File{Path: s.configPath}
 	if b.Existed {

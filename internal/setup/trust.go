@@ -7,6 +7,7 @@ import (
 	"github.com/agent-shim/agent-shim/hooks"
 	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/internal/manifest"
+	"github.com/agent-shim/agent-shim/internal/setupstate"
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
@@ -22,10 +23,10 @@ import (
 // widening returns what applying target (with its rules) to the file would
 // widen: allow grants the file lacks, and managed ask and deny grants that
 // target drops without moving them to a stricter list.
-func widening(f *config.File, prevManaged, target config.Grants, rules []config.Rule) []statefile.Held {
-	var held []statefile.Held
-	seen := map[statefile.Held]bool{}
-	add := func(h statefile.Held) {
+func widening(f *config.File, prevManaged, target config.Grants, rules []config.Rule) []setupstate.Held {
+	var held []setupstate.Held
+	seen := map[setupstate.Held]bool{}
+	add := func(h setupstate.Held) {
 		if !seen[h] {
 			seen[h] = true
 			held = append(held, h)
@@ -53,18 +54,18 @@ func widening(f *config.File, prevManaged, target config.Grants, rules []config.
 }
 
 // heldOf names a grant by the rule that expanded to it, else by itself.
-func heldOf(list, change, grant string, rules []config.Rule) statefile.Held {
+func heldOf(list, change, grant string, rules []config.Rule) setupstate.Held {
 	for _, r := range rules {
 		if slices.Contains(r.Grants, grant) {
-			return statefile.Held{List: list, Change: change, Line: r.Line, File: r.Source.File, Num: r.Source.Line}
+			return setupstate.Held{List: list, Change: change, Line: r.Line, File: r.Source.File, Num: r.Source.Line}
 		}
 	}
-	return statefile.Held{List: list, Change: change, Line: grant}
+	return setupstate.Held{List: list, Change: change, Line: grant}
 }
 
 // narrow returns the target a hook run applies: target without what would
 // widen the policy (see widening), which it returns too.
-func narrow(f *config.File, prevManaged, target config.Grants, rules []config.Rule) (config.Grants, []config.Rule, []statefile.Held) {
+func narrow(f *config.File, prevManaged, target config.Grants, rules []config.Rule) (config.Grants, []config.Rule, []setupstate.Held) {
 	held := widening(f, prevManaged, target, rules)
 	var t config.Grants
 	have := setOf(f.Grants.Allow)
@@ -150,7 +151,7 @@ func setOf(list []string) map[string]bool {
 }
 
 // heldText formats a held change: "allow + git push (file:3)".
-func heldText(h statefile.Held) string {
+func heldText(h setupstate.Held) string {
 	sign := "+"
 	if h.Change == "remove" {
 		sign = "-"
@@ -169,7 +170,7 @@ func heldText(h statefile.Held) string {
 const maxListed = 20
 
 // printWidening names, after a manual run, what it widened.
-func (s *session) printWidening(w []statefile.Held) {
+func (s *session) printWidening(w []setupstate.Held) {
 	if len(w) == 0 || s.o.Hook {
 		return
 	}
@@ -188,7 +189,7 @@ func (s *session) printWidening(w []statefile.Held) {
 }
 
 // logHeld appends what a hook run held back to the hook log.
-func (s *session) logHeld(held []statefile.Held) {
+func (s *session) logHeld(held []setupstate.Held) {
 	if !s.o.Hook {
 		return
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/internal/manifest"
+	"github.com/agent-shim/agent-shim/internal/setupstate"
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
@@ -177,9 +178,9 @@ func (e *env) mustRun(t testing.TB, o Options) string {
 	return out
 }
 
-func (e *env) state_(t testing.TB) *statefile.State {
+func (e *env) state_(t testing.TB) *setupstate.State {
 	t.Helper()
-	st, err := statefile.Store{Dir: e.state}.Load()
+	st, err := setupstate.Store{Dir: e.state}.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -671,7 +672,7 @@ func TestWrongDigests(t *testing.T) {
 		}
 	}
 	st.Fingerprint = ""
-	if err := (statefile.Store{Dir: e.state}).Save(st); err != nil {
+	if err := (setupstate.Store{Dir: e.state}).Save(st); err != nil {
 		t.Fatal(err)
 	}
 	status := e.mustRun(t, e.opts(func(o *Options) { o.Status = true }))
@@ -777,7 +778,7 @@ func TestNewGenerator(t *testing.T) {
 	}
 	st := e.state_(t)
 	st.Fingerprint = fingerprint(st.Config, st.Profile, manifests, nil, nil, identity(info))
-	if err := (statefile.Store{Dir: e.state}).Save(st); err != nil {
+	if err := (setupstate.Store{Dir: e.state}).Save(st); err != nil {
 		t.Fatal(err)
 	}
 	if out := e.mustRun(t, e.opts(nil)); !strings.Contains(out, "up to date") || readFile(t, e.cfg) != old {
