@@ -16,6 +16,7 @@
 //	agent-shim doctor [--config FILE] [--json]
 //	agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]
 //	agent-shim replay [--config NEW] [--log FILE] [--json]
+//	agent-shim rules [--config FILE] [--notes] claude-code|codex|gemini-cli
 //
 // hook reads the agent's pre-tool-use JSON on stdin and answers in that
 // agent's protocol:
@@ -127,6 +128,16 @@
 // NEW), and prints the verdicts that change (allow → ask, ask → allow, …) with
 // counts and, per command, the reason then and now. Decisions a session's
 // answer made are skipped: they depend on the session, not the policy.
+//
+// rules prints the second line for an agent: the policy of config.json
+// (its deny rules and the built-in never-allow list; for Claude Code its
+// ask rules too, whose prompt is the hook's own) in that agent's own rule
+// format, for when the hook is not there: a Codex execpolicy .rules file,
+// a Claude Code settings fragment ({"permissions": {"deny", "ask"}}), a
+// Gemini CLI policy TOML. Allow rules never are. The output is the same
+// for the same policy. --notes prints instead, per policy rule, the
+// spellings the agent's engine cannot express (package secondline says
+// why for each agent).
 //
 // # Exit codes
 //

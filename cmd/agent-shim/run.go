@@ -57,6 +57,7 @@ agent-shim decides what an AI agent's tool calls may do.
   doctor      check that every agent found is guarded and fails closed
   log         the recent decisions, with the rule that decided each
   replay      decide the logged commands under another policy: the verdicts that change
+  rules       the policy in an agent's own rules (the second line, for when the hook is not there)
 `
 
 // run is main without the process: tests call it directly.
@@ -94,6 +95,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = e.logcmd(args[2:])
 	case "replay":
 		err = e.replay(args[2:])
+	case "rules":
+		err = e.rules(args[2:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -3,6 +3,7 @@ package secondline
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // claudeRule is one Bash(…) rule as written.
@@ -47,22 +48,25 @@ func claudeDecide(rules []claudeRule, line string) Decision {
 }
 
 // The wrappers Claude Code strips before matching a Bash rule.
-var claudeWrappers = []*regexp.Regexp{
-	regexp.MustCompile(`^timeout[ \t]+(?:(?:--(?:foreground|preserve-status|verbose)|--(?:kill-after|signal)=[A-Za-z0-9_.+-]+|--(?:kill-after|signal)[ \t]+[A-Za-z0-9_.+-]+|-v|-[ks][ \t]+[A-Za-z0-9_.+-]+|-[ks][A-Za-z0-9_.+-]+)[ \t]+)*(?:--[ \t]+)?\d+(?:\.\d+)?[smhd]?[ \t]+`),
-	regexp.MustCompile(`^time[ \t]+(?:--[ \t]+)?`),
-	regexp.MustCompile(`^nice(?:[ \t]+-n[ \t]+-?\d+|[ \t]+-\d+)?[ \t]+(?:--[ \t]+)?`),
-	regexp.MustCompile(`^stdbuf(?:[ \t]+-[ioe][LN0-9]+)+[ \t]+(?:--[ \t]+)?`),
-	regexp.MustCompile(`^nohup[ \t]+(?:--[ \t]+)?`),
-	regexp.MustCompile(`^command(?:[ \t]+-p+)*(?:[ \t]+--)?[ \t]+`),
-	regexp.MustCompile(`^builtin(?:[ \t]+--)?[ \t]+`),
-	regexp.MustCompile(`^noglob[ \t]+`),
-	regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_./:-]+[ \t]+`),
-}
+// Compiled when first used: never at a process's start (the hook's).
+var claudeWrappers = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`^timeout[ \t]+(?:(?:--(?:foreground|preserve-status|verbose)|--(?:kill-after|signal)=[A-Za-z0-9_.+-]+|--(?:kill-after|signal)[ \t]+[A-Za-z0-9_.+-]+|-v|-[ks][ \t]+[A-Za-z0-9_.+-]+|-[ks][A-Za-z0-9_.+-]+)[ \t]+)*(?:--[ \t]+)?\d+(?:\.\d+)?[smhd]?[ \t]+`),
+		regexp.MustCompile(`^time[ \t]+(?:--[ \t]+)?`),
+		regexp.MustCompile(`^nice(?:[ \t]+-n[ \t]+-?\d+|[ \t]+-\d+)?[ \t]+(?:--[ \t]+)?`),
+		regexp.MustCompile(`^stdbuf(?:[ \t]+-[ioe][LN0-9]+)+[ \t]+(?:--[ \t]+)?`),
+		regexp.MustCompile(`^nohup[ \t]+(?:--[ \t]+)?`),
+		regexp.MustCompile(`^command(?:[ \t]+-p+)*(?:[ \t]+--)?[ \t]+`),
+		regexp.MustCompile(`^builtin(?:[ \t]+--)?[ \t]+`),
+		regexp.MustCompile(`^noglob[ \t]+`),
+		regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_./:-]+[ \t]+`),
+	}
+})
 
 func claudeStrip(cmd string) string {
 	for changed := true; changed; {
 		changed = false
-		for _, re := range claudeWrappers {
+		for _, re := range claudeWrappers() {
 			if loc := re.FindStringIndex(cmd); loc != nil && loc[1] < len(cmd) && cmd[loc[1]] != '-' {
 				cmd = cmd[loc[1]:]
 				changed = true

@@ -205,7 +205,7 @@ func globRegexp(glob string) string {
 // numbers after one prefix (nice's -20…19) are that prefix and a number.
 func wordsRegexp(ws []string) string {
 	if len(ws) > 3 {
-		num := regexp.MustCompile(`^(.*?)(-?)[0-9]+$`)
+		num := regexp.MustCompile(`^(.*?)(-?)[0-9]+$`) // compiled per call: rules only
 		prefix, neg, ok := "", false, true
 		for i, w := range ws {
 			m := num.FindStringSubmatch(w)

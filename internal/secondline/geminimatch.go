@@ -44,11 +44,10 @@ func geminiDecide(rules []geminiRule, line string) Decision {
 	return ""
 }
 
-// geminiSafe is Gemini CLI's isSafeRegExp: an expression it refuses to
-// load (longer than 2048 characters, or with a quantified group that
-// holds a quantifier).
-var geminiUnsafe = regexp.MustCompile(`\([^)]*[*+?{].*\)[*+?{]`)
-
+// geminiSafe is Gemini CLI's isSafeRegExp: false for an expression it
+// refuses to load (longer than 2048 characters, or with a quantified
+// group that holds a quantifier).
 func geminiSafe(re string) bool {
-	return len(re) <= 2048 && !geminiUnsafe.MatchString(re)
+	unsafe := regexp.MustCompile(`\([^)]*[*+?{].*\)[*+?{]`)
+	return len(re) <= 2048 && !unsafe.MatchString(re)
 }

@@ -31,7 +31,7 @@ func instances(pattern [][]string) [][]string {
 // words before `rm -r /`, the never-allow list refuses the line.
 func TestRunners(t *testing.T) {
 	denies := policyDenies(t, Rules(policy2(t), gate.NeverAllow()))
-	for _, r := range runners {
+	for _, r := range runners() {
 		for _, c := range instances(r.words) {
 			line := strings.Join(c, " ") + " rm -r /"
 			if !denies(line) {

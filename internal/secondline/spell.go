@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The spellings every compiler draws on: where programs live, which
@@ -51,10 +52,10 @@ type runner struct {
 	words [][]string
 }
 
-// niceValues are every adjustment nice takes (-20 to 19), niceDash the
+// runnerNumbers returns every adjustment nice takes (-20 to 19), niceDash the
 // positive ones as one word (nice -10); ioniceClasses every class of
 // ionice.
-var niceValues, niceDash, ioniceClasses = func() (v, d, c []string) {
+func runnerNumbers() (v, d, c []string) {
 	for n := -20; n <= 19; n++ {
 		v = append(v, strconv.Itoa(n))
 		if n >= 0 {
@@ -65,52 +66,56 @@ var niceValues, niceDash, ioniceClasses = func() (v, d, c []string) {
 		c = append(c, "-c"+strconv.Itoa(n))
 	}
 	return v, d, c
-}()
+}
 
 // loaders are the dynamic loaders, which run the program they are given.
 var loaders = []string{"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux-x86-64.so.2",
 	"/usr/lib/ld-linux-x86-64.so.2", "/usr/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux.so.2"}
 
-var runners = []runner{
-	// Runners that need no word of their own (see plainRunners).
-	{words: [][]string{{"env", "command", "builtin", "exec", "nohup", "time", "sudo", "doas", "setsid", "nice",
-		"busybox", "unbuffer", "catchsegv", "eatmydata", "fakeroot", "rlwrap", "valgrind", "pkexec", "firejail",
-		"systemd-run", "unshare", "chronic", "ifne", "ccache", "distcc", "linux32", "linux64"}}},
-	{words: [][]string{loaders}},
-	// With one word.
-	{words: [][]string{{"env"}, {"-i", "--ignore-environment", "--"}}},
-	{words: [][]string{{"command"}, {"-p", "--"}}},
-	{words: [][]string{{"exec"}, {"-c", "-l"}}},
-	{words: [][]string{{"nohup", "nice"}, {"--"}}},
-	{words: [][]string{{"time"}, {"-p", "--"}}},
-	{words: [][]string{{"sudo"}, {"-E", "-H", "-n", "--"}}},
-	{words: [][]string{{"doas"}, {"-n"}}},
-	{words: [][]string{{"setsid"}, {"-f", "-w", "-c"}}},
-	{words: [][]string{{"unbuffer"}, {"-p"}}},
-	{words: [][]string{{"valgrind"}, {"-q"}}},
-	{words: [][]string{{"systemd-run"}, {"--user", "-q", "-t"}}},
-	{words: [][]string{{"unshare"}, {"-r", "-m", "-U", "-n", "-p", "-f"}}},
-	{words: [][]string{{"setarch"}, {"x86_64", "i386", "i686", "aarch64", "linux32", "linux64"}}},
-	{words: [][]string{{"chroot"}, {"/"}}},
-	{words: [][]string{{"nice"}, niceDash}},
-	{words: [][]string{{"ionice"}, ioniceClasses}},
-	{words: [][]string{{"jiri"}, {"runp"}}},
-	{words: [][]string{{"perf"}, {"stat"}}},
-	// With two.
-	{words: [][]string{{"nice"}, {"-n"}, niceValues}},
-	{words: [][]string{{"ionice"}, {"-c"}, {"0", "1", "2", "3"}}},
-	{words: [][]string{{"git"}, {"bisect"}, {"run"}}},
-	{words: [][]string{{"perf"}, {"stat"}, {"--"}}},
-}
+// runners is built when first used: never at a process's start.
+var runners = sync.OnceValue(func() []runner {
+	niceValues, niceDash, ioniceClasses := runnerNumbers()
+	return []runner{
+		// Runners that need no word of their own (see plainRunners).
+		{words: [][]string{{"env", "command", "builtin", "exec", "nohup", "time", "sudo", "doas", "setsid", "nice",
+			"busybox", "unbuffer", "catchsegv", "eatmydata", "fakeroot", "rlwrap", "valgrind", "pkexec", "firejail",
+			"systemd-run", "unshare", "chronic", "ifne", "ccache", "distcc", "linux32", "linux64"}}},
+		{words: [][]string{loaders}},
+		// With one word.
+		{words: [][]string{{"env"}, {"-i", "--ignore-environment", "--"}}},
+		{words: [][]string{{"command"}, {"-p", "--"}}},
+		{words: [][]string{{"exec"}, {"-c", "-l"}}},
+		{words: [][]string{{"nohup", "nice"}, {"--"}}},
+		{words: [][]string{{"time"}, {"-p", "--"}}},
+		{words: [][]string{{"sudo"}, {"-E", "-H", "-n", "--"}}},
+		{words: [][]string{{"doas"}, {"-n"}}},
+		{words: [][]string{{"setsid"}, {"-f", "-w", "-c"}}},
+		{words: [][]string{{"unbuffer"}, {"-p"}}},
+		{words: [][]string{{"valgrind"}, {"-q"}}},
+		{words: [][]string{{"systemd-run"}, {"--user", "-q", "-t"}}},
+		{words: [][]string{{"unshare"}, {"-r", "-m", "-U", "-n", "-p", "-f"}}},
+		{words: [][]string{{"setarch"}, {"x86_64", "i386", "i686", "aarch64", "linux32", "linux64"}}},
+		{words: [][]string{{"chroot"}, {"/"}}},
+		{words: [][]string{{"nice"}, niceDash}},
+		{words: [][]string{{"ionice"}, ioniceClasses}},
+		{words: [][]string{{"jiri"}, {"runp"}}},
+		{words: [][]string{{"perf"}, {"stat"}}},
+		// With two.
+		{words: [][]string{{"nice"}, {"-n"}, niceValues}},
+		{words: [][]string{{"ionice"}, {"-c"}, {"0", "1", "2", "3"}}},
+		{words: [][]string{{"git"}, {"bisect"}, {"run"}}},
+		{words: [][]string{{"perf"}, {"stat"}, {"--"}}},
+	}
+})
 
 // plainRunners are the runners that need no word of their own.
-func plainRunners() []string { return runners[0].words[0] }
+func plainRunners() []string { return runners()[0].words[0] }
 
 // steps are the runners with words of their own, each as its word
 // positions.
 func steps() [][][]string {
 	var out [][][]string
-	for _, r := range runners[1:] {
+	for _, r := range runners()[1:] {
 		out = append(out, r.words)
 	}
 	return out
