@@ -2,6 +2,7 @@ package secondline
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/programs"
@@ -143,6 +144,15 @@ func TestCoverage(t *testing.T) {
 		t.Logf("%s: %v", agent.Name, c)
 		for _, r := range c.refused {
 			t.Errorf("%s refuses %v, expected ALLOW or DEFAULT", agent.Name, r)
+		}
+		i := slices.IndexFunc(Figures, func(f Figure) bool { return f.Agent == agent.Name })
+		if i < 0 {
+			t.Errorf("%s: no figure recorded", agent.Name)
+			continue
+		}
+		if f := Figures[i]; f.PlainDeny != c.plainDeny || f.PlainDenied != c.plainDenied || f.Refused != len(c.refused) {
+			t.Errorf("%s: Figures say %d of %d plain DENY rows refused, %d allowed rows refused; measured %d of %d, %d",
+				agent.Name, f.PlainDenied, f.PlainDeny, f.Refused, c.plainDenied, c.plainDeny, len(c.refused))
 		}
 	}
 }
