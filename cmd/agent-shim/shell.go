@@ -13,9 +13,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/gate"
-	agentpkg "github.com/agent-shim/agent-shim/internal/agents" // hook.go has a var agents
 	"github.com/agent-shim/agent-shim/internal/config"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // Test seams: tests observe the exec and answer the prompts.
@@ -132,13 +130,9 @@ func (e *env) shell(ctx context.Context, args []string) int {
 		s.close()
 		return e.refuseLogged(s, cmd, err)
 	}
-	line, dialect := cmd, path
-	if w, ok := agentpkg.Unwrap(cmd, path, e.getenv); ok {
-		line = w.Command
-		if w.Shell != "" {
-			dialect = w.Shell
-		}
-	}
+	// The gate reads the line as the real shell does, the command inside
+	// an agent's wrapper of it.
+	line, d := s.g.DecideLine(cmd, path, e.getenv)
 	// Hook tickets (ticket.go): an ask ticket approves the line once;
 	// agentShim.requireHook refuses a line no hook has seen.
 	seen, ticketed, err := e.ticketGate(cfg, line)
@@ -149,12 +143,6 @@ func (e *env) shell(ctx context.Context, args []string) int {
 	// A ticket for a command inside line approves nothing: line is
 	// decided whole all the same.
 	ticketed = ticketed && seen == line
-	key, err := dialectLine(line, dialect)
-	if err != nil {
-		s.close()
-		return e.refuseLogged(s, line, err)
-	}
-	d := s.g.DecideBash(key)
 	wd, _ := os.Getwd()
 	var ap *gate.Approval
 	if ticketed {
@@ -181,24 +169,6 @@ func (e *env) shell(ctx context.Context, args []string) int {
 		argv[0] = "-" + argv[0] // a login shell, as login(1) starts it
 	}
 	return e.runProgram(ctx, s, cfg, "shell", path, argv, ap)
-}
-
-// dialectLine is line as the gate is to decide it when shell runs it.
-// The gate reads a line as bash; a zsh line is given to it as
-// `zsh -c '<line>'`, whose script shellparse reads as zsh (glob
-// qualifiers, =(…), expansion flags), so what only zsh runs is not
-// allowed. The same text keys session answers and approvals, so that an
-// answer for a zsh line is not one for the bash line. It goes when the
-// gate takes the dialect itself.
-func dialectLine(line, shell string) (string, error) {
-	if filepath.Base(shell) != "zsh" {
-		return line, nil
-	}
-	q, err := syntax.Quote(line, syntax.LangBash)
-	if err != nil { // a NUL byte, which no argv holds
-		return "", fmt.Errorf("reading the line as zsh: %w", err)
-	}
-	return "zsh -c " + q, nil
 }
 
 // settle settles shell mode's decision d of cmd and, when it needs a
