@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/runlayer"
 	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
@@ -78,12 +79,12 @@ func writeExplain(w io.Writer, config string, x gate.Explanation) {
 		fmt.Fprintln(tw, "POS\tNESTING\tCOMMAND\tVERDICT\tRULE\tREASON")
 		for _, c := range x.Commands {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Command.Pos, nesting(c.Command),
-				oneLine(argvString(c.Argv)), c.Verdict, oneLine(ruleString(c.Rule)), oneLine(c.Reason))
+				oneLine(runlayer.ArgvString(c.Argv)), c.Verdict, oneLine(ruleString(c.Rule)), oneLine(c.Reason))
 		}
 		tw.Flush()
 		for _, c := range x.Commands {
 			if c.Fact != "" {
-				fmt.Fprintf(w, "fact: %s: %s\n", oneLine(argvString(c.Argv)), oneLine(c.Fact))
+				fmt.Fprintf(w, "fact: %s: %s\n", oneLine(runlayer.ArgvString(c.Argv)), oneLine(c.Fact))
 			}
 		}
 	}
@@ -99,20 +100,6 @@ func nesting(c *shellparse.Command) string {
 		kinds[i] = f.Kind
 	}
 	return strings.Join(kinds, " › ")
-}
-
-// argvString shows argv as a shell line (syntax.Quote); an argument no
-// shell word can hold is shown Go-quoted.
-func argvString(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		q, err := gate.QuoteArgv([]string{a})
-		if err != nil {
-			q = fmt.Sprintf("%q", a)
-		}
-		parts[i] = q
-	}
-	return strings.Join(parts, " ")
 }
 
 func ruleString(r *matcher.Rule) string {

@@ -55,7 +55,7 @@ func TestTreeCannotForgeThePolicy(t *testing.T) {
 	}
 	state := filepath.Dir(auditPath)
 	deciding := []string{cfg, state, policyCopyDir(auditPath), filepath.Join(state, "sessions"), filepath.Join(state, "tickets")}
-	writable := e.writable(s.g)
+	writable := e.runLayer(s, "shell", nil).Writable()
 	for _, w := range writable {
 		for _, d := range deciding {
 			if d == w || strings.HasPrefix(d, strings.TrimSuffix(w, "/")+"/") {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
-	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
 
 // Test seams: the decision log can be turned off (for the benchmark that
@@ -246,39 +245,4 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is neither a duration (24h, 7d) nor a time (2006-01-02, 2006-01-02T15:04:05Z)", s)
-}
-
-// logExecs wraps the run-time layer's decider so that its decisions reach
-// the decision log (layer runtime, tool execve): every refused execution,
-// and the first allowed one of each program of the tree (a build runs the
-// compiler thousands of times; logging each would rotate the hook's
-// history away within minutes).
-func (e *env) logExecs(s *shim, agent string, decide func(supervisor.Exec) (supervisor.Verdict, gate.Decision)) func(supervisor.Exec) supervisor.Verdict {
-	w := e.decisionLog()
-	if w == nil {
-		return func(x supervisor.Exec) supervisor.Verdict { v, _ := decide(x); return v }
-	}
-	session := ""
-	if s != nil && s.session != nil {
-		session = strings.TrimSuffix(filepath.Base(s.session.path), ".json")
-	}
-	var mu sync.Mutex
-	seen := map[string]bool{}
-	return func(x supervisor.Exec) supervisor.Verdict {
-		v, d := decide(x)
-		if v.Allow {
-			mu.Lock()
-			dup := seen[x.Path]
-			seen[x.Path] = true
-			mu.Unlock()
-			if dup {
-				return v
-			}
-		}
-		w.Log(entryOf(d, decisionlog.Entry{
-			Agent: agent, Session: session, Layer: decisionlog.LayerRuntime,
-			Cwd: x.Dir, Tool: "execve", Command: argvString(x.Argv), Argv: x.Argv,
-		}))
-		return v
-	}
 }

@@ -165,17 +165,3 @@ func cacheKeyPath(auditPath string) string {
 func policyCopyDir(auditPath string) string {
 	return filepath.Join(filepath.Dir(auditPath), "policy")
 }
-
-// cacheDir is the shim's directory in the user's cache directory:
-// $XDG_CACHE_HOME/agent-shim, else ~/.cache/agent-shim; "" when neither is
-// set. The run-time layer lets builds write the user's cache directory:
-// nothing that decides is kept there.
-func (e *env) cacheDir() string {
-	if d := e.getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "agent-shim")
-	}
-	if h := e.getenv("HOME"); h != "" {
-		return filepath.Join(h, ".cache", "agent-shim")
-	}
-	return ""
-}

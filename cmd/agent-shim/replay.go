@@ -9,6 +9,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/runlayer"
 )
 
 const replaySynopsis = "agent-shim replay [--config NEW] [--log FILE] [--json]"
@@ -126,7 +127,7 @@ func (e *env) replayEntries(entries []decisionlog.Entry, damaged int, decide fun
 	for _, en := range entries {
 		line := en.Command
 		if en.Layer == decisionlog.LayerRuntime && len(en.Argv) > 0 {
-			line = argvString(en.Argv)
+			line = runlayer.ArgvString(en.Argv)
 		}
 		if !replayable(en) {
 			out.Skipped++

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
+	"github.com/agent-shim/agent-shim/internal/runlayer"
 	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
 
@@ -531,7 +532,7 @@ func BenchmarkExecDecision(b *testing.B) {
 		b.Fatal(err)
 	}
 	s.close()
-	decide := execDecider(s.g, nil)
+	decide := runlayer.Decider(s.g, nil)
 	execs := []supervisor.Exec{
 		{Path: "/usr/bin/git", Real: "/usr/bin/git", Argv: []string{"git", "status", "--porcelain"}, Dir: dir},
 		{Path: "/bin/true", Real: "/usr/bin/true", Argv: []string{"/bin/true"}, Dir: dir},

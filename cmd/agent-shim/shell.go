@@ -14,6 +14,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/config"
+	"github.com/agent-shim/agent-shim/internal/runlayer"
 )
 
 // Test seams: tests observe the exec and answer the prompts.
@@ -183,8 +184,8 @@ func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd string, 
 		return nil, fmt.Errorf("%w: %s", gate.ErrDenied, d.Reason)
 	}
 	if p == nil {
-		return nil, &hinted{fmt.Errorf("%w: %s, and there is no terminal to ask on", gate.ErrNeedsApproval, d.Reason),
-			approveHint(s.config, d.Request) + ", or run the agent from a terminal to be asked"}
+		return nil, &runlayer.Hinted{Err: fmt.Errorf("%w: %s, and there is no terminal to ask on", gate.ErrNeedsApproval, d.Reason),
+			Hint: approveHint(s.config, d.Request) + ", or run the agent from a terminal to be asked"}
 	}
 	a, err := p.AskApproval(ctx, *d.Request)
 	if err != nil {
@@ -214,15 +215,6 @@ func (e *env) refuseLogged(s *shim, line string, err error) int {
 	return e.refuse(err)
 }
 
-// hinted is an error with a hint on how to get past it.
-type hinted struct {
-	err  error
-	hint string
-}
-
-func (h *hinted) Error() string { return h.err.Error() }
-func (h *hinted) Unwrap() error { return h.err }
-
 // refuse reports why shell mode does not run the command and returns 126.
 func (e *env) refuse(err error) int {
 	if errors.Is(err, gate.ErrDenied) || errors.Is(err, gate.ErrNeedsApproval) {
@@ -230,9 +222,9 @@ func (e *env) refuse(err error) int {
 	} else {
 		fmt.Fprintf(e.stderr, "agent-shim: error: %s\n", oneLine(err.Error()))
 	}
-	var h *hinted
-	if errors.As(err, &h) && h.hint != "" {
-		fmt.Fprintf(e.stderr, "agent-shim: hint: %s\n", oneLine(h.hint))
+	var h *runlayer.Hinted
+	if errors.As(err, &h) && h.Hint != "" {
+		fmt.Fprintf(e.stderr, "agent-shim: hint: %s\n", oneLine(h.Hint))
 	}
 	return exitDenied
 }
@@ -298,8 +290,8 @@ func (e *env) realShell(cfg *lazyConfig) (string, error) {
 		return "", fmt.Errorf("finding agent-shim itself, to tell it from the real shell: %w", err)
 	}
 	if sameFile(path, self) {
-		return "", &hinted{fmt.Errorf("the real shell %s (%s) is agent-shim itself", path, from),
-			"set AGENT_SHIM_SHELL or agentShim.shell to the real shell, such as /bin/bash"}
+		return "", &runlayer.Hinted{Err: fmt.Errorf("the real shell %s (%s) is agent-shim itself", path, from),
+			Hint: "set AGENT_SHIM_SHELL or agentShim.shell to the real shell, such as /bin/bash"}
 	}
 	return path, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/gate"
 	agentpkg "github.com/agent-shim/agent-shim/internal/agents" // hook.go has a var agents
+	"github.com/agent-shim/agent-shim/internal/runlayer"
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
@@ -375,7 +376,7 @@ func (e *env) ticketGate(cfg *lazyConfig, cmd string) (line string, approved boo
 	}
 	if t == nil {
 		if requireHook {
-			return "", false, &hinted{errUnseen, "check the hook with 'agent-shim doctor'"}
+			return "", false, &runlayer.Hinted{Err: errUnseen, Hint: "check the hook with 'agent-shim doctor'"}
 		}
 		return cmd, false, nil
 	}

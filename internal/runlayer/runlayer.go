@@ -1,0 +1,499 @@
+// Package runlayer runs the program of an allowed line: under the
+// run-time layer (internal/supervisor) when it is on and available, every
+// execution decided by the gate (gate.DecideExecution) and writes
+// confined, else as a child or by exec, as agentShim.runtime says. After
+// the program it undoes what the line changed of its checkouts' protected
+// paths but for what a person approved (gate.Approval.Keeps), and says
+// so. Shell mode and `agent-shim run` are its two front ends.
+package runlayer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agent-shim/agent-shim/decisionlog"
+	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/supervisor"
+)
+
+// ExitError is the status a run ends with when the line itself ran but
+// its changes to protected paths had to be undone (or could not be).
+const ExitError = 1
+
+// Hinted is an error with a hint on how to get past it.
+type Hinted struct {
+	Err  error
+	Hint string
+}
+
+func (h *Hinted) Error() string { return h.Err.Error() }
+func (h *Hinted) Unwrap() error { return h.Err }
+
+// Run is one program to run for a front end.
+type Run struct {
+	Gate *gate.Gate
+	// Config is config.json's path; Mode its agentShim.runtime: "",
+	// "on", "off" or "require".
+	Config, Mode string
+	// Agent names the front end in the decision log ("shell", "run");
+	// Session the session.
+	Agent, Session string
+	// Marker is a file of the session's: made when the note that the
+	// layer is unavailable was given, so that it is given once.
+	Marker string
+	// Approval is what a person approved of the line that starts the
+	// program; nil: nothing.
+	Approval *gate.Approval
+	Stdin    io.Reader
+	Stdout   io.Writer
+	Stderr   io.Writer
+	Getenv   func(string) string
+	// Log receives the run-time decisions and undone changes; nil logs
+	// none.
+	Log decisionlog.Logger
+	// Now is the clock of the log's entries.
+	Now func() time.Time
+
+	// The front end's test seams (nil: the real ones).
+	Supervise func(context.Context, supervisor.Config) (supervisor.Status, error)
+	Reraise   func(syscall.Signal)
+	TempDirs  func() []string
+	Child     func(path string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (supervisor.Status, error)
+	Exec      func(path string, argv, env []string) error
+}
+
+func (r *Run) defaults() {
+	if r.Supervise == nil {
+		r.Supervise = supervisor.Run
+	}
+	if r.Reraise == nil {
+		r.Reraise = supervisor.Reraise
+	}
+	if r.TempDirs == nil {
+		r.TempDirs = func() []string { return []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} }
+	}
+	if r.Child == nil {
+		r.Child = runChild
+	}
+	if r.Exec == nil {
+		r.Exec = syscall.Exec
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	if r.Getenv == nil {
+		r.Getenv = os.Getenv
+	}
+}
+
+// Program runs the allowed program path with argv and returns its
+// status; an error means it could not run it (the front end refuses,
+// 126). Under the layer, or as a child where the layer is unavailable,
+// the changes to protected paths are undone after it; with the layer off
+// the process is replaced by the program.
+func (r *Run) Program(ctx context.Context, path string, argv []string) (int, error) {
+	r.defaults()
+	switch r.Mode {
+	case "", "on", "require":
+	case "off":
+		return r.exec(path, argv)
+	default:
+		return 0, fmt.Errorf("%s: agentShim.runtime: unknown value %q (on, off, require)", r.Config, r.Mode)
+	}
+	if ap := r.Approval; ap != nil {
+		// What the person approved starts this program: it is covered
+		// with its exact argv.
+		ap.Path, ap.Argv = path, argv
+	}
+	snap, err := supervisor.TakeSnapshot(r.checkouts())
+	if err != nil {
+		return 0, err
+	}
+	st, err := r.supervise(ctx, path, argv)
+	if err == nil {
+		if code := r.restore(snap); code != 0 && st.Signal == 0 && st.Code == 0 {
+			st.Code = code
+		}
+	}
+	switch {
+	case errors.Is(err, supervisor.ErrUnavailable) && r.Mode == "require":
+		return 0, &Hinted{fmt.Errorf("%v, and agentShim.runtime is \"require\"", err),
+			"set agentShim.runtime to \"on\" in " + r.Config + " to run without it"}
+	case errors.Is(err, supervisor.ErrUnavailable):
+		r.noteFallback(err)
+		return r.unsupervised(snap, path, argv)
+	case err != nil:
+		return 0, err
+	case st.Signal != 0:
+		r.Reraise(syscall.Signal(st.Signal))
+	}
+	return st.ExitCode(), nil
+}
+
+// unsupervised runs an allowed program where the run-time layer is not
+// available: its executions are not decided and its writes not confined,
+// but this process stays as its parent so that its changes to the
+// protected paths of the checkout are undone after it, as under the layer.
+func (r *Run) unsupervised(snap *supervisor.Snapshot, path string, argv []string) (int, error) {
+	// Standard input that is not a file (only in tests: a process's is)
+	// was handed to the supervisor's attempt already.
+	var stdin io.Reader
+	if f, ok := r.Stdin.(*os.File); ok {
+		stdin = f
+	}
+	st, err := r.Child(path, argv, stdin, r.Stdout, r.Stderr)
+	if err != nil {
+		return 0, fmt.Errorf("running %s: %w", path, err)
+	}
+	if code := r.restore(snap); code != 0 && st.Signal == 0 && st.Code == 0 {
+		st.Code = code
+	}
+	if st.Signal != 0 {
+		r.Reraise(syscall.Signal(st.Signal))
+	}
+	return st.ExitCode(), nil
+}
+
+// runChild runs the program as a child with the shim's environment and
+// streams and waits for it; the signals a shell's parent sends it (an
+// interrupt, a hang-up, a terminal resize) go on to the child. A test
+// replaces it.
+func runChild(path string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (supervisor.Status, error) {
+	cmd := &exec.Cmd{Path: path, Args: argv, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return supervisor.Status{}, err
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				cmd.Process.Signal(sig)
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return supervisor.Status{Signal: int(ws.Signal())}, nil
+		}
+		return supervisor.Status{Code: ee.ExitCode()}, nil
+	}
+	return supervisor.Status{}, err
+}
+
+// exec replaces the process with the program. It returns only when it
+// cannot (or a test's Exec returns).
+func (r *Run) exec(path string, argv []string) (int, error) {
+	if err := r.Exec(path, argv, os.Environ()); err != nil {
+		return 0, fmt.Errorf("running %s: %w", path, err)
+	}
+	return 0, nil
+}
+
+// supervise runs the program under the supervisor, deciding every
+// execution with the gate; refusals go to the decision log too.
+func (r *Run) supervise(ctx context.Context, path string, argv []string) (supervisor.Status, error) {
+	// The refusals and the tree's stderr share one writer.
+	report := io.Writer(r.Stderr)
+	if _, ok := r.Stderr.(*os.File); !ok {
+		report = &lockedWriter{w: r.Stderr}
+	}
+	stdin, doneIn := inFile(r.Stdin)
+	stdout, doneOut := outFile(r.Stdout)
+	stderr, doneErr := outFile(report)
+	defer func() { doneIn(); doneOut(); doneErr() }()
+	confine := r.Gate.Level() < gate.LevelFullAccess
+	var writable []string
+	if confine {
+		writable = r.Writable()
+	}
+	return r.Supervise(ctx, supervisor.Config{
+		Path: path, Argv: argv, Env: os.Environ(),
+		Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		Confine: confine, Writable: writable,
+		Decide:   r.LogExecs(Decider(r.Gate, r.Approval)),
+		Report:   report,
+		Programs: restrictedPrograms(),
+	})
+}
+
+// restrictedPrograms are the programs whose copies and hard links the
+// run-time layer decides as them: those of the never-allow list and the
+// ones that reach beyond the tree.
+func restrictedPrograms() []string {
+	names := []string{"git", "curl", "wget", "ssh", "scp", "sftp", "rsync", "sudo", "su", "doas", "pkexec",
+		"docker", "podman", "kubectl", "tmux", "screen", "systemctl", "systemd-run", "gh", "nc", "ncat", "socat"}
+	for _, l := range gate.NeverAllow() {
+		if f := strings.Fields(l); len(f) > 0 && !slices.Contains(names, f[0]) {
+			names = append(names, f[0])
+		}
+	}
+	return names
+}
+
+// Decider decides each execution with the gate (DecideExecution): ap,
+// what a person approved, counts for the approved line's own commands
+// only.
+func Decider(g *gate.Gate, ap *gate.Approval) func(supervisor.Exec) (supervisor.Verdict, gate.Decision) {
+	return func(x supervisor.Exec) (supervisor.Verdict, gate.Decision) {
+		d, refusal := g.DecideExecution(gate.Execution{
+			Path: x.Path, Real: x.Real, Argv: x.Argv, Dir: x.Dir, Spellings: x.Spellings(), Env: x.Env,
+		}, ap)
+		return supervisor.Verdict{Allow: refusal == "", Reason: refusal}, d
+	}
+}
+
+// LogExecs wraps the run-time layer's decider so that its decisions reach
+// the decision log (layer runtime, tool execve): every refused execution,
+// and the first allowed one of each program of the tree (a build runs the
+// compiler thousands of times; logging each would rotate the hook's
+// history away within minutes).
+func (r *Run) LogExecs(decide func(supervisor.Exec) (supervisor.Verdict, gate.Decision)) func(supervisor.Exec) supervisor.Verdict {
+	if r.Log == nil {
+		return func(x supervisor.Exec) supervisor.Verdict { v, _ := decide(x); return v }
+	}
+	now := r.Now
+	if now == nil {
+		now = time.Now
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(x supervisor.Exec) supervisor.Verdict {
+		v, d := decide(x)
+		if v.Allow {
+			mu.Lock()
+			dup := seen[x.Path]
+			seen[x.Path] = true
+			mu.Unlock()
+			if dup {
+				return v
+			}
+		}
+		r.Log.Log(d.Record(decisionlog.Entry{
+			Time: now(), Agent: r.Agent, Session: r.Session, Layer: decisionlog.LayerRuntime,
+			Cwd: x.Dir, Tool: "execve", Command: ArgvString(x.Argv), Argv: x.Argv,
+		}))
+		return v
+	}
+}
+
+// ArgvString quotes argv back into a line, word by word.
+func ArgvString(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		q, err := gate.QuoteArgv([]string{a})
+		if err != nil {
+			q = fmt.Sprintf("%q", a)
+		}
+		parts[i] = q
+	}
+	return strings.Join(parts, " ")
+}
+
+// Writable is where the tree may write below full access: the scope (from
+// local-changes up), the temporary directory, the user's cache directory,
+// and the terminal and harmless devices.
+func (r *Run) Writable() []string {
+	r.defaults()
+	g := r.Gate
+	var out []string
+	if g.Level() >= gate.LevelLocalChanges {
+		out = append(out, g.Scope().Roots()...)
+		for _, p := range g.Scope().Patterns() {
+			if dir := r.patternPath(p); dir != "" {
+				out = append(out, dir)
+			}
+		}
+	}
+	out = append(out, r.TempDirs()...)
+	if c := r.cacheHome(); c != "" {
+		out = append(out, c) // the user cache directory, not only agent-shim's
+	}
+	return append(out, "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
+}
+
+// cacheHome is the user's cache directory: $XDG_CACHE_HOME, else
+// ~/.cache; "" when neither is set.
+func (r *Run) cacheHome() string {
+	if d := r.Getenv("XDG_CACHE_HOME"); d != "" {
+		return d
+	}
+	if h := r.Getenv("HOME"); h != "" {
+		return filepath.Join(h, ".cache")
+	}
+	return ""
+}
+
+// patternPath is the path of a pathScope.allow pattern that Landlock can
+// express: an exact path, or the top of a `dir/...` tree. Glob patterns
+// cannot be expressed and are left out: the tree may not write there.
+func (r *Run) patternPath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		home := r.Getenv("HOME")
+		if home == "" {
+			return ""
+		}
+		p = filepath.Join(home, rest)
+	}
+	p = strings.TrimSuffix(p, "/...")
+	if !filepath.IsAbs(p) || strings.ContainsAny(p, "*?[{\\") {
+		return ""
+	}
+	return filepath.Clean(p)
+}
+
+// noteFallback says once per session that the run-time layer is not
+// active, and why.
+func (r *Run) noteFallback(why error) {
+	if r.Marker != "" {
+		if err := os.MkdirAll(filepath.Dir(r.Marker), 0o700); err == nil {
+			f, err := os.OpenFile(r.Marker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if err != nil {
+				return // said already in this session
+			}
+			f.Close()
+		}
+	}
+	fmt.Fprintf(r.Stderr, "agent-shim: note: running without the run-time layer (%v); only the command line was checked (changes to protected paths are still undone)\n", why)
+}
+
+// inFile returns r as a file the child can inherit: r itself when it is
+// one, else a pipe fed from r.
+func inFile(r io.Reader) (*os.File, func()) {
+	if f, ok := r.(*os.File); ok {
+		return f, func() {}
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, func() {}
+	}
+	go func() {
+		io.Copy(pw, r)
+		pw.Close()
+	}()
+	return pr, func() { pr.Close() }
+}
+
+// outFile returns w as a file the child can inherit: w itself when it is
+// one, else a pipe copied to w until the tree closes it, or for at most 2
+// seconds after the program ended (a background process may hold it open:
+// what it writes later is dropped).
+func outFile(w io.Writer) (*os.File, func()) {
+	if f, ok := w.(*os.File); ok {
+		return f, func() {}
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, func() {}
+	}
+	d := &detachable{w: w}
+	done := make(chan struct{})
+	go func() {
+		io.Copy(d, pr)
+		pr.Close()
+		close(done)
+	}()
+	return pw, func() {
+		pw.Close()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			d.detach()
+		}
+	}
+}
+
+// detachable writes to w until detached, then drops what it is given.
+type detachable struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (d *detachable) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.w == nil {
+		return len(p), nil
+	}
+	return d.w.Write(p)
+}
+
+func (d *detachable) detach() {
+	d.mu.Lock()
+	d.w = nil
+	d.mu.Unlock()
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// checkouts are the tops of the checkouts a line may write: the scope's
+// roots and the checkout of the working directory (the nearest directory
+// above it with a .git), whose protected paths hold at run time.
+func (r *Run) checkouts() []string {
+	out := slices.Clone(r.Gate.Scope().Roots())
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+				out = append(out, d)
+				break
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// restore undoes what the line changed of the protected paths of its
+// checkouts, but for the writes a person approved with the line
+// (Approval.Keeps: the protected paths its commands write, exactly), and
+// says so: one line each on stderr and in the decision log. It returns
+// ExitError when it undid or could not undo anything.
+func (r *Run) restore(snap *supervisor.Snapshot) int {
+	changed, err := snap.Restore(r.Approval.Keeps)
+	if len(changed) == 0 && err == nil {
+		return 0
+	}
+	for _, p := range changed {
+		fmt.Fprintf(r.Stderr, "agent-shim: denied at run time: the line changed %s, a protected path; undone\n", p)
+		if r.Log != nil {
+			r.Log.Log(gate.Decision{Verdict: gate.Deny, Reason: "a protected path changed at run time; undone"}.Record(decisionlog.Entry{
+				Time: r.Now(), Agent: r.Agent, Layer: decisionlog.LayerRuntime, Tool: "write", Command: p,
+			}))
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(r.Stderr, "agent-shim: error: undoing the changes to protected paths: %s\n", strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(err.Error()))
+	}
+	return ExitError
+}
