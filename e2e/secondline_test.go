@@ -128,25 +128,11 @@ func policy2Config(t *testing.T) *config.File {
 	return f
 }
 
-// corporaRows returns the rows of the adversarial corpora as (where,
-// command, expected): the repository's, and shared/corpus/adversarial-5.tsv
-// above the checkout.
+// corporaRows returns the rows of the adversarial corpora of
+// matcher/testdata as (where, command, expected).
 func corporaRows(t *testing.T) [][3]string {
 	t.Helper()
-	files := []string{"../matcher/testdata/adversarial.tsv", "../matcher/testdata/adversarial-2.tsv", "../matcher/testdata/adversarial-3.tsv"}
-	dir, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if p := filepath.Join(d, "shared", "corpus", "adversarial-5.tsv"); fileExists(p) {
-			files = append(files, p)
-			break
-		}
-		if filepath.Dir(d) == d {
-			t.Fatalf("adversarial-5.tsv: no shared/corpus above %s", dir)
-		}
-	}
+	files := []string{"../matcher/testdata/adversarial.tsv", "../matcher/testdata/adversarial-2.tsv", "../matcher/testdata/adversarial-3.tsv", "../matcher/testdata/adversarial-5.tsv"}
 	var out [][3]string
 	for _, name := range files {
 		data, err := os.ReadFile(name)
@@ -164,5 +150,3 @@ func corporaRows(t *testing.T) [][3]string {
 	}
 	return out
 }
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -2,8 +2,7 @@ package secondline
 
 // Figure is one agent's second line, compiled from the adversarial-2
 // policy, measured on the project's corpora (matcher/testdata/adversarial,
-// -2, -3 and shared/corpus/adversarial-5): of the plain DENY rows (one
-// command, no shell syntax), how many the agent's engine refuses with
+// -2, -3 and -5): of the plain DENY rows (one command, no shell syntax), how many the agent's engine refuses with
 // these rules alone; and how many rows expected ALLOW or DEFAULT it
 // refuses that the policy does not. TestCoverage holds the figures to the
 // measurement; doctor prints them.
