@@ -20,13 +20,20 @@
 //     dropped. Rotation renames under a lock file; a writer that opened the
 //     file before the rename appends to the renamed file, so no line is
 //     lost;
+//   - no writer waits for the rotation lock: any process that can read
+//     the lock file can hold it (flock needs no write access), one a
+//     line left behind included. A writer that finds it held appends to
+//     the full file, up to twice MaxSize; past that the line is lost;
 //   - a full or unwritable disk loses the line (Err reports why), never
-//     the decision; the log is opened non-blocking (a FIFO planted in its
-//     place cannot stall it), never through a link, and written with one
-//     write(2) of a local file, which does not wait on anything but the
-//     disk. A caller that must not wait on a slow disk at all sets
-//     Options.Wait: Log then writes from a goroutine and returns after
-//     that bound, whichever comes first.
+//     the decision. Lines lost are counted beside the log
+//     (decisions.jsonl.lost) and the next line written carries the count
+//     (Entry.Lost; Lost reads a count no line carries yet). The log is
+//     opened non-blocking (a FIFO planted in its place cannot stall it),
+//     never through a link, and written with one write(2) of a local
+//     file, which does not wait on anything but the disk. A caller that
+//     must not wait on a slow disk at all sets Options.Wait: Log then
+//     writes from a goroutine and returns after that bound, whichever
+//     comes first.
 //
 // Hook mode writes in place (Wait 0): the goroutine's hand-off costs more
 // than the write (measured: under load, +17–30% of a hook call against
@@ -99,6 +106,12 @@ type Entry struct {
 	// Cut reports that Command or Argv was cut to the line's bound: it
 	// is not all that was decided.
 	Cut bool `json:"cut,omitempty"`
+	// Lost is how many lines were lost just before this one (a full
+	// disk; the rotation lock held by another process while the log was
+	// at twice MaxSize): the writers that could not write them counted
+	// them beside the log, and the next line written carries the count.
+	// The Writer sets it.
+	Lost int `json:"lost,omitempty"`
 }
 
 // Rule is the rule that decided, with its provenance.
@@ -287,6 +300,9 @@ func appendEntry(b []byte, e *Entry) []byte {
 	if e.Cut {
 		b = append(b, `,"cut":true`...)
 	}
+	if e.Lost != 0 {
+		b = strconv.AppendInt(append(b, `,"lost":`...), int64(e.Lost), 10)
+	}
 	return append(b, '}')
 }
 
@@ -406,19 +422,15 @@ func (w *Writer) Log(e Entry) {
 	if w == nil {
 		return
 	}
-	line, err := Marshal(e)
-	if err != nil {
-		w.setErr(err)
-		return
-	}
 	if w.wait <= 0 {
-		w.setErr(w.append(line))
+		w.setErr(w.write(e))
 		return
 	}
 	done := make(chan struct{})
+	ent := e // only this branch's copy moves to the heap
 	go func() {
 		defer close(done)
-		w.setErr(w.append(line))
+		w.setErr(w.write(ent))
 	}()
 	t := time.NewTimer(w.wait)
 	defer t.Stop()

@@ -18,9 +18,14 @@ import (
 	"time"
 )
 
-// The helper process: with DECISIONLOG_HELPER set, the test binary writes
-// lines to that log and exits (see TestConcurrentWriters).
+// The helper processes: with DECISIONLOG_HELPER set, the test binary writes
+// lines to that log and exits (see TestConcurrentWriters); with
+// DECISIONLOG_HOLD, it holds that lock file until its input closes (see
+// holdLock).
 func TestMain(m *testing.M) {
+	if path := os.Getenv("DECISIONLOG_HOLD"); path != "" {
+		os.Exit(holdLockHelper(path))
+	}
 	if path := os.Getenv("DECISIONLOG_HELPER"); path != "" {
 		n, _ := strconv.Atoi(os.Getenv("DECISIONLOG_LINES"))
 		max, _ := strconv.ParseInt(os.Getenv("DECISIONLOG_MAX"), 10, 64)

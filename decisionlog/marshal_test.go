@@ -17,7 +17,7 @@ func TestMarshalJSON(t *testing.T) {
 		for _, e := range []Entry{
 			{Time: time.Date(2026, 11, 30, 18, 0, 0, 123456789, time.UTC), Layer: LayerHook, Command: s, Verdict: "allow"},
 			{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Agent: s, Session: s, Layer: s, Cwd: s, Tool: s,
-				Command: s, Argv: []string{s, "x", s}, Verdict: s, Reason: s, Floor: s, Answer: s,
+				Command: s, Argv: []string{s, "x", s}, Verdict: s, Reason: s, Floor: s, Answer: s, Lost: 12,
 				Rule: &Rule{Text: s, List: s, Category: s, Overlay: s, File: s, Line: 7}},
 			{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Layer: LayerGate, Command: s, Verdict: "deny",
 				Rule: &Rule{Text: s}},
