@@ -44,7 +44,9 @@
 // source (rule, floor, user_<answer>, or default), tool_name,
 // tool_use_id; and agent, layer, cwd, command, argv, reason, answer,
 // rule.text, rule.list, rule.category, rule.overlay, rule.file,
-// rule.line, floor. They hold what the log holds, already redacted.
+// rule.line, floor; and lost, when the log lost lines just before this
+// one (a full disk, its rotation lock held). They hold what the log
+// holds, already redacted.
 //
 // # Exit codes
 //
@@ -57,9 +59,11 @@
 // # Files
 //
 // In the decision log's directory ($XDG_STATE_HOME/agent-shim):
-// export.json (the position per log file), export.lock, export.stamp
-// (its time: when a hook is next due to start the exporter; one per
-// combination of the OTEL_ variables that turn export on or off),
-// telemetry.json (the hook's copy of config.json's telemetry section,
-// read again when config.json changes).
+// export.json (the position per log file), export.lock (held by the
+// running exporter, which renews its time: a holder that has not renewed
+// it for 30 seconds is no exporter, and the export goes on without the
+// lock), export.stamp (its time: when a hook is next due to start the
+// exporter; one per combination of the OTEL_ variables that turn export
+// on or off), telemetry.json (the hook's copy of config.json's telemetry
+// section, read again when config.json changes).
 package main

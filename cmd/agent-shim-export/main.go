@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
@@ -100,15 +99,14 @@ func export(ctx context.Context, logPath string, once bool, idle time.Duration, 
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return fmt.Errorf("creating the state directory: %w", err)
 	}
-	lock := flock.New(filepath.Join(filepath.Dir(logPath), telemetry.LockName))
-	ok, err := lock.TryLock()
+	lease, err := telemetry.Acquire(logPath)
 	if err != nil {
-		return fmt.Errorf("locking the export: %w", err)
+		return err
 	}
-	if !ok {
+	if lease == nil {
 		return nil // another exporter is at work
 	}
-	defer lock.Unlock()
+	defer lease.Release()
 
 	exp, err := newExporter(ctx, s)
 	if err != nil {

@@ -68,6 +68,14 @@ func TestAttributes(t *testing.T) {
 			},
 		},
 		{
+			name: "lost",
+			in:   telemetry.Record{Entry: decisionlog.Entry{Time: t0, Layer: "hook", Command: "ls", Verdict: "allow", Lost: 4}},
+			want: map[string]any{
+				"event.name": EventName, "event.timestamp": "2026-12-01T10:00:00Z",
+				"decision": "allow", "source": "default", "layer": "hook", "command": "ls", "lost": int64(4),
+			},
+		},
+		{
 			name: "default",
 			in:   telemetry.Record{Entry: decisionlog.Entry{Time: t0, Layer: "gate", Command: "x", Verdict: "default"}},
 			want: map[string]any{

@@ -68,6 +68,9 @@ func attributes(r telemetry.Record) []attribute.KeyValue {
 		}
 	}
 	str("floor", r.Floor)
+	if r.Lost > 0 {
+		kv = append(kv, attribute.Int("lost", r.Lost))
+	}
 	return kv
 }
 

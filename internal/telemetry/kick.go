@@ -94,7 +94,7 @@ func StampPath(getenv func(string) string, logPath string) string {
 }
 
 // touch sets the stamp's time to t, creating it (and the state
-// directory) when missing.
+// directory) when missing: never through a link, never waiting on a FIFO.
 func touch(path string, t time.Time) error {
 	if err := os.Chtimes(path, t, t); err == nil {
 		return nil
@@ -102,7 +102,7 @@ func touch(path string, t time.Time) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|noWait, 0o600)
 	if err != nil {
 		return err
 	}

@@ -53,3 +53,38 @@ func TestStartDetached(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestKickStampNoWait: a stamp that is a FIFO or a link does not stall a
+// hook's Kick, and a link is not followed to create its target.
+func TestKickStampNoWait(t *testing.T) {
+	start = func(string, []string) error { return nil }
+	t.Cleanup(func() { start = startDetached })
+	on := envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"})
+	for _, kind := range []string{"fifo", "link"} {
+		dir := filepath.Join(t.TempDir(), "agent-shim")
+		os.MkdirAll(dir, 0o700)
+		logPath := filepath.Join(dir, "decisions.jsonl")
+		stamp := StampPath(on, logPath)
+		target := filepath.Join(t.TempDir(), "target")
+		switch kind {
+		case "fifo":
+			if err := unix.Mkfifo(stamp, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		case "link":
+			if err := os.Symlink(target, stamp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		done := make(chan error, 1)
+		go func() { done <- Kick(on, logPath, "", time.Now()) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: Kick waited on the stamp", kind)
+		}
+		if _, err := os.Lstat(target); err == nil {
+			t.Errorf("%s: Kick created the link's target", kind)
+		}
+	}
+}
