@@ -101,13 +101,13 @@ func TestClaudeApprovedAskRuns(t *testing.T) {
 	w.mustHaveCalled(m, out)
 	asked, _ := os.ReadFile(log)
 	if !strings.Contains(string(asked), "Bash") {
-		t.Fatalf("the approver was never asked; approver log:\n%s\ntool results: %q", asked, m.results())
+		t.Fatalf("the approver was never asked; approver log:\n%s\ntool results: %q", asked, m.Results())
 	}
 	if refs := w.git(w.bare, "for-each-ref", "refs/heads/e2e-ask"); refs == "" {
-		t.Errorf("the approved line did not push; tool results: %q", m.results())
+		t.Errorf("the approved line did not push; tool results: %q", m.Results())
 	}
 	if !w.exists(filepath.Join(w.project, askCanary)) {
-		t.Errorf("the approved line did not run: no %s; tool results: %q", askCanary, m.results())
+		t.Errorf("the approved line did not run: no %s; tool results: %q", askCanary, m.Results())
 	}
 	approvals, _ := os.ReadFile(filepath.Join(w.home, ".local", "state", "agent-shim", "approvals.jsonl"))
 	if !strings.Contains(string(approvals), "git push") {

@@ -31,7 +31,7 @@ func (w *world) notAsked(m *modelServer, out string) {
 	if data, err := os.ReadFile(approvals); err == nil && strings.TrimSpace(string(data)) != "" {
 		w.t.Errorf("an approval was logged though nobody answered:\n%s", data)
 	}
-	w.t.Logf("tool results: %q", m.results())
+	w.t.Logf("tool results: %q", m.Results())
 }
 
 // TestAskIsDenyWhereNobodyAnswers: a line the policy asks about does not
@@ -53,8 +53,8 @@ func TestAskIsDenyWhereNobodyAnswers(t *testing.T) {
 		m := newModelServer(t, bashCall(askLine))
 		out := w.claude(m, "--permission-mode", "bypassPermissions")
 		w.notAsked(m, out)
-		if !m.resultContains("agent-shim", "git push") {
-			t.Errorf("the hook's reason did not reach the model; tool results: %q", m.results())
+		if !m.ResultContains("agent-shim", "git push") {
+			t.Errorf("the hook's reason did not reach the model; tool results: %q", m.Results())
 		}
 	})
 	t.Run("codex-bypass", func(t *testing.T) {
@@ -63,8 +63,8 @@ func TestAskIsDenyWhereNobodyAnswers(t *testing.T) {
 		w := codexWorld(t, m)
 		out := w.codex(m, "--dangerously-bypass-approvals-and-sandbox")
 		w.notAsked(m, out)
-		if !m.resultContains("agent-shim", "git push") {
-			t.Errorf("the hook's reason did not reach the model; tool results: %q", m.results())
+		if !m.ResultContains("agent-shim", "git push") {
+			t.Errorf("the hook's reason did not reach the model; tool results: %q", m.Results())
 		}
 	})
 	t.Run("gemini-yolo", func(t *testing.T) {
@@ -73,8 +73,8 @@ func TestAskIsDenyWhereNobodyAnswers(t *testing.T) {
 		m := newModelServer(t, runShellCall(askLine))
 		out := w.gemini(m, "--yolo")
 		w.notAsked(m, out)
-		if !m.resultContains("agent-shim", "git push") {
-			t.Errorf("the hook's reason did not reach the model; tool results: %q", m.results())
+		if !m.ResultContains("agent-shim", "git push") {
+			t.Errorf("the hook's reason did not reach the model; tool results: %q", m.Results())
 		}
 	})
 }

@@ -11,7 +11,7 @@ import (
 
 // bashCall is Claude Code's Bash tool running line.
 func bashCall(line string) toolCall {
-	return toolCall{tools: []string{"Bash"}, args: func(string) map[string]any {
+	return toolCall{Tools: []string{"Bash"}, Args: func(string) map[string]any {
 		return map[string]any{"command": line, "description": "e2e"}
 	}}
 }

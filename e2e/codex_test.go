@@ -13,7 +13,7 @@ import (
 // shellCall is Codex's shell tool running line, in whichever form the
 // request offers it.
 func shellCall(line string) toolCall {
-	return toolCall{tools: []string{"shell_command", "exec_command", "shell"}, args: func(tool string) map[string]any {
+	return toolCall{Tools: []string{"shell_command", "exec_command", "shell"}, Args: func(tool string) map[string]any {
 		switch tool {
 		case "exec_command":
 			return map[string]any{"cmd": line}
@@ -157,7 +157,7 @@ func TestCodexStaleTrust(t *testing.T) {
 	// world's own bare repository).
 	w.codex(m, "--dangerously-bypass-approvals-and-sandbox")
 	if !w.pushMoved() {
-		t.Errorf("Codex ran the changed, untrusted hook: the premise of this test is gone (tool results: %q)", m.results())
+		t.Errorf("Codex ran the changed, untrusted hook: the premise of this test is gone (tool results: %q)", m.Results())
 	}
 
 	t.Log(w.install("codex"))

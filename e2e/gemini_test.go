@@ -12,7 +12,7 @@ import (
 
 // runShellCall is Gemini CLI's run_shell_command running line.
 func runShellCall(line string) toolCall {
-	return toolCall{tools: []string{"run_shell_command"}, args: func(string) map[string]any {
+	return toolCall{Tools: []string{"run_shell_command"}, Args: func(string) map[string]any {
 		return map[string]any{"command": line, "description": "e2e"}
 	}}
 }

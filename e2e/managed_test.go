@@ -224,7 +224,7 @@ var managedCases = []managedCase{
 		for _, u := range us {
 			w.seed(u)
 		}
-		m.calls = []toolCall{us[0].call, us[1].call, shellCall(deniedLine)}
+		m.SetCalls(us[0].call, us[1].call, shellCall(deniedLine))
 		return w, m, us
 	}, func(w *world, m *modelServer) string {
 		return w.codex(m, "--dangerously-bypass-approvals-and-sandbox")
@@ -265,7 +265,7 @@ func TestManagedTier(t *testing.T) {
 				t.Errorf("doctor does not say the managed tier guards %s:\n%s", c.name, doc)
 			}
 			out := c.run(w, m)
-			t.Logf("tool results: %q", m.results())
+			t.Logf("tool results: %q", m.Results())
 			w.denied(m, out)
 			for _, u := range us {
 				w.stillSays(u)
@@ -287,7 +287,7 @@ func TestManagedTierControl(t *testing.T) {
 			w, m, _ := c.world(t, false)
 			c.run(w, m)
 			if !w.pushMoved() {
-				t.Errorf("with the hook in the user tier, the user-level write did not remove it: the forced push did not run (tool results: %q)", m.results())
+				t.Errorf("with the hook in the user tier, the user-level write did not remove it: the forced push did not run (tool results: %q)", m.Results())
 			}
 		})
 	}
@@ -308,6 +308,6 @@ func TestManagedTierGeminiDisabledList(t *testing.T) {
 	w.gemini(m, "--yolo")
 	w.mustHaveCalled(m, "")
 	if !w.pushMoved() {
-		t.Errorf("the user's hooksConfig.disabled no longer switches off the system tier's hook: say so in README and doctor (tool results: %q)", m.results())
+		t.Errorf("the user's hooksConfig.disabled no longer switches off the system tier's hook: say so in README and doctor (tool results: %q)", m.Results())
 	}
 }

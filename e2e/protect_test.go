@@ -59,7 +59,7 @@ func (w *world) unchanged(p protected, m *modelServer, run func() string) {
 	if data, err := os.ReadFile(approvals); err == nil && len(data) > 0 {
 		w.t.Errorf("approvals were logged though nobody was asked:\n%s", data)
 	}
-	w.t.Logf("tool results: %q", m.results())
+	w.t.Logf("tool results: %q", m.Results())
 }
 
 // manifest is a policy manifest in the project: writing one changes what
@@ -69,7 +69,7 @@ func (w *world) manifest() string {
 }
 
 func claudeTool(name string, args map[string]any) toolCall {
-	return toolCall{tools: []string{name}, args: func(string) map[string]any { return args }}
+	return toolCall{Tools: []string{name}, Args: func(string) map[string]any { return args }}
 }
 
 // claudeProtectedCalls try each protected file through Claude Code's file
@@ -129,10 +129,10 @@ func TestClaudeControlProtectedWithoutHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(after) == string(before) {
-		t.Errorf(".git/config unchanged without the hook: the calls did not work; tool results: %q", m.results())
+		t.Errorf(".git/config unchanged without the hook: the calls did not work; tool results: %q", m.Results())
 	}
 	if !w.exists(filepath.Join(w.project, ".git", "hooks", "pre-commit")) {
-		t.Errorf(".git/hooks/pre-commit not written without the hook; tool results: %q", m.results())
+		t.Errorf(".git/hooks/pre-commit not written without the hook; tool results: %q", m.Results())
 	}
 }
 
@@ -159,7 +159,7 @@ func TestGeminiProtectedFiles(t *testing.T) {
 	w := geminiWorld(t)
 	settings := filepath.Join(w.geminiHome(), ".gemini", "settings.json")
 	write := func(path, content string) toolCall {
-		return toolCall{tools: []string{"write_file"}, args: func(string) map[string]any {
+		return toolCall{Tools: []string{"write_file"}, Args: func(string) map[string]any {
 			return map[string]any{"file_path": path, "content": content}
 		}}
 	}

@@ -28,8 +28,8 @@ func (w *world) stopped(m *modelServer, out string) {
 	if w.exists(filepath.Join(w.project, deniedCanary)) {
 		w.t.Errorf("the line ran: %s exists", deniedCanary)
 	}
-	if !m.resultContains("agent-shim") {
-		w.t.Errorf("the hook's reason did not reach the model; tool results: %q", m.results())
+	if !m.ResultContains("agent-shim") {
+		w.t.Errorf("the hook's reason did not reach the model; tool results: %q", m.Results())
 	}
 }
 

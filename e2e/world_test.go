@@ -309,9 +309,9 @@ var hookFailures = []struct {
 // tool call: then nothing below would prove anything.
 func (w *world) mustHaveCalled(m *modelServer, out string) {
 	w.t.Helper()
-	if !m.toolCalled() {
+	if !m.Called() {
 		var paths []string
-		for _, r := range m.requests() {
+		for _, r := range m.Requests() {
 			paths = append(paths, r.Path)
 		}
 		w.t.Fatalf("the agent did not get every scripted tool call (requests: %q); output:\n%s", paths, out)
@@ -323,7 +323,7 @@ func (w *world) ran(m *modelServer, out string) {
 	w.t.Helper()
 	w.mustHaveCalled(m, out)
 	if !w.exists(filepath.Join(w.project, allowedCanary)) {
-		w.t.Errorf("the allowed line %q did not run; tool results: %q", allowedLine, m.results())
+		w.t.Errorf("the allowed line %q did not run; tool results: %q", allowedLine, m.Results())
 	}
 }
 
@@ -338,8 +338,8 @@ func (w *world) denied(m *modelServer, out string) {
 	if w.exists(filepath.Join(w.project, deniedCanary)) {
 		w.t.Errorf("the denied line ran: %s exists", deniedCanary)
 	}
-	if !m.resultContains("agent-shim", "git push --force") {
-		w.t.Errorf("the hook's reason did not reach the model; tool results: %q", m.results())
+	if !m.ResultContains("agent-shim", "git push --force") {
+		w.t.Errorf("the hook's reason did not reach the model; tool results: %q", m.Results())
 	}
 }
 
@@ -348,6 +348,6 @@ func (w *world) blocked(m *modelServer, out string) {
 	w.t.Helper()
 	w.mustHaveCalled(m, out)
 	if w.exists(filepath.Join(w.project, allowedCanary)) {
-		w.t.Errorf("the line ran although its hook failed: %s exists; tool results: %q", allowedCanary, m.results())
+		w.t.Errorf("the line ran although its hook failed: %s exists; tool results: %q", allowedCanary, m.Results())
 	}
 }
