@@ -289,7 +289,7 @@ var progPaths sync.Map
 
 // isProgram reports whether the process runs one of progs as found on
 // the tree's PATH (the same file).
-func (l *loop) isProgram(r resolver, progs []string) bool {
+func (l *loop) isProgram(r *resolver, progs []string) bool {
 	var self unix.Stat_t
 	if unix.Stat(r.proc+"/exe", &self) != nil {
 		return false

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -73,6 +74,11 @@ type loop struct {
 	// restricted thread, which makes none of the calls it watches, and
 	// the child is its only process until that execve succeeds.
 	first bool
+	// restricted is the thread the restrictions were put on, which
+	// starts the program and ends: the tree's domain holds it until
+	// then, and through it this process's memory. The first answer
+	// waits for it to be gone.
+	restricted int
 }
 
 // newLoop makes the loop of listener, which it owns from then on (closes
@@ -287,6 +293,10 @@ func (l *loop) answerExec(n *seccompNotif) (unix.Errno, bool) {
 // the child's.
 func (l *loop) answerStart(n *seccompNotif) (unix.Errno, bool) {
 	c := l.cfg
+	if err := threadGone(l.restricted); err != nil {
+		l.report("agent-shim: denied at run time: %s: %v", c.Path, err)
+		return unix.EPERM, false
+	}
 	x := Exec{Pid: int(n.pid), Path: c.Path, rawPath: c.Path, Dir: c.Dir, Argv: c.Argv}
 	if x.Dir == "" {
 		var err error
@@ -316,6 +326,35 @@ func (l *loop) answerStart(n *seccompNotif) (unix.Errno, bool) {
 		return 0, true
 	}
 	return l.decide(x)
+}
+
+// maxThreadEnd bounds the wait for the restricted thread to end.
+const maxThreadEnd = 5 * time.Second
+
+// threadGone waits until the thread tid of this process has ended: no
+// process of the tree, however privileged, can then reach this process
+// through it. It fails after maxThreadEnd.
+func threadGone(tid int) error {
+	if tid == 0 {
+		return errors.New("the restricted thread is unknown")
+	}
+	pid := os.Getpid()
+	var deadline time.Time
+	for i := 0; ; i++ {
+		if _, _, errno := syscall.RawSyscall(unix.SYS_TGKILL, uintptr(pid), uintptr(tid), 0); errno == unix.ESRCH {
+			return nil
+		}
+		switch {
+		case i < 100:
+			runtime.Gosched()
+			continue
+		case deadline.IsZero():
+			deadline = time.Now().Add(maxThreadEnd)
+		case time.Now().After(deadline):
+			return fmt.Errorf("the restricted thread %d did not end within %v", tid, maxThreadEnd)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
 }
 
 // decide asks the decider about x: 0 lets it go on.
@@ -446,7 +485,7 @@ const maxChain = 8
 // script and the execution of its interpreter, a copy of a restricted
 // program, a dynamic loader and the program it loads; depth counts the
 // interpreters and loaders before it.
-func (l *loop) identify(r resolver, x *Exec, named string, depth int) error {
+func (l *loop) identify(r *resolver, x *Exec, named string, depth int) error {
 	if depth > maxChain {
 		return fmt.Errorf("%s: more than %d interpreters and loaders", x.Path, maxChain)
 	}
@@ -456,7 +495,7 @@ func (l *loop) identify(r resolver, x *Exec, named string, depth int) error {
 
 // identifyResolved is identify once the program's path is resolved (real,
 // or the error resolving it).
-func (l *loop) identifyResolved(r resolver, x *Exec, real string, err error, depth int) error {
+func (l *loop) identifyResolved(r *resolver, x *Exec, real string, err error, depth int) error {
 	switch {
 	case missing(err):
 		return errMissing

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,19 +23,62 @@ const maxLinks = 40
 // know what it runs.
 var errNoFile = errors.New("not a file of the file system")
 
-// resolver resolves paths as one process of the tree sees them: its
-// working directory, its descriptors and its /proc/self are its own,
-// never the supervisor's. tid is the thread that made the call.
+// resolver resolves paths as one thread of the tree sees them: its
+// working directory, its descriptors and its root are its own, never the
+// supervisor's. A thread may have its own descriptor table and working
+// directory (unshare(CLONE_FILES), unshare(CLONE_FS)), and the kernel
+// resolves what the path names through the thread's own (a relative
+// path, execveat's descriptor, /proc/thread-self) or its process's
+// (/proc/self is /proc/<tgid>: the thread group's leader's table and
+// directory, and so /dev/fd). A path that names one file for the thread
+// and another for its process is refused (errViews): the program would
+// see the one, the kernel run the other.
 type resolver struct {
-	proc string // /proc/<tid>
+	proc string // /proc/<tid>: the thread's own view
+	tid  int
+	tgid int // the thread's process, read when a path needs it (0 until then)
 }
 
-func newResolver(tid int) resolver { return resolver{proc: "/proc/" + strconv.Itoa(tid)} }
+func newResolver(tid int) *resolver {
+	return &resolver{proc: "/proc/" + strconv.Itoa(tid), tid: tid}
+}
+
+// errViews means a path names one file for the thread that executes it
+// and another for its process.
+var errViews = errors.New("another file for its thread than for its process")
+
+// process returns the thread's thread group (process) id.
+func (r *resolver) process() (int, error) {
+	if r.tgid != 0 {
+		return r.tgid, nil
+	}
+	// A thread group's leader is the one thread that is its own group.
+	if _, _, errno := syscall.RawSyscall(unix.SYS_TGKILL, uintptr(r.tid), uintptr(r.tid), 0); errno == 0 {
+		r.tgid = r.tid
+		return r.tid, nil
+	}
+	fd, err := rawOpen(r.proc + "/status")
+	if err != nil {
+		return 0, fmt.Errorf("reading its process: %w", err)
+	}
+	defer rawClose(fd)
+	var buf [1024]byte
+	n := rawRead(fd, buf[:])
+	for line := range strings.SplitSeq(string(buf[:n]), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			if id, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && id > 0 {
+				r.tgid = id
+				return id, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("reading its process: no Tgid in %s/status", r.proc)
+}
 
 // checkRoot fails when the process has a root other than the
 // supervisor's (chroot): paths would name other files than the ones the
 // supervisor sees.
-func (r resolver) checkRoot() error {
+func (r *resolver) checkRoot() error {
 	var buf [unix.PathMax + 1]byte
 	root, err := rawReadlink(r.proc+"/root", buf[:])
 	if err != nil {
@@ -49,7 +93,7 @@ func (r resolver) checkRoot() error {
 // at returns the absolute path the process means by path relative to its
 // working directory (dirfd AT_FDCWD) or to the directory dirfd, spelled
 // with the process's /proc entries for resolve to follow.
-func (r resolver) at(dirfd int64, path string) string {
+func (r *resolver) at(dirfd int64, path string) string {
 	switch {
 	case filepath.IsAbs(path):
 		return path
@@ -60,20 +104,66 @@ func (r resolver) at(dirfd int64, path string) string {
 }
 
 // fd is the path of the process's descriptor n, for resolve.
-func (r resolver) fd(n int64) string { return r.proc + "/fd/" + strconv.FormatInt(n, 10) }
+func (r *resolver) fd(n int64) string { return r.proc + "/fd/" + strconv.FormatInt(n, 10) }
 
 // resolve returns the file path names, every link followed (the last
-// one only with follow), as the process would find it. /proc/self and
-// /proc/thread-self are the process's. A link of /proc/<pid>/ (a
-// descriptor, cwd, exe, root) is followed to the file it holds, by its
-// name: when that file has no name (a memfd, a deleted file, a pipe) or
-// its name now holds another file, resolve fails with errNoFile.
-func (r resolver) resolve(path string, follow bool) (string, error) {
+// one only with follow), as the thread would find it. /proc/self is its
+// process's and /proc/thread-self its own (see resolver). A path whose
+// reading depends on the thread's or the process's entries (a relative
+// path or execveat's descriptor, spelled with r.proc by at and fd;
+// /proc/self, /proc/thread-self, /dev/fd) is read three ways when the
+// thread is not its process's leader: as the kernel will (its own
+// entries, /proc/self the process's), wholly as the thread's, and wholly
+// as the process's; unless the three agree, resolve fails with errViews.
+// A link of /proc/<pid>/ (a descriptor, cwd, exe, root) is followed to
+// the file it holds, by its name: when that file has no name (a memfd, a
+// deleted file, a pipe) or its name now holds another, resolve fails
+// with errNoFile.
+func (r *resolver) resolve(path string, follow bool) (string, error) {
+	real, viaProc, err := r.resolveAs(path, follow, "")
+	if err != nil && !missing(err) {
+		return real, err
+	}
+	own := path == r.proc || strings.HasPrefix(path, r.proc+"/")
+	if !viaProc && !own {
+		return real, err
+	}
+	tgid, perr := r.process()
+	if perr != nil {
+		return "", perr
+	}
+	if tgid == r.tid {
+		return real, err
+	}
+	proc := "/proc/" + strconv.Itoa(tgid)
+	thread, _, terr := r.resolveAs(path, follow, r.proc)
+	process := path
+	if own {
+		process = proc + strings.TrimPrefix(path, r.proc)
+	}
+	process, _, perr = r.resolveAs(process, follow, proc)
+	for _, v := range []struct {
+		p string
+		e error
+	}{{thread, terr}, {process, perr}} {
+		if v.p != real || missing(v.e) != missing(err) || v.e != nil && !missing(v.e) {
+			return "", fmt.Errorf("%s: %w", path, errViews)
+		}
+	}
+	return real, err
+}
+
+// resolveAs is resolve with /proc/self standing for self ("": the
+// thread's process, as the kernel reads it) and /proc/thread-self for
+// self too when given (else the thread's own); it reports whether the
+// path went through either.
+func (r *resolver) resolveAs(path string, follow bool, self string) (string, bool, error) {
 	if !filepath.IsAbs(path) {
-		return "", fmt.Errorf("resolving %q: not absolute", path)
+		return "", false, fmt.Errorf("resolving %q: not absolute", path)
 	}
 	resolved, rest := "/", path
 	links := 0
+	viaSelf := false
 	for rest != "" {
 		var c string
 		c, rest, _ = strings.Cut(rest, "/")
@@ -85,30 +175,45 @@ func (r resolver) resolve(path string, follow bool) (string, error) {
 			continue
 		}
 		next := filepath.Join(resolved, c)
-		if next == "/proc/self" || next == "/proc/thread-self" {
+		switch next {
+		case "/proc/thread-self":
+			viaSelf = true
 			next = r.proc
+			if self != "" {
+				next = self
+			}
+		case "/proc/self":
+			viaSelf = true
+			if self == "" {
+				tgid, err := r.process()
+				if err != nil {
+					return "", viaSelf, err
+				}
+				self = "/proc/" + strconv.Itoa(tgid)
+			}
+			next = self
 		}
 		if rest == "" && !follow {
-			return next, nil
+			return next, viaSelf, nil
 		}
 		var st unix.Stat_t
 		if err := rawStat(next, &st, false); err != nil {
-			return "", &os.PathError{Op: "lstat", Path: next, Err: err}
+			return "", viaSelf, &os.PathError{Op: "lstat", Path: next, Err: err}
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
 			resolved = next
 			continue
 		}
 		if links++; links > maxLinks {
-			return "", &os.PathError{Op: "resolve", Path: path, Err: unix.ELOOP}
+			return "", viaSelf, &os.PathError{Op: "resolve", Path: path, Err: unix.ELOOP}
 		}
 		target, err := readlink(next)
 		if err != nil {
-			return "", err
+			return "", viaSelf, err
 		}
 		if procLink(next) {
 			if err := sameFile(next, target); err != nil {
-				return "", err
+				return "", viaSelf, err
 			}
 			resolved = target
 			continue
@@ -122,7 +227,7 @@ func (r resolver) resolve(path string, follow bool) (string, error) {
 			rest = target + "/" + rest
 		}
 	}
-	return resolved, nil
+	return resolved, viaSelf, nil
 }
 
 // procLink reports whether p is below /proc/<pid>/, where links are the

@@ -124,7 +124,7 @@ func TestRunExecIdentity(t *testing.T) {
 	needKernel(t)
 	touch := "/usr/bin/touch"
 	if _, err := os.Stat(touch); err != nil {
-		t.Skip("no /usr/bin/touch")
+		skipLacking(t, "no %s to refuse", touch)
 	}
 	loaders, _ := filepath.Glob("/lib*/ld-linux*.so*")
 	tests := []struct {
@@ -403,7 +403,7 @@ chmod 666 ../outside/missing; echo "missing=$?"
 func TestRunRenames(t *testing.T) {
 	needKernel(t)
 	if landlockABI() < 2 {
-		t.Skip("Landlock ABI 1 refuses every rename across directories")
+		skipLacking(t, "Landlock ABI %d (before 2) refuses every rename across directories", landlockABI())
 	}
 	for _, confine := range []bool{false, true} {
 		dir := t.TempDir()
@@ -497,9 +497,7 @@ func cpuTime(who int) float64 {
 // On a loaded machine CPU times swell; plain-µs-cpu/exec, the whole CPU
 // of one plain bash loop's exec measured alongside, is the yardstick.
 func BenchmarkSupervisorCPU(b *testing.B) {
-	if ok, why := Available(); !ok {
-		b.Skipf("the kernel lacks the run-time layer: %s", why)
-	}
+	needKernel(b)
 	const n = 300
 	script := fmt.Sprintf("for ((i = 0; i < %d; i++)); do /bin/true; done", n)
 	var total, plain float64

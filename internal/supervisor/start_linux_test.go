@@ -9,9 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 func init() {
@@ -129,4 +133,193 @@ func TestRunStartUnderCollections(t *testing.T) {
 	}
 	close(stop)
 	<-done
+}
+
+func init() {
+	// start-state: open a descriptor this process did not inherit (not
+	// close-on-exec), then run a script under the supervisor that shows
+	// what the program got: its soft RLIMIT_NOFILE, the signals it
+	// ignores, its descriptors.
+	helpers["start-state"] = func(args []string) int {
+		fd, err := unix.Open(os.DevNull, unix.O_RDONLY, 0)
+		if err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		fmt.Printf("not inherited: %d\n", fd)
+		st, err := Run(context.Background(), Config{
+			Path: "/bin/bash", Argv: []string{"bash", "-c", `echo "nofile $(ulimit -Sn)"; grep ^SigIgn /proc/self/status; ls /proc/$$/fd > /dev/shm/fds.$$; echo "fds $(sort -n /dev/shm/fds.$$ | tr '\n' ' ')"; rm /dev/shm/fds.$$`},
+			Env: os.Environ(), Stdout: os.Stdout, Stderr: os.Stderr, Report: os.Stderr,
+			Decide: func(Exec) Verdict { return Verdict{Allow: true} },
+		})
+		fmt.Println("status", st, err)
+		return 0
+	}
+	// no-close-range: run /bin/true where close_range fails (ENOSYS,
+	// as in a container whose filter does not know it).
+	helpers["no-close-range"] = func(args []string) int {
+		insns, err := assemble([]insn{
+			{code: bpfLdAbs, k: offNr},
+			{code: bpfJeq, k: unix.SYS_CLOSE_RANGE, jt: "enosys"},
+			{code: bpfRet, k: unix.SECCOMP_RET_ALLOW},
+			{label: "enosys", code: bpfRet, k: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		})
+		if err == nil {
+			err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+		}
+		if err == nil {
+			prog := unix.SockFprog{Len: uint16(len(insns)), Filter: &insns[0]}
+			if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); errno != 0 {
+				err = errno
+			}
+		}
+		if err != nil {
+			fmt.Println("filter:", err)
+			return 1
+		}
+		st, err := Run(context.Background(), Config{
+			Path: "/bin/true", Argv: []string{"true"}, Env: os.Environ(), Stdout: os.Stdout, Stderr: os.Stdout,
+			Decide: func(Exec) Verdict { return Verdict{Allow: true} },
+		})
+		fmt.Println("status", st, err)
+		return 0
+	}
+}
+
+// The program starts as the person's shell would start it: with the soft
+// RLIMIT_NOFILE this process started with (package syscall raised it),
+// the signals this process started ignoring still ignored (nohup's
+// SIGHUP, a background job's SIGINT; signal.Notify would stop ignoring
+// them), and the descriptors this process inherited; not one it opened
+// itself.
+func TestRunStartState(t *testing.T) {
+	needKernel(t)
+	nohup, err := exec.LookPath("nohup")
+	if err != nil {
+		skipLacking(t, "no nohup: %v", err)
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Max < 1024 {
+		skipLacking(t, "hard RLIMIT_NOFILE %d (%v): too low to lower the soft one", lim.Max, err)
+	}
+	self, _ := os.Executable()
+	cmd := exec.Command("/bin/bash", "-c", `ulimit -Sn 256; trap "" INT; exec 7</dev/null; exec "$0" "$1" start-state`, nohup, self)
+	out, err := cmd.CombinedOutput()
+	s := string(out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, s)
+	}
+	if !strings.Contains(s, "nofile 256\n") {
+		t.Errorf("RLIMIT_NOFILE is not the one the process started with (256):\n%s", s)
+	}
+	var ign uint64
+	for _, line := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			ign, _ = strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		}
+	}
+	if ign&3 != 3 {
+		t.Errorf("SIGHUP and SIGINT not ignored (SigIgn %#x):\n%s", ign, s)
+	}
+	var mine string
+	for _, line := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(line, "not inherited: "); ok {
+			mine = v
+		}
+	}
+	fds := ""
+	for _, line := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(line, "fds "); ok {
+			fds = " " + v
+		}
+	}
+	if !strings.Contains(fds, " 7 ") || mine == "" || strings.Contains(fds, " "+mine+" ") || !strings.Contains(s, "status {0 0} <nil>") {
+		t.Errorf("want descriptor 7 inherited and %q not:\n%s", mine, s)
+	}
+}
+
+// Where the descriptors the program must not get cannot be closed at its
+// execve (close_range fails), it does not start.
+func TestRunStartCloseRangeFails(t *testing.T) {
+	needKernel(t)
+	self, _ := os.Executable()
+	out, err := exec.Command(self, "no-close-range").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if s := string(out); !strings.Contains(s, "status {126 0} <nil>") ||
+		!strings.Contains(s, "keeping this process's descriptors from it: function not implemented") {
+		t.Errorf("the program started, or no reason:\n%s", s)
+	}
+}
+
+// seccompThreads lists this process's threads that have a seccomp
+// filter: the restricted thread, while it lasts.
+func seccompThreads(t *testing.T) []string {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/status")
+		if err == nil && strings.Contains(string(b), "\nSeccomp:\t2\n") {
+			out = append(out, task.Name())
+		}
+	}
+	return out
+}
+
+// The thread the restrictions are put on (in the tree's domain, and
+// sharing this process's memory) is gone before the program's first
+// execution is answered: no process of the tree ever finds it. Nor is
+// it ever the main thread, which Go never ends.
+func TestRunStartThreadGone(t *testing.T) {
+	needKernel(t)
+	for _, procs := range []int{1, runtime.GOMAXPROCS(0)} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			for range 20 {
+				var alive []string
+				first := true
+				st, err := Run(context.Background(), Config{
+					Path: "/bin/true", Argv: []string{"true"}, Env: os.Environ(),
+					Decide: func(Exec) Verdict {
+						if first {
+							alive, first = seccompThreads(t), false
+						}
+						return Verdict{Allow: true}
+					},
+				})
+				if err != nil || st.Code != 0 {
+					t.Fatalf("status %+v, err %v", st, err)
+				}
+				if len(alive) > 0 {
+					t.Fatalf("GOMAXPROCS %d: the restricted thread %v was alive when the start was decided", procs, alive)
+				}
+			}
+		}()
+	}
+	if left := seccompThreads(t); len(left) > 0 {
+		t.Errorf("threads %v keep the tree's filter", left)
+	}
+}
+
+// onEndingThread never runs its function on the main thread, and the
+// thread it runs on ends with it.
+func TestOnEndingThread(t *testing.T) {
+	done := make(chan int)
+	for range 50 {
+		onEndingThread(func() { done <- unix.Gettid() })
+	}
+	for range 50 {
+		tid := <-done
+		if tid == unix.Getpid() {
+			t.Fatal("ran on the main thread")
+		}
+		if err := threadGone(tid); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -7,19 +7,29 @@
 //
 // The restrictions are a thread's and a child inherits them from the
 // thread that starts it: the supervisor installs no_new_privs, the Landlock
-// domain and the seccomp filter on one thread of its own, locked to a
-// goroutine that starts the program and then ends, thread and all. The
-// program is restricted from its first instruction (its own execution is
-// decided like any other), and the supervisor's other threads, which
-// answer the filter, are outside the domain. While the tree runs the
-// supervisor is not dumpable, so that no process of the tree can trace
-// that thread before it ends, whatever Yama says. On amd64 the program's
-// process is a clone sharing the supervisor's memory until its execve
-// (no page table copied, nothing left copy-on-write), running a few
-// lines of assembly on a stack of its own; on arm64 it is a plain fork.
-// Either way it reaches its execve by raw system calls, and that first
-// execution is decided from what the caller passed, since a process in
-// the supervisor's memory is not dumpable and cannot be read.
+// domain and the seccomp filter on one thread of its own (never the main
+// thread, which Go never ends), locked to a goroutine that starts the
+// program and then ends, thread and all. The program is restricted from
+// its first instruction (its own execution is decided like any other),
+// and the supervisor's other threads, which answer the filter, are
+// outside the domain. That thread is in the tree's domain and shares the
+// supervisor's memory, so the program's first execution is answered only
+// once it is gone: no process of the tree ever finds it. While the tree
+// runs the supervisor is not dumpable, so that nothing of the user's can
+// trace it either, whatever Yama says. On amd64 the program's process is
+// a clone sharing the supervisor's memory until its execve (no page table
+// copied, nothing left copy-on-write) on a stack of its own; on arm64 it
+// is a plain fork. Either way it runs one routine (spawnChild), raw
+// system calls only, and starts as a shell in the supervisor's place
+// would start it: its standard streams as given, the descriptors the
+// supervisor inherited open (those it opened itself are closed at the
+// execve, and when they cannot be, it does not start), the soft
+// RLIMIT_NOFILE the supervisor started with (Go raises it), every signal
+// at its default action but those the supervisor started ignoring (Go
+// lets a program know that of SIGHUP and SIGINT only: nohup's, and a
+// background job's; it takes over the others before any package starts).
+// Its first execution is decided from what the caller passed, since a
+// process in the supervisor's memory is not dumpable and cannot be read.
 //
 // Snapshot and Restore undo, after a line, its changes to the protected
 // paths of a checkout (.git/config, .git/hooks, the manifests, agent
@@ -27,11 +37,17 @@
 //
 // # What an execution is
 //
-// The program is resolved as the calling thread sees it, never as the
-// supervisor does: relative paths against its working directory or
-// execveat's descriptor, /proc/self, /proc/thread-self and /dev/fd as its
-// own, and every link of /proc/<pid>/ (a descriptor, cwd, exe) followed to
-// the file it holds, which must still be at its name. A memfd, a deleted
+// The program is resolved as the kernel will resolve it for the calling
+// thread, never as the supervisor would: relative paths against the
+// thread's working directory or execveat's descriptor (a thread may have
+// its own, by unshare), /proc/thread-self as the thread's, /proc/self and
+// /dev/fd as its process's, and every link of /proc/<pid>/ (a descriptor,
+// cwd, exe) followed to the file it holds, which must still be at its
+// name. A path that names one file for the thread and another for its
+// process is refused: the program would read the one, the kernel run the
+// other. Nor may the tree mount anything (Landlock refuses mounts in its
+// domain, in a namespace of its own too), so a path names for it what it
+// names for the supervisor. A memfd, a deleted
 // file, a pipe, or a file whose name now holds another, cannot be run. A
 // process whose root is not the supervisor's (chroot) cannot run anything.
 // A dynamic loader (ld-linux*.so*, ld.so, a copy of one) is a runner: the

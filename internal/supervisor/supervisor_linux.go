@@ -70,8 +70,15 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 			files[i] = null
 		}
 	}
+	// A signal this process started ignoring is the person's shell's
+	// choice (nohup's SIGHUP): the program starts ignoring it too, and
+	// nothing is forwarded (Notify would stop ignoring it).
 	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, forwarded...)
+	for _, sig := range forwarded {
+		if ignoredAtStart&sigBit(sig.(syscall.Signal)) == 0 {
+			signal.Notify(sigs, sig)
+		}
+	}
 	defer signal.Stop(sigs)
 
 	type started struct {
@@ -90,18 +97,18 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		defer unix.Prctl(unix.PR_SET_DUMPABLE, uintptr(d), 0, 0, 0)
 	}
 	ch := make(chan started, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+	onEndingThread(func() {
 		l, err := restrictThread(&cfg)
 		if err != nil {
 			ch <- started{err: err}
 			return
 		}
 		// The child has the restrictions from here on: the thread ends
-		// now rather than wait for the execve's answer.
-		start, err := forkExec(cfg.Path, cfg.Argv, cfg.Env, cfg.Dir, files)
+		// now rather than wait for the execve's answer, which waits for
+		// it to be gone (answerStart).
+		start, err := forkExec(cfg.Path, cfg.Argv, cfg.Env, cfg.Dir, files, ignoredAtStart)
 		ch <- started{start: start, l: l, err: err}
-	}()
+	})
 	s := <-ch
 	pid := 0
 	if s.err == nil && s.start != nil {
@@ -148,6 +155,43 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	s.l.stop()
 	return st, nil
 }
+
+// onEndingThread runs f on a goroutine locked to a thread that ends
+// with it: the restrictions f puts on its thread must go with it. The
+// main thread never ends (Go parks it for good instead), so f never runs
+// there.
+func onEndingThread(f func()) {
+	go func() {
+		runtime.LockOSThread() // never unlocked where f runs: the thread ends with the goroutine
+		if unix.Gettid() != unix.Getpid() {
+			f()
+			return
+		}
+		// Hold the main thread while another goroutine takes another,
+		// then give it back.
+		started := make(chan struct{})
+		onEndingThread(func() { close(started); f() })
+		<-started
+		runtime.UnlockOSThread()
+	}()
+}
+
+// ignoredAtStart are the signals (bit n-1) this process started
+// ignoring, as its parent's shell would have its child start: those Go
+// leaves ignored (SIGHUP, SIGINT), read before anything of the process's
+// asks for them (signal.Notify). Go's runtime takes over every other
+// signal before any package starts, and what it took over is not told.
+var ignoredAtStart = func() uint64 {
+	var m uint64
+	for _, sig := range []syscall.Signal{unix.SIGHUP, unix.SIGINT} {
+		if signal.Ignored(sig) {
+			m |= sigBit(sig)
+		}
+	}
+	return m
+}()
+
+func sigBit(sig syscall.Signal) uint64 { return 1 << (uint(sig) - 1) }
 
 // waitPid waits for the child pid to end and reaps it. It waits in the
 // runtime's poller on a pidfd, parked: a thread blocked in wait4 keeps
@@ -207,6 +251,7 @@ func restrictThread(cfg *Config) (*loop, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.restricted = unix.Gettid()
 	go l.run()
 	return l, nil
 }

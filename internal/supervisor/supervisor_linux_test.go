@@ -6,23 +6,42 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
+	"github.com/agent-shim/agent-shim/internal/supervisor/inherited"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 )
 
-func needKernel(t *testing.T) {
+// layerRequired says that the run-time layer must run here (CI sets
+// AGENT_SHIM_TEST_LAYER=required): a test that would skip for want of a
+// kernel feature fails instead. It only makes tests stricter.
+var layerRequired = os.Getenv("AGENT_SHIM_TEST_LAYER") == "required"
+
+func needKernel(t testing.TB) {
 	t.Helper()
 	if ok, why := Available(); !ok {
-		t.Skipf("the kernel lacks the run-time layer: %s", why)
+		skipLacking(t, "the kernel lacks the run-time layer: %s", why)
 	}
+}
+
+// skipLacking skips a test for want of what the kernel or the machine
+// lacks, saying what; where the layer is required, it fails instead.
+func skipLacking(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if layerRequired {
+		t.Fatalf("AGENT_SHIM_TEST_LAYER=required, but "+format, args...)
+	}
+	t.Skipf(format, args...)
 }
 
 // recorder decides by a list of denied program basenames and records
@@ -376,9 +395,7 @@ func TestFilterDecisions(t *testing.T) {
 // under the supervisor (every exec decided, writes confined): the
 // difference is the run-time layer's cost per exec, wall clock.
 func BenchmarkExec(b *testing.B) {
-	if ok, why := Available(); !ok {
-		b.Skipf("the kernel lacks the run-time layer: %s", why)
-	}
+	needKernel(b)
 	loop := func(n int) string { return "for ((i = 0; i < " + strconv.Itoa(n) + "; i++)); do /bin/true; done" }
 	b.Run("plain", func(b *testing.B) {
 		if err := exec.Command("/bin/bash", "-c", loop(b.N)).Run(); err != nil {
@@ -397,15 +414,34 @@ func BenchmarkExec(b *testing.B) {
 	})
 }
 
-// The program gets fds 0, 1 and 2 and one thread: nothing of the
+// The program gets fds 0, 1 and 2, what this process inherited open
+// (as a shell would pass it on), and one thread: nothing of the
 // supervisor's, nor the restricted thread's pipe.
 func TestRunAddsNoFdOrThread(t *testing.T) {
 	needKernel(t)
 	r := &recorder{}
-	st, stdout, out := runScript(t, t.TempDir(), r, true, nil, `ls /proc/$$/fd | tr '\n' ' '; grep '^Threads:' /proc/$$/status`)
-	if st.Code != 0 || stdout != "0 1 2 Threads:\t1\n" {
-		t.Errorf("status %+v, stdout %q\n%s", st, stdout, out)
+	dir := t.TempDir()
+	st, stdout, out := runScript(t, dir, r, true, []string{dir}, `ls /proc/$$/fd > fds; sort -n fds | tr '\n' ' '; grep '^Threads:' /proc/$$/status`)
+	if want := fdList(0, 1, 2) + "Threads:\t1\n"; st.Code != 0 || stdout != want {
+		t.Errorf("status %+v, stdout %q, want %q\n%s", st, stdout, want, out)
 	}
+}
+
+// fdList lists the descriptors std, and those this process inherited
+// open, in order, as ls | tr would.
+func fdList(std ...int) string {
+	fds := slices.Clone(std)
+	if fs, ok := inherited.Files(); ok {
+		for _, f := range fs {
+			fds = append(fds, f.Fd)
+		}
+	}
+	slices.Sort(fds)
+	var b strings.Builder
+	for _, fd := range fds {
+		fmt.Fprintf(&b, "%d ", fd)
+	}
+	return b.String()
 }
 
 // A decider that panics refuses the execution; the supervisor goes on.
@@ -451,5 +487,56 @@ func TestRunPathMisses(t *testing.T) {
 	}
 	if n := strings.Count(out, "denied at run time"); n != 1 {
 		t.Errorf("%d refusals reported, want 1 (touch):\n%s", n, out)
+	}
+}
+
+func init() {
+	// without-landlock ARGS: run this test binary with ARGS where
+	// Landlock is missing (landlock_create_ruleset fails with ENOSYS).
+	helpers["without-landlock"] = func(args []string) int {
+		insns, err := assemble([]insn{
+			{code: bpfLdAbs, k: offNr},
+			{code: bpfJeq, k: unix.SYS_LANDLOCK_CREATE_RULESET, jt: "enosys"},
+			{code: bpfRet, k: unix.SECCOMP_RET_ALLOW},
+			{label: "enosys", code: bpfRet, k: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		})
+		if err == nil {
+			err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+		}
+		if err == nil {
+			prog := unix.SockFprog{Len: uint16(len(insns)), Filter: &insns[0]}
+			if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); errno != 0 {
+				err = errno
+			}
+		}
+		if err == nil {
+			err = unix.Exec(os.Args[0], append([]string{os.Args[0]}, args...), os.Environ())
+		}
+		fmt.Println("without-landlock:", err)
+		return 1
+	}
+}
+
+// Where the kernel lacks the layer, its tests skip and say what is
+// missing; where CI requires the layer (AGENT_SHIM_TEST_LAYER=required),
+// they fail.
+func TestLayerRequired(t *testing.T) {
+	needKernel(t)
+	for _, required := range []bool{false, true} {
+		cmd := exec.Command(os.Args[0], "without-landlock", "-test.run=^TestRunStatus$", "-test.v")
+		cmd.Env = append(os.Environ(), "AGENT_SHIM_TEST_LAYER=")
+		if required {
+			cmd.Env = append(cmd.Env, "AGENT_SHIM_TEST_LAYER=required")
+		}
+		out, err := cmd.CombinedOutput()
+		s := string(out)
+		switch {
+		case !strings.Contains(s, "Landlock is not available"):
+			t.Errorf("required %v: the missing feature is not named:\n%s", required, s)
+		case !required && (err != nil || !strings.Contains(s, "--- SKIP: TestRunStatus")):
+			t.Errorf("not required: %v, want a skip:\n%s", err, s)
+		case required && (err == nil || !strings.Contains(s, "--- FAIL: TestRunStatus")):
+			t.Errorf("required: %v, want a failure:\n%s", err, s)
+		}
 	}
 }

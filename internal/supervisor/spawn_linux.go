@@ -1,0 +1,262 @@
+//go:build linux && (amd64 || arm64)
+
+package supervisor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"github.com/agent-shim/agent-shim/internal/supervisor/inherited"
+	"golang.org/x/sys/unix"
+)
+
+// maxKept bounds the inherited descriptors (above 2) the program gets;
+// past it, the others are closed at its execve.
+const maxKept = 64
+
+// spawnArgs is what spawnChild needs, ready before the clone: it may only
+// make raw system calls.
+type spawnArgs struct {
+	path, argv, env, dir uintptr  // *byte, **byte, **byte, *byte (0: stay)
+	fds                  [3]int32 // become 0, 1 and 2; all above 2
+	errPipe              int32    // the failing step and errno are written here
+	mask                 uint64   // the signal mask the program starts with
+	ignore               uint64   // the signals (bit n-1) it starts ignoring
+	nofile               inherited.Limit
+	setNofile            bool // give it nofile as its RLIMIT_NOFILE
+	nkeep                int32
+	keep                 [maxKept]int32 // the descriptors above 2 it keeps, in increasing order
+}
+
+// The steps of spawnChild, as it reports the one that failed.
+const (
+	stepFds = 1 + iota
+	stepDir
+	stepCloexec
+	stepExec
+)
+
+// sigaction is the kernel's struct sigaction on amd64 and arm64.
+type sigaction struct {
+	handler, flags, restorer, mask uint64
+}
+
+// spawnChild is the child of spawn, on both architectures: it puts a.fds
+// in place as 0, 1 and 2, enters a.dir, gives every signal the action a
+// shell's child would have (the default, but those a.ignore names, which
+// it ignores: a handler of this process must not run in it), restores
+// RLIMIT_NOFILE, marks every descriptor above 2 close-on-exec but the
+// a.keep ones (a failure fails the start: the program must not get this
+// process's descriptors), sets a.mask and execs; or writes the step
+// that failed and its errno to a.errPipe and exits 127. It runs in this
+// process's memory (amd64) or a copy of it (arm64), on a stack that is
+// no goroutine's: raw system calls only, nothing that allocates, grows
+// the stack or is instrumented.
+//
+//go:nosplit
+//go:norace
+func spawnChild(a *spawnArgs) {
+	var (
+		e        syscall.Errno
+		step     uint32
+		old, act sigaction
+		msg      [8]byte
+		lo       uintptr
+	)
+	for i := range a.fds {
+		if _, _, e = syscall.RawSyscall(unix.SYS_DUP3, uintptr(a.fds[i]), uintptr(i), 0); e != 0 {
+			step = stepFds
+			goto fail
+		}
+	}
+	if a.dir != 0 {
+		if _, _, e = syscall.RawSyscall(unix.SYS_CHDIR, a.dir, 0, 0); e != 0 {
+			step = stepDir
+			goto fail
+		}
+	}
+	for sig := uintptr(1); sig <= 64; sig++ {
+		if _, _, e = syscall.RawSyscall6(unix.SYS_RT_SIGACTION, sig, 0, uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
+			continue // SIGKILL, SIGSTOP
+		}
+		switch {
+		case a.ignore&(1<<(sig-1)) != 0:
+			act = sigaction{handler: 1} // SIG_IGN
+		case old.handler > 1:
+			act = sigaction{} // SIG_DFL for a handler; an ignored signal stays ignored, as across execve
+		default:
+			continue
+		}
+		syscall.RawSyscall6(unix.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+	}
+	if a.setNofile {
+		syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, uintptr(unsafe.Pointer(&a.nofile)), 0, 0, 0)
+	}
+	lo = 3
+	for i := range a.keep {
+		if int32(i) >= a.nkeep {
+			break
+		}
+		if k := uintptr(a.keep[i]); k > lo {
+			if _, _, e = syscall.RawSyscall(unix.SYS_CLOSE_RANGE, lo, k-1, unix.CLOSE_RANGE_CLOEXEC); e != 0 {
+				step = stepCloexec
+				goto fail
+			}
+		}
+		lo = uintptr(a.keep[i]) + 1
+	}
+	if _, _, e = syscall.RawSyscall(unix.SYS_CLOSE_RANGE, lo, ^uintptr(0)>>32, unix.CLOSE_RANGE_CLOEXEC); e != 0 {
+		step = stepCloexec
+		goto fail
+	}
+	syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&a.mask)), 0, 8, 0, 0)
+	_, _, e = syscall.RawSyscall(unix.SYS_EXECVE, a.path, a.argv, a.env)
+	step = stepExec
+fail:
+	msg = [8]byte{byte(step), byte(step >> 8), byte(step >> 16), byte(step >> 24), byte(e), byte(e >> 8), byte(e >> 16), byte(e >> 24)}
+	syscall.RawSyscall(unix.SYS_WRITE, uintptr(a.errPipe), uintptr(unsafe.Pointer(&msg[0])), 8)
+	for {
+		syscall.RawSyscall(unix.SYS_EXIT_GROUP, 127, 0, 0)
+	}
+}
+
+// starting is a program whose execve has been asked for: the answer is
+// its wait's. It holds what the child reads until then.
+type starting struct {
+	path    string
+	pid     int
+	errR    *os.File // closes at the execve; the step and errno if it fails
+	a       *spawnArgs
+	keep    [4]any // the strings a points to
+	release func()
+}
+
+// forkExec starts path with argv and env in dir, its fds 0, 1 and 2 the
+// files given, from the calling thread, so that the child inherits the
+// thread's no_new_privs, Landlock domain and seccomp filter, and of this
+// process only what a shell in its place would give it: the descriptors
+// this process inherited open (inherited.Files, when they still hold the
+// same files), the signals ignored when it started (ignore), its
+// RLIMIT_NOFILE as it started. The child's execve waits for the
+// supervisor: the caller may leave the thread (and end it) and wait for
+// the answer with wait, on any goroutine.
+func forkExec(path string, argv, env []string, dir string, files []*os.File, ignore uint64) (*starting, error) {
+	a := &spawnArgs{ignore: ignore}
+	argv0, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return nil, err
+	}
+	argvp, err := syscall.SlicePtrFromStrings(argv)
+	if err != nil {
+		return nil, err
+	}
+	envp, err := syscall.SlicePtrFromStrings(env)
+	if err != nil {
+		return nil, err
+	}
+	a.path, a.argv, a.env = uintptr(unsafe.Pointer(argv0)), uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0]))
+	var dirp *byte
+	if dir != "" {
+		if dirp, err = syscall.BytePtrFromString(dir); err != nil {
+			return nil, err
+		}
+		a.dir = uintptr(unsafe.Pointer(dirp))
+	}
+	// Package syscall raised the soft limit at start; a process that set
+	// it since (or had it set by prlimit) meant it.
+	if start, ok := inherited.Nofile(); ok {
+		var now unix.Rlimit
+		if unix.Getrlimit(unix.RLIMIT_NOFILE, &now) == nil && now.Max == start.Max && now.Cur == start.Max-1 && start.Cur < now.Cur {
+			a.nofile, a.setNofile = start, true
+		}
+	}
+	if fs, ok := inherited.Files(); ok {
+		for _, f := range fs {
+			if int(a.nkeep) == maxKept {
+				break
+			}
+			var st unix.Stat_t
+			flags, err := unix.FcntlInt(uintptr(f.Fd), unix.F_GETFD, 0)
+			if err != nil || flags&unix.FD_CLOEXEC != 0 || unix.Fstat(f.Fd, &st) != nil || st.Dev != f.Dev || st.Ino != f.Ino {
+				continue // closed, or another file now
+			}
+			a.keep[a.nkeep] = int32(f.Fd)
+			a.nkeep++
+		}
+	}
+	// The files, above any fd the child's dup3 writes to.
+	for i, f := range files {
+		fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 10)
+		if err != nil {
+			return nil, fmt.Errorf("starting %s: %w", path, err)
+		}
+		defer unix.Close(fd)
+		a.fds[i] = int32(fd)
+	}
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", path, err)
+	}
+	unix.SetNonblock(p[0], true) // else os.File reads it blocking, which works too
+	errR := os.NewFile(uintptr(p[0]), "exec status")
+	a.errPipe = int32(p[1])
+	// No signal reaches the child before it has put back the default
+	// actions; the program starts with none blocked.
+	var all, old unix.Sigset_t
+	for i := range all.Val {
+		all.Val[i] = ^uint64(0)
+	}
+	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0)
+	pid, errno, release := spawn(a)
+	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
+	unix.Close(p[1])
+	if errno != 0 {
+		release()
+		errR.Close()
+		return nil, fmt.Errorf("starting %s: %w", path, errno)
+	}
+	return &starting{path: path, pid: pid, errR: errR, a: a, keep: [4]any{argv0, argvp, envp, dirp}, release: release}, nil
+}
+
+// wait waits for the answer to the execve and returns the program's pid,
+// or the error of the step that failed (an execve's EPERM: refused). It
+// reads in the runtime's poller: EOF, the execve went through; 8 bytes,
+// the step and its errno.
+func (s *starting) wait() (int, error) {
+	defer s.errR.Close()
+	var buf [8]byte
+	n := 0
+	for n < len(buf) {
+		m, err := s.errR.Read(buf[n:])
+		if err != nil || m == 0 {
+			break
+		}
+		n += m
+	}
+	// The child has left this process's memory (exec or exit): what it
+	// read may go.
+	s.release()
+	runtime.KeepAlive(s.a)
+	runtime.KeepAlive(s.keep)
+	if n < len(buf) {
+		return s.pid, nil
+	}
+	var ws unix.WaitStatus
+	for {
+		if _, err := unix.Wait4(s.pid, &ws, 0, nil); err != unix.EINTR {
+			break
+		}
+	}
+	errno := syscall.Errno(binary.LittleEndian.Uint32(buf[4:]))
+	switch binary.LittleEndian.Uint32(buf[:4]) {
+	case stepFds:
+		return 0, fmt.Errorf("putting its standard streams in place: %w", errno)
+	case stepCloexec:
+		return 0, fmt.Errorf("keeping this process's descriptors from it: %w", errno)
+	}
+	return 0, errno
+}
