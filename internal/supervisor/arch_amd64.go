@@ -13,6 +13,8 @@ const (
 	nrIoctl        = 16
 	nrConnect      = 42
 	nrIoUringSetup = 425
+	nrMknod        = 133
+	nrMknodat      = 259
 	x32Bit         = 0x40000000
 	compatArch     = 0x40000003 // AUDIT_ARCH_I386
 	compatExecve   = 11
@@ -47,7 +49,7 @@ var metaCalls = []metaCall{
 }
 
 // compatRefused are the i386 calls refused outright: the metadata calls
-// (16- and 32-bit ids), socketcall and connect, and io_uring. A 32-bit
+// (16- and 32-bit ids), socketcall and connect, io_uring, mknod. A 32-bit
 // program has no business with them under the supervisor, and reading
 // their arguments would need a second decoder.
 var compatRefused = []uint32{
@@ -55,4 +57,5 @@ var compatRefused = []uint32{
 	30, 271, 299, 320, 298, 306, 452, // utime utimes futimesat utimensat fchownat fchmodat fchmodat2
 	226, 227, 228, 235, 236, 237, 463, 466, // *setxattr *removexattr *xattrat
 	102, 362, 425, // socketcall connect io_uring_setup
+	14, 297, // mknod mknodat
 }

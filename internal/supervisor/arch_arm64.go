@@ -12,6 +12,8 @@ const (
 	nrIoctl        = 29
 	nrConnect      = 203
 	nrIoUringSetup = 425
+	nrMknod        = none // only mknodat
+	nrMknodat      = 33
 	x32Bit         = 0
 	compatArch     = 0x40000028 // AUDIT_ARCH_ARM
 	compatExecve   = 11
@@ -39,10 +41,11 @@ var metaCalls = []metaCall{
 }
 
 // compatRefused are the 32-bit ARM calls refused outright: the metadata
-// calls, connect and io_uring.
+// calls, connect, io_uring and mknod.
 var compatRefused = []uint32{
 	15, 16, 94, 95, 182, 198, 207, 212, // chmod lchown fchmod fchown chown lchown32 fchown32 chown32
 	269, 333, 348, 325, 326, 452, // utimes futimesat utimensat fchownat fchmodat fchmodat2
 	226, 227, 228, 235, 236, 237, 463, 466, // *setxattr *removexattr *xattrat
 	283, 425, // connect io_uring_setup
+	14, 324, // mknod mknodat
 }

@@ -17,10 +17,16 @@ const (
 	bpfJge     = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
 	bpfJset    = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
 	bpfRet     = unix.BPF_RET | unix.BPF_K
+	bpfAnd     = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
+	bpfRsh     = unix.BPF_ALU | unix.BPF_RSH | unix.BPF_K
 	offNr      = 0  // seccomp_data.nr
 	offArch    = 4  // seccomp_data.arch
 	offArg1Low = 24 // seccomp_data.args[1], low half (little-endian)
+	offArg2Low = 32 // seccomp_data.args[2], low half
 )
+
+// none stands for a system call an architecture does not have.
+const none = ^uint32(0)
 
 // insn is one instruction with symbolic jump targets.
 type insn struct {
@@ -88,19 +94,51 @@ const (
 	tioclinux = 0x541c
 )
 
+// fsIoctlTypes are the ioctl types (the request's second byte) of the
+// calls that change a file's flags and attributes in place (chattr's
+// FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, fs-verity, encryption policies,
+// the inode version, and the file systems' own: ext4's and f2fs's,
+// XFS's, Btrfs's, bcachefs's), whatever the descriptor's open mode: 'f',
+// 'X', 'v', 0x94 (Btrfs), 0xf5 (f2fs), 0xbc (bcachefs). With Confine
+// they go to the supervisor, which lets them change a file only inside
+// the writable directories.
+var fsIoctlTypes = []uint32{'f', 'X', 'v', 0x94, 0xf5, 0xbc}
+
+// fsIoctlReads are the calls of those types that only read, or write
+// only through a descriptor open for writing (a clone into it): they go
+// on unasked, wherever the file lies.
+var fsIoctlReads = []uint32{
+	0x80086601, 0x80046601, // FS_IOC_GETFLAGS, FS_IOC32_GETFLAGS
+	0x80087601, 0x80047601, // FS_IOC_GETVERSION, FS_IOC32_GETVERSION
+	0x801c581f,             // FS_IOC_FSGETXATTR
+	0xc020660b,             // FS_IOC_FIEMAP
+	0x40049409, 0x4020940d, // FICLONE, FICLONERANGE (the target is open for writing)
+}
+
+// File types in a mode (mknod's).
+const (
+	sIFMT  = 0o170000
+	sIFCHR = 0o020000
+	sIFBLK = 0o060000
+)
+
 // filterProgram is the seccomp filter of the tree:
 //   - execve and execveat go to the supervisor; so does connect (control
 //     sockets of servers outside the tree, see Config), and with meta the
-//     metadata calls (chmod, chown, utimes, xattrs: see metaCalls);
+//     metadata calls (chmod, chown, utimes, xattrs: see metaCalls) and the
+//     ioctls that change a file's flags and attributes (fsIoctlTypes);
 //   - TIOCSTI and TIOCLINUX fail with EPERM: nothing in the tree may type
 //     into a terminal (the next approval prompt among others);
 //   - io_uring_setup fails with EPERM: a ring's operations (connect among
 //     them) would pass the filter unseen;
+//   - mknod and mknodat of a character or block device fail with EPERM
+//     (as Landlock does, and the missing CAP_MKNOD);
 //   - a new seccomp listener is refused (the first listener on an execve
 //     would see it instead of the supervisor, once the supervisor is gone);
-//   - the compatibility mode may not exec, connect or change metadata at
-//     all, and its ioctls are filtered as above; any other architecture,
-//     and x32, kills the process.
+//   - the compatibility mode may not exec, connect, change metadata or
+//     make device nodes at all, and its ioctls are filtered as above but
+//     refused where they would go to the supervisor; any other
+//     architecture, and x32, kills the process.
 func filterProgram(meta bool) []insn {
 	prog := []insn{
 		{code: bpfLdAbs, k: offArch},
@@ -121,7 +159,11 @@ func filterProgram(meta bool) []insn {
 		insn{code: bpfJeq, k: nrConnect, jt: "notify"},
 		insn{code: bpfJeq, k: nrIoctl, jt: "ioctl"},
 		insn{code: bpfJeq, k: nrIoUringSetup, jt: "eperm"},
+		insn{code: bpfJeq, k: nrMknodat, jt: "mknodat"},
 	)
+	if nrMknod != none {
+		prog = append(prog, insn{code: bpfJeq, k: nrMknod, jt: "mknod"})
+	}
 	if meta {
 		for _, m := range metaCalls {
 			prog = append(prog, insn{code: bpfJeq, k: m.nr, jt: "notify"})
@@ -134,7 +176,7 @@ func filterProgram(meta bool) []insn {
 		insn{code: bpfLdAbs, k: offNr},
 		insn{code: bpfJeq, k: compatExecve, jt: "eperm"},
 		insn{code: bpfJeq, k: compatExecveat, jt: "eperm"},
-		insn{code: bpfJeq, k: compatIoctl, jt: "ioctl"},
+		insn{code: bpfJeq, k: compatIoctl, jt: "compat-ioctl"},
 	)
 	for _, nr := range compatRefused {
 		prog = append(prog, insn{code: bpfJeq, k: nr, jt: "eperm"})
@@ -145,11 +187,50 @@ func filterProgram(meta bool) []insn {
 		insn{label: "seccomp", code: bpfLdAbs, k: offArg1Low},
 		insn{code: bpfJset, k: unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, jt: "eperm", jf: "allow"},
 
-		// ioctl's request is an unsigned int: the low half of args[1].
-		insn{label: "ioctl", code: bpfLdAbs, k: offArg1Low},
-		insn{code: bpfJeq, k: tiocsti, jt: "eperm"},
-		insn{code: bpfJeq, k: tioclinux, jt: "eperm", jf: "allow"},
-
+		// mknod's mode is args[1], mknodat's args[2]: a device's type
+		// is refused.
+	)
+	for _, m := range []struct {
+		label string
+		off   uint32
+	}{{"mknod", offArg1Low}, {"mknodat", offArg2Low}} {
+		prog = append(prog,
+			insn{label: m.label, code: bpfLdAbs, k: m.off},
+			insn{code: bpfAnd, k: sIFMT},
+			insn{code: bpfJeq, k: sIFCHR, jt: "eperm"},
+			insn{code: bpfJeq, k: sIFBLK, jt: "eperm", jf: "allow"},
+		)
+	}
+	// ioctl's request is an unsigned int: the low half of args[1].
+	ioctl := func(label, fs string) {
+		prog = append(prog,
+			insn{label: label, code: bpfLdAbs, k: offArg1Low},
+			insn{code: bpfJeq, k: tiocsti, jt: "eperm"},
+			insn{code: bpfJeq, k: tioclinux, jt: "eperm"},
+		)
+		if fs == "" {
+			prog[len(prog)-1].jf = "allow"
+			return
+		}
+		for _, r := range fsIoctlReads {
+			prog = append(prog, insn{code: bpfJeq, k: r, jt: "allow"})
+		}
+		prog = append(prog, insn{code: bpfRsh, k: 8}, insn{code: bpfAnd, k: 0xff})
+		for i, ty := range fsIoctlTypes {
+			in := insn{code: bpfJeq, k: ty, jt: fs}
+			if i == len(fsIoctlTypes)-1 {
+				in.jf = "allow"
+			}
+			prog = append(prog, in)
+		}
+	}
+	if meta {
+		ioctl("ioctl", "notify")
+	} else {
+		ioctl("ioctl", "")
+	}
+	ioctl("compat-ioctl", "eperm")
+	prog = append(prog,
 		insn{label: "notify", code: bpfRet, k: unix.SECCOMP_RET_USER_NOTIF},
 		insn{label: "eperm", code: bpfRet, k: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
 		insn{label: "allow", code: bpfRet, k: unix.SECCOMP_RET_ALLOW},

@@ -23,6 +23,10 @@ const (
 		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK | unix.LANDLOCK_ACCESS_FS_MAKE_SYM
 	// fileRights are the rights that apply to a file, not a directory.
 	fileRights = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	// devRights make (or link or rename) a device node: handled always,
+	// allowed nowhere. A node the tree made inside the checkout would
+	// reach a disk or a device outside any confinement.
+	devRights = unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK
 )
 
 // landlockABI returns the kernel's Landlock ABI version, 0 when it has none
@@ -61,12 +65,13 @@ type pathBeneathAttr struct {
 
 // restrictWrites confines the calling thread's writes (and its future
 // children's) to writable; with confine false it only creates a domain
-// that handles making block devices, which the user cannot do anyway, so
-// that the tree still cannot ptrace processes outside it (the supervisor
-// among them), and REFER, allowed everywhere. Writable directories get
-// REFER too (ABI 2 and later): files move between them and within them.
-// On ABI 1, Landlock refuses every rename across directories (EXDEV),
-// and nothing can allow it. It needs no_new_privs set.
+// that handles making device nodes, so that the tree still cannot ptrace
+// processes outside it (the supervisor among them) nor mount anything,
+// and REFER, allowed everywhere. Writable directories get every right but
+// making device nodes, REFER too (ABI 2 and later): files move between
+// them and within them. On ABI 1, Landlock refuses every rename across
+// directories (EXDEV), and nothing can allow it. It needs no_new_privs
+// set, or CAP_SYS_ADMIN.
 func restrictWrites(confine bool, writable []string) error {
 	abi := landlockABI()
 	if abi < 1 {
@@ -77,7 +82,7 @@ func restrictWrites(confine bool, writable []string) error {
 		// A domain that does not handle REFER refuses every rename and
 		// link across directories (EXDEV); handled and allowed beneath
 		// the root, they work as without Landlock.
-		handled = unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK
+		handled = devRights
 		if abi >= 2 {
 			handled |= unix.LANDLOCK_ACCESS_FS_REFER
 		}
@@ -100,7 +105,7 @@ func restrictWrites(confine bool, writable []string) error {
 				continue
 			}
 			seen[p] = true
-			if err := allowBeneath(int(fd), p, handled); err != nil {
+			if err := allowBeneath(int(fd), p, handled&^devRights); err != nil {
 				return err
 			}
 		}

@@ -68,6 +68,32 @@ func (l *loop) answerMeta(n *seccompNotif) (unix.Errno, bool) {
 	return 0, false
 }
 
+// answerIoctl decides an ioctl that changes a file's flags or attributes
+// (fsIoctlTypes): it goes on when the file lies in the writable
+// directories (or is no file of the file system), and fails with EPERM
+// elsewhere.
+func (l *loop) answerIoctl(n *seccompNotif) (unix.Errno, bool) {
+	mc := metaCall{name: "ioctl", fd: true}
+	req := uint32(n.data.args[1])
+	target, err := l.metaTarget(n, mc)
+	switch {
+	case errors.Is(err, errGone):
+		return 0, true
+	case errors.Is(err, errAnon):
+		return 0, false
+	case err != nil:
+		l.report("agent-shim: denied at run time: ioctl %#x by pid %d: %v", req, n.pid, err)
+		return unix.EPERM, false
+	case !l.writable(target):
+		l.report("agent-shim: denied at run time: ioctl %#x on %s (its flags or attributes): outside the directories the tree may write", req, target)
+		return unix.EPERM, false
+	}
+	if !l.valid(n.id) {
+		return 0, true
+	}
+	return 0, false
+}
+
 // errAnon means a metadata call's target is a descriptor of no file of
 // the file system (a pipe, a socket, a memfd, a deleted file with no
 // other link): changing it changes nothing anyone else sees.

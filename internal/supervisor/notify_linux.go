@@ -91,7 +91,7 @@ func newLoop(listener int, cfg *Config) (*loop, error) {
 	if len(cfg.Programs) > 0 {
 		l.copies = newCopies(cfg.Programs, cfg.Env)
 	}
-	l.writes = resolveWritable(cfg.Writable)
+	l.writes = resolveWritable(cfg.writable())
 	// The loop waits in the runtime's poller (epoll), parked, not in a
 	// blocking system call: a thread blocked in poll makes the runtime's
 	// monitor wake every few milliseconds, and preempt the loop as a
@@ -231,6 +231,8 @@ func (l *loop) answer(n *seccompNotif) {
 		errno, gone = l.answerExec(n)
 	case nr == nrConnect:
 		errno, gone = l.answerConnect(n)
+	case nr == nrIoctl:
+		errno, gone = l.answerIoctl(n)
 	default:
 		errno, gone = l.answerMeta(n)
 	}

@@ -75,10 +75,36 @@
 //   - with Confine, chmod, chown, utimes and the xattr calls (every
 //     spelling: path, descriptor, *at, fchmodat2) on a file outside the
 //     writable directories fail with EPERM; the path is resolved as the
-//     caller sees it. Landlock has no right for metadata, hence the
-//     filter.
-//   - the i386 (and arm32) compatibility mode may not exec, connect or
-//     change metadata; x32 and foreign architectures are killed.
+//     caller sees it. So do the ioctls that change a file's flags and
+//     attributes in place whatever the descriptor's mode (chattr's
+//     FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, fs-verity, encryption policies,
+//     and the file systems' own: every request of those ioctl types but
+//     the ones that only read). Landlock has no right for metadata, hence
+//     the filter.
+//   - mknod and mknodat of a device fail with EPERM, at every level (and
+//     Landlock refuses making, linking or renaming one everywhere).
+//   - the i386 (and arm32) compatibility mode may not exec, connect,
+//     change metadata or file flags, or make nodes; x32 and foreign
+//     architectures are killed.
+//
+// # Capabilities, and what root may still change
+//
+// The tree holds no capability: the restricted thread empties the
+// bounding, ambient and inheritable sets, from which an execution
+// computes a program's capabilities, so from the program's first
+// execution on every process of the tree has none, whoever runs it (as
+// root it would keep all of root's, no_new_privs or not). Run as root,
+// the tree is uid 0 without privilege. It may still, as the owner of
+// most of the system's files: write files uid 0 owns and change their
+// mode, times and flags, within the writable directories when writes
+// are confined (everywhere without Confine, as any user may where the
+// user may); read what their modes let their owner read; signal and
+// connect to the person's processes of uid 0 (a signal needs only the
+// same uid). It may not: make device nodes, override a file's
+// permissions, set immutable or append-only flags, mount, load kernel
+// modules, trace a process outside the tree, change a file's owner, bind
+// a port below 1024 or set the clock. A line a person approved may be
+// granted more (Config.Grant): writable paths, or root's capabilities.
 //
 // Cross-directory renames and links work inside the writable directories
 // and, without Confine, everywhere (Landlock ABI 2's REFER right; on ABI 1
@@ -119,6 +145,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -156,6 +183,48 @@ type Config struct {
 	// name, is decided as that program too (Exec.Copies). The dynamic
 	// loaders are always among them.
 	Programs []string
+	// Grant is what this line may do beyond any line. The caller sets it
+	// only for a line a person approved, to what that line needs.
+	Grant Grant
+}
+
+// Grant is what a line a person approved may do under the layer that no
+// other line may; the zero Grant is nothing more. It holds for the whole
+// tree of the line, since Landlock and capabilities are a process's and
+// pass to what it starts: every program the line runs has it. What keeps
+// an approval from lending it to anything else is that each of those
+// executions is still decided, as if nobody had approved anything but
+// the line's own commands (see Config.Decide), and that a grant is
+// never a line's that the person did not approve.
+//
+// An approved `pip install --user x` needs Writable (the user's
+// site-packages and scripts directory, ~/.local); an approved `sudo
+// apt-get install x` needs Privileged, and writes outside any scope
+// (Config.Confine false), as root. Device nodes stay refused, granted or
+// not.
+type Grant struct {
+	// Writable are paths the tree may write besides Config.Writable
+	// (with Confine), as Writable says.
+	Writable []string
+	// Privileged lets the tree keep the capabilities the supervisor has
+	// (as root: all) and set-user-ID and file-capability programs (sudo)
+	// gain theirs: no_new_privs is not set. Without no_new_privs the
+	// filter and the Landlock domain need CAP_SYS_ADMIN: a supervisor
+	// without it (not root) fails with ErrPrivileged, and the line cannot
+	// run under the layer.
+	Privileged bool
+}
+
+// ErrPrivileged means a line granted Privileged cannot run under this
+// supervisor, which lacks CAP_SYS_ADMIN; nothing ran.
+var ErrPrivileged = errors.New("a privileged line needs a supervisor with CAP_SYS_ADMIN (root): an unprivileged one must set no_new_privs, which keeps set-user-ID programs such as sudo from gaining privileges")
+
+// writable is everywhere the tree may write, with Confine.
+func (c *Config) writable() []string {
+	if len(c.Grant.Writable) == 0 {
+		return c.Writable
+	}
+	return append(slices.Clone(c.Writable), c.Grant.Writable...)
 }
 
 // Verdict is the decision on one execution.

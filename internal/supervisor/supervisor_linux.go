@@ -237,10 +237,21 @@ func waitPid(pid int) (unix.WaitStatus, error) {
 // restrictThread restricts the calling thread (no_new_privs, Landlock,
 // the seccomp filter) and starts the loop that answers its listener.
 func restrictThread(cfg *Config) (*loop, error) {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return nil, unavailable("setting no_new_privs: %v", err)
+	if cfg.Grant.Privileged {
+		// The filter and the domain without no_new_privs need
+		// CAP_SYS_ADMIN.
+		if !hasCapability(unix.CAP_SYS_ADMIN) {
+			return nil, ErrPrivileged
+		}
+	} else {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return nil, unavailable("setting no_new_privs: %v", err)
+		}
+		if err := dropCapabilities(); err != nil {
+			return nil, unavailable("%v", err)
+		}
 	}
-	if err := restrictWrites(cfg.Confine, cfg.Writable); err != nil {
+	if err := restrictWrites(cfg.Confine, cfg.writable()); err != nil {
 		return nil, unavailable("%v", err)
 	}
 	listener, err := installFilter(cfg.Confine)

@@ -310,18 +310,24 @@ func TestInterpreter(t *testing.T) {
 
 // evalFilter runs a classic BPF filter over one seccomp_data, as the
 // kernel would.
-func evalFilter(t *testing.T, prog []unix.SockFilter, nr int32, arch uint32, arg1 uint64) uint32 {
+func evalFilter(t *testing.T, prog []unix.SockFilter, nr int32, arch uint32, args ...uint64) uint32 {
 	t.Helper()
 	data := make([]byte, 64)
 	binary.LittleEndian.PutUint32(data[0:], uint32(nr))
 	binary.LittleEndian.PutUint32(data[4:], arch)
-	binary.LittleEndian.PutUint64(data[24:], arg1)
+	for i, a := range args {
+		binary.LittleEndian.PutUint64(data[16+8*i:], a)
+	}
 	var a uint32
 	for pc := 0; pc < len(prog); pc++ {
 		in := prog[pc]
 		switch in.Code {
 		case bpfLdAbs:
 			a = binary.LittleEndian.Uint32(data[in.K:])
+		case bpfAnd:
+			a &= in.K
+		case bpfRsh:
+			a >>= in.K
 		case bpfJeq, bpfJge, bpfJset:
 			var jump bool
 			switch in.Code {
@@ -363,30 +369,74 @@ func TestFilterDecisions(t *testing.T) {
 		name string
 		nr   int32
 		arch uint32
-		arg1 uint64
+		args []uint64
 		want uint32
 	}
+	args := func(a ...uint64) []uint64 { return a }
+	const (
+		setflags = 0x40086602 // FS_IOC_SETFLAGS
+		fssetx   = 0x401c5820 // FS_IOC_FSSETXATTR
+		verity   = 0x40806685 // FS_IOC_ENABLE_VERITY
+		setpol   = 0x800c6613 // FS_IOC_SET_ENCRYPTION_POLICY, an _IOR
+		getflags = 0x80086601 // FS_IOC_GETFLAGS
+		tcgets   = 0x5401
+	)
 	tests := []filterCase{
-		{"execve", nrExecve, auditArch, 0, notify},
-		{"execveat", nrExecveat, auditArch, 0, notify},
-		{"read", 0, auditArch, 0, allow},
-		{"seccomp without a listener", nrSeccomp, auditArch, unix.SECCOMP_FILTER_FLAG_TSYNC, allow},
-		{"seccomp with a listener", nrSeccomp, auditArch, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_TSYNC, eperm},
-		{"compat execve", compatExecve, compatArch, 0, eperm},
-		{"compat execveat", compatExecveat, compatArch, 0, eperm},
-		{"compat seccomp with a listener", compatSeccomp, compatArch, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, eperm},
-		{"compat read", 3, compatArch, 0, allow},
-		{"another architecture", nrExecve, 0x12345678, 0, kill},
-		{"a negative number", -1, auditArch, 0, allow},
+		{"execve", nrExecve, auditArch, nil, notify},
+		{"execveat", nrExecveat, auditArch, nil, notify},
+		{"read", 0, auditArch, nil, allow},
+		{"seccomp without a listener", nrSeccomp, auditArch, args(0, unix.SECCOMP_FILTER_FLAG_TSYNC), allow},
+		{"seccomp with a listener", nrSeccomp, auditArch, args(0, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_TSYNC), eperm},
+		{"TIOCSTI", nrIoctl, auditArch, args(0, tiocsti), eperm},
+		{"TCGETS", nrIoctl, auditArch, args(0, tcgets), allow},
+		{"FS_IOC_SETFLAGS", nrIoctl, auditArch, args(3, setflags), notify},
+		{"FS_IOC_SETFLAGS, high bits set", nrIoctl, auditArch, args(3, 0xffffffff00000000|setflags), notify},
+		{"FS_IOC_FSSETXATTR", nrIoctl, auditArch, args(3, fssetx), notify},
+		{"FS_IOC_ENABLE_VERITY", nrIoctl, auditArch, args(3, verity), notify},
+		{"FS_IOC_SET_ENCRYPTION_POLICY", nrIoctl, auditArch, args(3, setpol), notify},
+		{"FS_IOC_GETFLAGS", nrIoctl, auditArch, args(3, getflags), allow},
+		{"mknodat of a block device", nrMknodat, auditArch, args(0, 0, sIFBLK|0o600, 0x700), eperm},
+		{"mknodat of a character device", nrMknodat, auditArch, args(0, 0, sIFCHR|0o600, 0x103), eperm},
+		{"mknodat of a FIFO", nrMknodat, auditArch, args(0, 0, 0o010000|0o600), allow},
+		{"mknodat of a file", nrMknodat, auditArch, args(0, 0, 0o100000|0o600), allow},
+		{"compat execve", compatExecve, compatArch, nil, eperm},
+		{"compat execveat", compatExecveat, compatArch, nil, eperm},
+		{"compat seccomp with a listener", compatSeccomp, compatArch, args(0, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER), eperm},
+		{"compat FS_IOC32_SETFLAGS", compatIoctl, compatArch, args(3, 0x40046602), eperm},
+		{"compat TCGETS", compatIoctl, compatArch, args(0, tcgets), allow},
+		{"compat read", 3, compatArch, nil, allow},
+		{"another architecture", nrExecve, 0x12345678, nil, kill},
+		{"a negative number", -1, auditArch, nil, allow},
+	}
+	if mknod := uint32(nrMknod); mknod != none {
+		tests = append(tests,
+			filterCase{"mknod of a block device", int32(mknod), auditArch, args(0, sIFBLK|0o600, 0x700), eperm},
+			filterCase{"mknod of a FIFO", int32(mknod), auditArch, args(0, 0o010000|0o600), allow})
 	}
 	if x32Bit != 0 {
 		tests = append(tests,
-			filterCase{"x32 execve", int32(x32Bit | 520), auditArch, 0, kill},
-			filterCase{"x32 read", int32(x32Bit), auditArch, 0, kill}) // read is syscall 0
+			filterCase{"x32 execve", int32(x32Bit | 520), auditArch, nil, kill},
+			filterCase{"x32 read", int32(x32Bit), auditArch, nil, kill}) // read is syscall 0
 	}
 	for _, tc := range tests {
-		if got := evalFilter(t, prog, tc.nr, tc.arch, tc.arg1); got != tc.want {
+		if got := evalFilter(t, prog, tc.nr, tc.arch, tc.args...); got != tc.want {
 			t.Errorf("%s: %#x, want %#x", tc.name, got, tc.want)
+		}
+	}
+	// Without Confine, the flags of a file are the tree's to change where
+	// it may write: everywhere its user may. Device nodes stay refused.
+	open, err := assemble(filterProgram(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []filterCase{
+		{"FS_IOC_SETFLAGS", nrIoctl, auditArch, args(3, setflags), allow},
+		{"TIOCSTI", nrIoctl, auditArch, args(0, tiocsti), eperm},
+		{"mknodat of a block device", nrMknodat, auditArch, args(0, 0, sIFBLK|0o600, 0x700), eperm},
+		{"compat FS_IOC32_SETFLAGS", compatIoctl, compatArch, args(3, 0x40046602), eperm},
+	} {
+		if got := evalFilter(t, open, tc.nr, tc.arch, tc.args...); got != tc.want {
+			t.Errorf("not confined: %s: %#x, want %#x", tc.name, got, tc.want)
 		}
 	}
 }
