@@ -15,58 +15,20 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/agents"
 )
 
-// The agents' hook protocols, as their documentation gives them (stored
-// copies, read while writing this):
-//
-//   - Claude Code, https://docs.anthropic.com/en/docs/claude-code/hooks
-//     ("PreToolUse Decision Control"): the input has session_id, cwd,
-//     hook_event_name, tool_name, tool_input and tool_use_id; the answer is
-//     {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-//     "permissionDecision": "allow"|"deny"|"ask", "permissionDecisionReason": …}}
-//     with exit 0. "allow" skips the permission prompt but not Claude's deny
-//     or ask rules; with no output Claude's own permission rules decide.
-//     Exit 2 blocks the call, with stderr as the reason.
-//   - Codex, https://developers.openai.com/codex/hooks (hooks.json beside
-//     config.toml), and openai/codex#20756: PreToolUse takes the same input
-//     shape and honours permissionDecision "deny" with a reason; "allow"
-//     and "ask" are not supported (that pull request, which would add them,
-//     was closed), so allow is "exit 0, no output", and ask is answered
-//     deny with a reason that says how to approve the call. Exit 2 blocks
-//     with stderr as the reason.
-//   - Gemini CLI, https://geminicli.com/docs/hooks/reference: BeforeTool
-//     takes tool_name and tool_input (run_shell_command: command); the
-//     answer is {"decision": "allow"|"deny", "reason": …} on stdout with
-//     exit 0 ("reason" is required when denied and is sent to the agent);
-//     `{}` decides nothing; exit 2 blocks with stderr as the reason. Ask
-//     is answered as for Codex.
-//
-// Whatever goes wrong (input that is not JSON, an unknown event, a bad
-// config.json) is answered with exit 2 and the reason on stderr, which all
-// three read as "blocked": never allow.
+// The hook: one agent's pre-tool-use call on stdin, decided by the gate
+// and answered in the agent's protocol (package agents says each
+// protocol). Whatever goes wrong (input that is not JSON, an unknown
+// event, a bad config.json) is answered with exit 2 and the reason on
+// stderr, which every agent reads as "blocked": never allow.
 
 // hookInput is what the three agents send on stdin: gate.Call, read by
 // gate.ParseCall.
 type hookInput = gate.Call
 
-// agent is one agent's hook protocol.
-type agent struct {
-	name string
-	pre  string // the pre-tool-use event
-	post string // the post-tool-use event the shim reads, if any
-	// answer writes the answer to a decision; hint says how to approve a
-	// call that needs a person.
-	answer func(w io.Writer, d gate.Decision, hint string) error
-}
-
-var agents = map[string]*agent{
-	"claude-code": {name: "claude-code", pre: "PreToolUse", post: "PostToolUse", answer: answerClaude},
-	"codex":       {name: "codex", pre: "PreToolUse", answer: answerCodex},
-	"gemini-cli":  {name: "gemini-cli", pre: "BeforeTool", answer: answerGemini},
-}
-
-const hookSynopsis = "agent-shim hook claude-code|codex|gemini-cli [--config FILE]"
+var hookSynopsis = "agent-shim hook " + agents.Names("|") + " [--config FILE]"
 
 // maxHookInput bounds the hook's input: tool inputs carry whole files.
 const maxHookInput = 64 << 20
@@ -97,12 +59,12 @@ func (e *env) hook(ctx context.Context, args []string) int {
 			name = a
 		}
 	}
-	ag := agents[name]
+	ag := agents.ByName(name)
 	if ag == nil {
 		if name == "" {
 			return e.block(usagef("hook: name the agent: %s", hookSynopsis))
 		}
-		return e.block(usagef("hook: unknown agent %q (agents: claude-code, codex, gemini-cli)", name))
+		return e.block(usagef("hook: unknown agent %q (agents: %s)", name, agents.Names(", ")))
 	}
 	// The call is decided on this goroutine, against the hook's deadline:
 	// past it (a strange file, a slow disk, a lock) a timer answers
@@ -149,7 +111,7 @@ var hookStall func()
 var hookDeadline = 10 * time.Second
 
 // hookCall reads, decides and answers one call of agent ag.
-func (e *env) hookCall(ctx context.Context, ag *agent, cfg string) int {
+func (e *env) hookCall(ctx context.Context, ag *agents.Agent, cfg string) int {
 	data, err := io.ReadAll(io.LimitReader(e.stdin, maxHookInput+1))
 	if err != nil {
 		return e.block(fmt.Errorf("reading the hook input: %w", err))
@@ -159,19 +121,19 @@ func (e *env) hookCall(ctx context.Context, ag *agent, cfg string) int {
 	}
 	in, err := gate.ParseCall(data)
 	if err != nil {
-		return e.block(fmt.Errorf("%s hook input: %v", ag.name, err))
+		return e.block(fmt.Errorf("%s hook input: %v", ag.Name, err))
 	}
 	switch {
-	case in.Event == ag.pre:
-	case in.Event == ag.post && ag.post != "":
+	case in.Event == ag.Pre:
+	case in.Event == ag.Post && ag.Post != "":
 		return e.block(e.recordApproval(ctx, in))
 	case in.Event == "":
-		return e.block(fmt.Errorf("%s hook input has no hook_event_name", ag.name))
+		return e.block(fmt.Errorf("%s hook input has no hook_event_name", ag.Name))
 	default:
-		return e.block(fmt.Errorf("%s hook: unknown event %q (this hook answers %s)", ag.name, in.Event, ag.pre))
+		return e.block(fmt.Errorf("%s hook: unknown event %q (this hook answers %s)", ag.Name, in.Event, ag.Pre))
 	}
 	if err := in.Check(); err != nil {
-		return e.block(fmt.Errorf("%s hook input: %v", ag.name, err))
+		return e.block(fmt.Errorf("%s hook input: %v", ag.Name, err))
 	}
 	s, err := e.open(ctx, openOptions{config: cfg, cwd: in.Cwd, dir: in.Dir(), session: in.SessionID})
 	if err != nil {
@@ -182,7 +144,7 @@ func (e *env) hookCall(ctx context.Context, ag *agent, cfg string) int {
 	if err != nil {
 		return e.block(err)
 	}
-	e.logHook(ag.name, in, d) // the decision log (logcmd.go)
+	e.logHook(ag.Name, in, d) // the decision log (logcmd.go)
 	// Leave a ticket for shell mode (ticket.go); without one shell mode
 	// only asks more, so a failure is a warning.
 	if d.Verdict != gate.Allow || wantSeenTickets(s.g) {
@@ -194,14 +156,14 @@ func (e *env) hookCall(ctx context.Context, ag *agent, cfg string) int {
 	if d.Verdict == gate.Ask || d.Verdict == gate.Default {
 		hint = approveHint(s.config, d.Request)
 	}
-	if ag.post != "" && d.Verdict == gate.Ask {
+	if ag.Asks && ag.Post != "" && d.Verdict == gate.Ask {
 		// The agent asks the person; its PostToolUse for this call
 		// means they approved.
 		if err := s.session.ask(ctx, in, d.Request); err != nil {
 			fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
 		}
 	}
-	if err := ag.answer(e.stdout, d, hint); err != nil {
+	if err := ag.Answer(e.stdout, agents.Answer{Verdict: d.Verdict, Reason: d.Reason, Hint: hint}); err != nil {
 		return e.block(err)
 	}
 	return exitOK
@@ -227,101 +189,6 @@ func approveHint(configPath string, req *gate.Request) string {
 		return fmt.Sprintf("to allow it, add %q to agentShim.pathScope.allow in %s", req.Always.Pattern, configPath)
 	}
 	return fmt.Sprintf("to allow it, add %q to agentShim.tools.allow in %s", req.Always.Tool+":"+req.Always.Pattern, configPath)
-}
-
-// claudeOutput is Claude Code's (and Codex's) PreToolUse answer.
-type claudeOutput struct {
-	HookSpecificOutput claudeDecision `json:"hookSpecificOutput"`
-}
-
-type claudeDecision struct {
-	HookEventName            string `json:"hookEventName"`
-	PermissionDecision       string `json:"permissionDecision"`
-	PermissionDecisionReason string `json:"permissionDecisionReason"`
-}
-
-func writeLine(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-// claudeAnswer writes what writeLine writes of a claudeOutput
-// (TestClaudeAnswer), the object spelled out: encoding/json reads only
-// the reason, a string, which costs a hook process less than reflecting
-// on the structs.
-func claudeAnswer(w io.Writer, decision, reason string) error {
-	var b bytes.Buffer
-	b.WriteString(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":`)
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(decision); err != nil {
-		return err
-	}
-	b.Truncate(b.Len() - 1) // Encode's newline
-	b.WriteString(`,"permissionDecisionReason":`)
-	if err := enc.Encode("agent-shim: " + reason); err != nil {
-		return err
-	}
-	b.Truncate(b.Len() - 1)
-	b.WriteString("}}\n")
-	_, err := w.Write(b.Bytes())
-	return err
-}
-
-// answerClaude: allow, deny and ask as Claude's permissionDecision;
-// Default prints nothing, leaving the call to Claude's own rules.
-func answerClaude(w io.Writer, d gate.Decision, _ string) error {
-	switch d.Verdict {
-	case gate.Allow:
-		return claudeAnswer(w, "allow", d.Reason)
-	case gate.Ask:
-		return claudeAnswer(w, "ask", d.Reason)
-	case gate.Default:
-		return nil
-	}
-	return claudeAnswer(w, "deny", d.Reason)
-}
-
-// answerCodex: Codex honours only deny. Allow and Default print nothing
-// (Codex's own approval policy and sandbox then apply); ask is a deny that
-// says how to approve the call.
-func answerCodex(w io.Writer, d gate.Decision, hint string) error {
-	switch d.Verdict {
-	case gate.Allow, gate.Default:
-		return nil
-	case gate.Ask:
-		return claudeAnswer(w, "deny", needsApproval(d.Reason, hint))
-	}
-	return claudeAnswer(w, "deny", d.Reason)
-}
-
-type geminiOutput struct {
-	Decision string `json:"decision,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-}
-
-// answerGemini: allow and deny as Gemini's decision; Default is `{}`
-// (Gemini's own confirmation applies); ask is a deny that says how to
-// approve the call.
-func answerGemini(w io.Writer, d gate.Decision, hint string) error {
-	switch d.Verdict {
-	case gate.Allow:
-		return writeLine(w, geminiOutput{"allow", "agent-shim: " + d.Reason})
-	case gate.Default:
-		return writeLine(w, geminiOutput{})
-	case gate.Ask:
-		return writeLine(w, geminiOutput{"deny", "agent-shim: " + needsApproval(d.Reason, hint)})
-	}
-	return writeLine(w, geminiOutput{"deny", "agent-shim: " + d.Reason})
-}
-
-func needsApproval(reason, hint string) string {
-	s := "needs approval (" + reason + "), and this agent's hooks cannot ask"
-	if hint != "" {
-		s += "; " + hint
-	}
-	return s
 }
 
 // recordApproval handles Claude Code's PostToolUse: the call ran, so if the

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/gate"
-	agentpkg "github.com/agent-shim/agent-shim/internal/agents" // hook.go has a var agents
+	"github.com/agent-shim/agent-shim/internal/agents"
 	"github.com/agent-shim/agent-shim/internal/runlayer"
 	"github.com/agent-shim/agent-shim/statefile"
 )
@@ -159,7 +159,7 @@ func wantSeenTickets(g *gate.Gate) bool {
 // recordTicket is hook mode's half: it leaves a ticket for a shell call
 // the hook did not deny (see above). Other tools, and denied calls, leave
 // none. ask tells whether the agent was left to ask (or decide) itself.
-func (e *env) recordTicket(ag *agent, in *hookInput, d gate.Decision) error {
+func (e *env) recordTicket(ag *agents.Agent, in *hookInput, d gate.Decision) error {
 	if !gate.IsCommandTool(in.ToolName) {
 		return nil
 	}
@@ -168,7 +168,7 @@ func (e *env) recordTicket(ag *agent, in *hookInput, d gate.Decision) error {
 	case gate.Allow:
 		kind = ticketSeen
 	case gate.Ask:
-		if ag.post != "" { // the agent asks its person; others were answered deny
+		if ag.Asks { // the agent asks its person; others were answered deny
 			kind = ticketAsk
 		}
 	case gate.Default:
@@ -187,7 +187,7 @@ func (e *env) recordTicket(ag *agent, in *hookInput, d gate.Decision) error {
 	}
 	t := ticket{
 		Kind:    kind,
-		Agent:   ag.name,
+		Agent:   ag.Name,
 		Session: in.SessionID,
 		Dir:     realDir(in.Dir()),
 		Command: cmd,
@@ -306,7 +306,7 @@ func (e *env) takeTicket(line string) (*ticket, string, error) {
 	}
 	wd = realDir(wd)
 	cands := []string{line}
-	if w, ok := agentpkg.Unwrap(line, "", e.getenv); ok {
+	if w, ok := agents.Unwrap(line, "", e.getenv); ok {
 		cands = append(cands, w.Command)
 	}
 	session := e.shellSession()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/agents"
 )
 
 // ticketEnv is an env whose state lives in a temporary directory, working
@@ -49,7 +50,7 @@ func setNow(t *testing.T, at time.Time) {
 func TestTicketOnce(t *testing.T) {
 	e, root := ticketEnv(t)
 	proj := filepath.Join(root, "proj")
-	claude := agents["claude-code"]
+	claude := agents.Claude
 	if err := e.recordTicket(claude, hookCall("s1", proj, "git push origin main"), gate.Decision{Verdict: gate.Ask}); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestTicketKinds(t *testing.T) {
 	for i, tc := range tests {
 		t.Logf("input: %s %v", tc.agent, tc.verdict)
 		cmd := "cmd" + strings.Repeat("x", i)
-		if err := e.recordTicket(agents[tc.agent], hookCall("s", proj, cmd), gate.Decision{Verdict: tc.verdict}); err != nil {
+		if err := e.recordTicket(agents.ByName(tc.agent), hookCall("s", proj, cmd), gate.Decision{Verdict: tc.verdict}); err != nil {
 			t.Fatal(err)
 		}
 		tk, _, err := e.takeTicket(cmd)
@@ -128,7 +129,7 @@ func TestTicketKinds(t *testing.T) {
 	// Other tools leave none.
 	in := &hookInput{SessionID: "s", Cwd: proj, Event: "PreToolUse", ToolName: "Write",
 		ToolInput: map[string]json.RawMessage{"file_path": json.RawMessage(`"x"`)}}
-	if err := e.recordTicket(agents["claude-code"], in, gate.Decision{Verdict: gate.Allow}); err != nil {
+	if err := e.recordTicket(agents.Claude, in, gate.Decision{Verdict: gate.Allow}); err != nil {
 		t.Fatal(err)
 	}
 	if entries, _ := ticketFiles(filepath.Join(root, "state", "agent-shim", "tickets")); len(entries) != 0 {
@@ -142,7 +143,7 @@ func TestTicketExpired(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	setNow(t, t0)
 	for _, cmd := range []string{"a", "b"} {
-		if err := e.recordTicket(agents["claude-code"], hookCall("s", proj, cmd), gate.Decision{Verdict: gate.Ask}); err != nil {
+		if err := e.recordTicket(agents.Claude, hookCall("s", proj, cmd), gate.Decision{Verdict: gate.Ask}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -155,7 +156,7 @@ func TestTicketExpired(t *testing.T) {
 		t.Fatal("an expired ticket was taken")
 	}
 	// Writing a ticket removes the expired ones.
-	if err := e.recordTicket(agents["claude-code"], hookCall("s", proj, "c"), gate.Decision{Verdict: gate.Ask}); err != nil {
+	if err := e.recordTicket(agents.Claude, hookCall("s", proj, "c"), gate.Decision{Verdict: gate.Ask}); err != nil {
 		t.Fatal(err)
 	}
 	if entries, _ := ticketFiles(filepath.Join(root, "state", "agent-shim", "tickets")); len(entries) != 1 {
@@ -179,7 +180,7 @@ func TestTicketPruneRate(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	record := func(cmd string) {
 		t.Helper()
-		if err := e.recordTicket(agents["claude-code"], hookCall("s", proj, cmd), gate.Decision{Verdict: gate.Ask}); err != nil {
+		if err := e.recordTicket(agents.Claude, hookCall("s", proj, cmd), gate.Decision{Verdict: gate.Ask}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -236,7 +237,7 @@ func TestTicketMismatch(t *testing.T) {
 	tdir := filepath.Join(root, "state", "agent-shim", "tickets")
 	record := func(cmd string, v gate.Verdict) string {
 		t.Helper()
-		if err := e.recordTicket(agents["claude-code"], hookCall("s", proj, cmd), gate.Decision{Verdict: v}); err != nil {
+		if err := e.recordTicket(agents.Claude, hookCall("s", proj, cmd), gate.Decision{Verdict: v}); err != nil {
 			t.Fatal(err)
 		}
 		entries, _ := os.ReadDir(tdir)
@@ -294,7 +295,7 @@ func TestTicketSession(t *testing.T) {
 	proj := filepath.Join(root, "proj")
 	vars := map[string]string{"XDG_STATE_HOME": filepath.Join(root, "state"), "CLAUDE_CODE_SESSION_ID": "s2"}
 	e.getenv = func(k string) string { return vars[k] }
-	if err := e.recordTicket(agents["claude-code"], hookCall("s1", proj, "x"), gate.Decision{Verdict: gate.Ask}); err != nil {
+	if err := e.recordTicket(agents.Claude, hookCall("s1", proj, "x"), gate.Decision{Verdict: gate.Ask}); err != nil {
 		t.Fatal(err)
 	}
 	if tk, _, _ := e.takeTicket("x"); tk != nil {
@@ -310,7 +311,7 @@ func TestTicketSession(t *testing.T) {
 func TestTicketRace(t *testing.T) {
 	e, root := ticketEnv(t)
 	proj := filepath.Join(root, "proj")
-	if err := e.recordTicket(agents["claude-code"], hookCall("s", proj, "x"), gate.Decision{Verdict: gate.Ask}); err != nil {
+	if err := e.recordTicket(agents.Claude, hookCall("s", proj, "x"), gate.Decision{Verdict: gate.Ask}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup

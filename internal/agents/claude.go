@@ -1,18 +1,112 @@
 package agents
 
 import (
+	"io"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 
+	"github.com/agent-shim/agent-shim/matcher"
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // Claude is Claude Code.
+//
+// Its hooks (https://docs.anthropic.com/en/docs/claude-code/hooks,
+// "Configuration" and "PreToolUse Decision Control"): ~/.claude/settings.json
+// ($CLAUDE_CONFIG_DIR when set), {"hooks": {"PreToolUse": [{"matcher":
+// "*", "hooks": [{"type": "command", "command": …, "timeout": seconds}]}]}};
+// "*" matches every tool. The input has session_id, cwd,
+// hook_event_name, tool_name, tool_input and tool_use_id; the answer is
+// {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+// "permissionDecision": "allow"|"deny"|"ask", "permissionDecisionReason":
+// …}} with exit 0. "allow" skips the permission prompt but not Claude's
+// deny or ask rules; with no output Claude's own permission rules decide.
+// Exit 2 blocks the call, with stderr as the reason. PostToolUse after a
+// call the hook answered ask means the person approved it there.
+//
+// Since 2.1.295 a hook's "onFailure": "block" makes "a hook that can't
+// start, times out, or exits with an unexpected code" block the action
+// instead of letting it through (the changelog, as quoted in
+// https://dev.to/gabrielanhaia/a-claude-code-hook-that-times-out-lets-the-command-through-make-it-fail-closed-1g5k
+// and NVIDIA's https://docs.nvidia.com/nemo/guardrails/run-guardrailed-inference/using-hooks-server/claude-code):
+// install sets it on PreToolUse. 2.1.332 was seen to block a missing,
+// crashing, exiting-127 and hanging hook; 2.1.197 ignores the setting and
+// lets the call through (which release between them brought it is not
+// known here: the npm package carries no changelog, and the one report
+// of 2.1.295 could not be checked), so 2.1.332 is the floor.
+//
+// Its "env" key sets variables for the session, and CLAUDE_CODE_SHELL the
+// shell its Bash tool runs: shell mode. "disableAllHooks" and
+// "allowManagedHooksOnly" turn user hooks off. Its managed tier is a
+// drop-in in managed-settings.d beside managed-settings.json,
+// /etc/claude-code on Linux and /Library/Application Support/ClaudeCode
+// on macOS, with the same hooks.
 var Claude = &Agent{
-	Name:   "claude-code",
+	Name:      "claude-code",
+	Title:     "Claude Code",
+	Program:   "claude",
+	Pre:       "PreToolUse",
+	Post:      "PostToolUse",
+	ShellTool: "Bash",
+	Asks:      true,
+	answer:    claudeAnswer,
+	User: Tier{Path: func(getenv func(string) string) (string, error) {
+		return agentFile(getenv, "CLAUDE_CONFIG_DIR", ".claude", "settings.json")
+	}},
+	Managed: Tier{Path: func(func(string) string) (string, error) {
+		dir := "/etc/claude-code"
+		if runtime.GOOS == "darwin" {
+			dir = "/Library/Application Support/ClaudeCode"
+		}
+		return filepath.Join(dir, "managed-settings.d", "agent-shim.json"), nil
+	}},
+	group: func(cmd, event string) Group {
+		h := Handler{Type: "command", Command: cmd, Timeout: HookTimeout}
+		if event == "PreToolUse" {
+			h.OnFailure = "block" // a hook that dies or times out blocks the call
+		}
+		return Group{Matcher: "*", Hooks: []Handler{h}}
+	},
+	OnFailure: true,
+	Floor:     Version{2, 1, 332},
+	FloorWhat: "onFailure",
+	Upgrade:   "npm install -g @anthropic-ai/claude-code@latest",
+	Env:       []string{"CLAUDE_CONFIG_DIR"},
+	ShellEnv:  "CLAUDE_CODE_SHELL",
+	// Its Bash tool runs `<shell> -c -l <wrapper>`, the wrapper
+	// writing the working directory to a file under TMPDIR.
+	shellProbe: func(tmp string) ([]string, string) {
+		cwd := filepath.Join(tmp, "claude-d0c7-cwd")
+		return []string{"-c", "-l", `\builtin shopt -u extglob 2>/dev/null || true && { \builtin unalias -- 'which'; \builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && eval 'true' < /dev/null && pwd -P >| ` + cwd}, cwd
+	},
+	stateDirs: func(getenv func(string) string) []string {
+		return dirs(getenv, "CLAUDE_CONFIG_DIR", ".claude")
+	},
+	off:    claudeOff,
 	unwrap: claudeWrapper,
+}
+
+// claudeAnswer: allow, deny and ask as Claude's permissionDecision;
+// Default prints nothing, leaving the call to Claude's own rules.
+func claudeAnswer(w io.Writer, a Answer) error {
+	if a.Verdict == matcher.Default {
+		return nil
+	}
+	return permissionAnswer(w, verdictWord(a.Verdict), a.Reason)
+}
+
+// claudeOff: the switches that turn every user hook off.
+func claudeOff(f *Found) []Check {
+	var out []Check
+	for _, k := range []string{"disableAllHooks", "allowManagedHooksOnly"} {
+		if v := f.Root.Member(k); v != nil && string(f.Data[v.Start:v.End]) == "true" {
+			out = append(out, Check{Name: k, Status: Fail, Detail: k + " is true: Claude Code runs no hook of yours", Fix: "remove " + k + " from " + f.Path})
+		}
+	}
+	return out
 }
 
 // Claude Code's shell wrapper, as 2.1.332 writes it (the native binary of

@@ -1,16 +1,76 @@
 package agents
 
 import (
+	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/agent-shim/agent-shim/matcher"
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // Codex is OpenAI's Codex CLI.
+//
+// Its hooks (https://developers.openai.com/codex/hooks.md): hooks.json
+// next to config.toml in ~/.codex ($CODEX_HOME when set), the shape of
+// Claude Code's with "timeout" in seconds and no matcher (every tool).
+// PreToolUse takes Claude Code's input and honours permissionDecision
+// "deny" with a reason; "allow" and "ask" are not supported
+// (openai/codex#20756, which would add them, was closed), so allow is
+// "exit 0, no output", and ask is answered deny with a reason that says
+// how to approve the call. Exit 2 blocks with stderr as the reason.
+//
+// "Hooks are enabled by default … Use `hooks` as the canonical feature
+// key. `codex_hooks` still works as a deprecated alias": install sets
+// features.hooks = true in config.toml all the same, for builds that
+// still have the flag off. Codex runs a user hook only once it is
+// trusted; install writes the trust as Codex's /hooks does
+// (codex_config.go). Codex has no switch that makes a failed hook block
+// (openai/codex#41979 asks for one): a hook that crashes or times out
+// lets the call run, so the command is guarded.
+//
+// Its managed tier is the hooks of /etc/codex/requirements.toml
+// ([[hooks.PreToolUse]] array tables), which Codex runs as managed hooks:
+// no trust entry is needed, and a user's config cannot disable them.
 var Codex = &Agent{
-	Name:   "codex",
-	unwrap: codexWrapper,
+	Name:      "codex",
+	Title:     "Codex",
+	Program:   "codex",
+	Pre:       "PreToolUse",
+	ShellTool: "Bash",
+	answer:    codexAnswer,
+	User: Tier{Path: func(getenv func(string) string) (string, error) {
+		return agentFile(getenv, "CODEX_HOME", ".codex", "hooks.json")
+	}},
+	Managed: Tier{
+		Path: func(func(string) string) (string, error) { return "/etc/codex/requirements.toml", nil },
+		toml: &tomlTier{set: setCodexManaged, unset: unsetCodexManaged, hooks: codexManagedHooks},
+	},
+	group: func(cmd, _ string) Group {
+		return Group{Hooks: []Handler{{Type: "command", Command: cmd, Timeout: HookTimeout}}}
+	},
+	FailsOpen: true,
+	Env:       []string{"CODEX_HOME"},
+	// Codex 0.169 runs /bin/bash whatever $SHELL says.
+	NoShell: "runs its own choice of bash, not a shell it can be given",
+	stateDirs: func(getenv func(string) string) []string {
+		return dirs(getenv, "CODEX_HOME", ".codex")
+	},
+	companion: codexCompanion,
+	unwrap:    codexWrapper,
+}
+
+// codexAnswer: Codex honours only deny. Allow and Default print nothing
+// (Codex's own approval policy and sandbox then apply); ask is a deny that
+// says how to approve the call.
+func codexAnswer(w io.Writer, a Answer) error {
+	switch a.Verdict {
+	case matcher.Allow, matcher.Default:
+		return nil
+	case matcher.Ask:
+		return permissionAnswer(w, "deny", needsApproval(a))
+	}
+	return permissionAnswer(w, "deny", a.Reason)
 }
 
 // Codex's shell wrapper (codex-rs/core/src/tools/runtimes/mod.rs,

@@ -1,6 +1,7 @@
-package main
+package fileedit
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,24 +26,24 @@ func TestAppendItem(t *testing.T) {
 	for _, tc := range tests {
 		t.Logf("input: %q %q", tc.in, tc.path)
 		data := []byte(tc.in)
-		root, err := parseDoc("f", data)
+		root, err := ParseJSON("f", data)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c := root
 		if tc.path != "" {
 			for _, k := range strings.Split(tc.path, ".") {
-				c = c.member(k)
+				c = c.Member(k)
 			}
 		}
-		got, err := appendItem(data, root, c, tc.key, []int{1})
+		got, err := Append(data, root, c, tc.key, []int{1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if string(got) != tc.want {
 			t.Errorf("got\n%s\nwant\n%s", got, tc.want)
 		}
-		if _, err := parseDoc("f", got); err != nil {
+		if _, err := ParseJSON("f", got); err != nil {
 			t.Errorf("not JSON: %v", err)
 		}
 	}
@@ -66,11 +67,11 @@ func TestRemoveItem(t *testing.T) {
 	for _, tc := range tests {
 		t.Logf("input: %q %d", tc.in, tc.i)
 		data := []byte(tc.in)
-		root, err := parseDoc("f", data)
+		root, err := ParseJSON("f", data)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := string(removeItem(data, root, tc.i)); got != tc.want {
+		if got := string(Remove(data, root, tc.i)); got != tc.want {
 			t.Errorf("got %q, want %q", got, tc.want)
 		}
 	}
@@ -85,7 +86,7 @@ func TestParseDocError(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Logf("input: %q", tc.in)
-		_, err := parseDoc("f", []byte(tc.in))
+		_, err := ParseJSON("f", []byte(tc.in))
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("got %v, want %s", err, tc.want)
 		}
@@ -112,7 +113,7 @@ func TestParseDocComments(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Logf("input: %q", tc.in)
-		root, err := parseDocComments("f", []byte(tc.in))
+		root, err := ParseJSONC("f", []byte(tc.in))
 		if tc.wantErr {
 			if err == nil {
 				t.Errorf("no error")
@@ -123,18 +124,47 @@ func TestParseDocComments(t *testing.T) {
 			t.Errorf("error: %v", err)
 			continue
 		}
-		v := root.member("hooks")
-		if v == nil || tc.in[v.start:v.end] != tc.hooks {
+		v := root.Member("hooks")
+		if v == nil || tc.in[v.Start:v.End] != tc.hooks {
 			t.Errorf("hooks = %v, want %q", v, tc.hooks)
 		}
-		if _, err := parseDoc("f", []byte(tc.in)); err == nil && strings.Contains(tc.in, "/") && tc.in != "{\"a\": \"// not\", \"hooks\": \"/* not */\"}" {
+		if _, err := ParseJSON("f", []byte(tc.in)); err == nil && strings.Contains(tc.in, "/") && tc.in != "{\"a\": \"// not\", \"hooks\": \"/* not */\"}" {
 			t.Errorf("parseDoc accepted comments")
 		}
 	}
 	// decoded reads a value with comments inside it.
 	data := []byte("{\"hooks\": {\"b\": 1 /* in */}}")
-	root, _ := parseDocComments("f", data)
-	if got := decoded(data, root.member("hooks")); !reflect.DeepEqual(got, map[string]any{"b": 1.0}) {
+	root, _ := ParseJSONC("f", data)
+	if got := Decoded(data, root.Member("hooks")); !reflect.DeepEqual(got, map[string]any{"b": 1.0}) {
 		t.Errorf("decoded = %v", got)
+	}
+}
+
+// TestDuplicateKey: an object with a key twice is refused wherever it is,
+// naming both lines: the agents read the last of the two, and an edit of
+// the first would change nothing they read. Keys are compared as decoded.
+func TestDuplicateKey(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // the error's text after "f:"
+	}{
+		{in: "{\n  \"hooks\": {},\n  \"env\": {},\n  \"hooks\": {}\n}", want: `4:3: duplicate key "hooks" (first at line 2)`},
+		{in: `{"a": {"b": 1, "b": 2}}`, want: `1:16: duplicate key "b" (first at line 1)`},
+		{in: `[{"x": 1}, {"x": 1, "x": 2}]`, want: `1:21: duplicate key "x" (first at line 1)`},
+		{in: `{"hooks": 1, "\u0068ooks": 2}`, want: `1:14: duplicate key "hooks" (first at line 1)`},
+		{in: `{"a": {"x": 1}, "b": {"x": 1}}`},
+		{in: `{"hooks": 1, "Hooks": 2}`},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q", tc.in)
+		for _, parse := range []func(string, []byte) (*Value, error){ParseJSON, ParseJSONC} {
+			_, err := parse("f", []byte(tc.in))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("error: %v", err)
+			case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), "f:"+tc.want) || !errors.Is(err, ErrDuplicateKey)):
+				t.Errorf("got %v, want f:%s", err, tc.want)
+			}
+		}
 	}
 }

@@ -1,7 +1,7 @@
-package main
+package agents
 
 import (
-	"encoding/json"
+	"github.com/agent-shim/agent-shim/internal/fileedit"
 	"strings"
 	"testing"
 )
@@ -31,7 +31,7 @@ func TestPinGeminiHooks(t *testing.T) {
 			t.Fatalf("duplicate input %q", tc.in)
 		}
 		seen[tc.in] = true
-		rec := &installRecord{}
+		rec := &Record{}
 		got, err := pinGeminiHooks("settings.json", []byte(tc.in), rec)
 		if tc.refuse != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.refuse) {
@@ -43,11 +43,12 @@ func TestPinGeminiHooks(t *testing.T) {
 			t.Errorf("got\n%q, %v\nwant\n%q", got, err, tc.want)
 			continue
 		}
-		var v struct {
-			HooksConfig struct{ Enabled *bool }
+		root, err := fileedit.ParseJSONC("settings.json", got)
+		if err != nil {
+			t.Fatalf("%q: %v", got, err)
 		}
-		if err := json.Unmarshal(blankedForTest(t, got), &v); err != nil || v.HooksConfig.Enabled == nil || !*v.HooksConfig.Enabled {
-			t.Errorf("%q: hooksConfig.enabled is not true (%v)", got, err)
+		if en := fileedit.Decoded(got, root.Member("hooksConfig").Member("enabled")); en != true {
+			t.Errorf("%q: hooksConfig.enabled is %v, not true", got, en)
 		}
 		if again, err := pinGeminiHooks("settings.json", got, rec); err != nil || string(again) != string(got) {
 			t.Errorf("a second run changed it: %q, %v", again, err)
@@ -57,13 +58,4 @@ func TestPinGeminiHooks(t *testing.T) {
 			t.Errorf("unpin gave %q, %v (record %q); want %q", back, err, rec.Created, tc.in)
 		}
 	}
-}
-
-func blankedForTest(t *testing.T, data []byte) []byte {
-	t.Helper()
-	b, err := blankComments(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

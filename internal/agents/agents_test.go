@@ -1,0 +1,154 @@
+package agents
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agent-shim/agent-shim/matcher"
+)
+
+// TestAllComplete: every agent of the table says what each consumer
+// reads of it — the hook (events, answer), install (tiers, group),
+// doctor (the shell tool of its self-test), shell mode (how it gets a
+// shell) — and no two share a name. An agent added to All with a field
+// left out fails here.
+func TestAllComplete(t *testing.T) {
+	seen := map[string]bool{}
+	env := func(k string) string { return map[string]string{"HOME": "/home/u"}[k] }
+	for _, a := range All {
+		t.Logf("agent: %s", a.Name)
+		if a.Name == "" || a.Title == "" || a.Program == "" || seen[a.Name] {
+			t.Errorf("%q: a name, title and program, once each", a.Name)
+		}
+		seen[a.Name] = true
+		if ByName(a.Name) != a {
+			t.Errorf("ByName(%q) is not the agent", a.Name)
+		}
+		if a.Pre == "" || a.ShellTool == "" || a.answer == nil || a.group == nil || a.stateDirs == nil {
+			t.Errorf("%s: the hook protocol (Pre, ShellTool, answer), its group and its directories are needed", a.Name)
+		}
+		if a.ShellEnv == "" && a.NoShell == "" {
+			t.Errorf("%s: neither ShellEnv nor why it has none (NoShell)", a.Name)
+		}
+		if a.Floor.IsZero() != (a.FloorWhat == "") || a.Floor.IsZero() != (a.Upgrade == "") {
+			t.Errorf("%s: a floor comes with what older releases miss and how to upgrade", a.Name)
+		}
+		for _, tier := range []*Tier{&a.User, &a.Managed} {
+			p, err := tier.Path(env)
+			if err != nil || !strings.HasPrefix(p, "/") {
+				t.Errorf("%s: tier path %q, %v", a.Name, p, err)
+			}
+		}
+		for _, ev := range a.Events() {
+			g := a.Group("/x/agent-shim hook "+a.Name, ev)
+			if len(g.Hooks) != 1 || !CatchAll(g.Matcher) || g.Hooks[0].Command == "" {
+				t.Errorf("%s: group %+v for %s: one handler, every tool", a.Name, g, ev)
+			}
+			if a.OnFailure && ev == a.Pre && g.Hooks[0].OnFailure != "block" {
+				t.Errorf("%s: OnFailure, but the group of %s does not block", a.Name, ev)
+			}
+		}
+		if a.FailsOpen == a.OnFailure {
+			t.Errorf("%s: a failed hook is blocked either by the agent (OnFailure) or by the guard (FailsOpen), once", a.Name)
+		}
+		if d := a.StateDirs(env); len(d) == 0 || !strings.HasPrefix(d[0], "/home/u/.") {
+			t.Errorf("%s: state directories %q", a.Name, d)
+		}
+	}
+}
+
+// TestAnswers: each agent's answer to each verdict, in its protocol. An
+// agent that cannot ask answers ask with a deny that says how to approve;
+// Default is the agent's own call (no output, or Gemini CLI's `{}`).
+func TestAnswers(t *testing.T) {
+	tests := []struct {
+		agent *Agent
+		v     matcher.Decision
+		want  string // the permission or decision word; "" no output; "{}" an empty object
+	}{
+		{Claude, matcher.Allow, "allow"}, {Claude, matcher.Ask, "ask"}, {Claude, matcher.Deny, "deny"}, {Claude, matcher.Default, ""},
+		{Codex, matcher.Allow, ""}, {Codex, matcher.Ask, "deny"}, {Codex, matcher.Deny, "deny"}, {Codex, matcher.Default, ""},
+		{Gemini, matcher.Allow, "allow"}, {Gemini, matcher.Ask, "deny"}, {Gemini, matcher.Deny, "deny"}, {Gemini, matcher.Default, "{}"},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %s %v", tc.agent.Name, tc.v)
+		var b bytes.Buffer
+		if err := tc.agent.Answer(&b, Answer{Verdict: tc.v, Reason: "why", Hint: "add it"}); err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Decision, Reason string
+			H                struct{ PermissionDecision, PermissionDecisionReason string } `json:"hookSpecificOutput"`
+		}
+		switch {
+		case tc.want == "":
+			if b.Len() != 0 {
+				t.Errorf("wrote %q, want nothing", b.String())
+			}
+			continue
+		case tc.want == "{}":
+			if b.String() != "{}\n" {
+				t.Errorf("wrote %q, want {}", b.String())
+			}
+			continue
+		case json.Unmarshal(b.Bytes(), &out) != nil:
+			t.Errorf("not JSON: %q", b.String())
+			continue
+		}
+		got, reason := out.Decision+out.H.PermissionDecision, out.Reason+out.H.PermissionDecisionReason
+		if got != tc.want || !strings.HasPrefix(reason, "agent-shim: ") {
+			t.Errorf("answered %q (%q), want %q", got, reason, tc.want)
+		}
+		if tc.v == matcher.Ask && !tc.agent.Asks && !strings.Contains(reason, "add it") {
+			t.Errorf("an ask answered deny does not say how to approve: %q", reason)
+		}
+	}
+}
+
+// TestPermissionAnswer: the answer spelled out is what encoding/json
+// writes of the structs, for reasons with every character JSON escapes.
+func TestPermissionAnswer(t *testing.T) {
+	type decision struct {
+		HookEventName            string `json:"hookEventName"`
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+	}
+	type output struct {
+		HookSpecificOutput decision `json:"hookSpecificOutput"`
+	}
+	for _, reason := range []string{"", "matches an allow rule: `git status` (x.txt:1)", "a && b > c < d",
+		"quote \" back \\ tab \t nl \n nul \x00 bs \b ff \f", "bad \xff utf8", "sep \u2028", "日本"} {
+		for _, d := range []string{"allow", "ask", "deny"} {
+			var got, want bytes.Buffer
+			if err := permissionAnswer(&got, d, reason); err != nil {
+				t.Fatal(err)
+			}
+			enc := json.NewEncoder(&want)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(output{decision{"PreToolUse", d, "agent-shim: " + reason}}); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Errorf("%s %q:\n got %s\nwant %s", d, reason, got.String(), want.String())
+			}
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		ok   bool
+		less bool // than 2.1.332
+	}{
+		{"2.1.332", true, false}, {"2.1.197", true, true}, {"2.2.0", true, false}, {"10.0.0", true, false},
+		{"1.9.999", true, true}, {"2.1", false, false}, {"2.1.x", false, false}, {"2.1.-1", false, false},
+	} {
+		v, ok := ParseVersion(tc.in)
+		if ok != tc.ok || ok && v.Less(Claude.Floor) != tc.less {
+			t.Errorf("%q: %v %v, less %v; want %v, less %v", tc.in, v, ok, v.Less(Claude.Floor), tc.ok, tc.less)
+		}
+	}
+}
