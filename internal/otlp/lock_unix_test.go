@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package otlp
 
 import (
 	"context"
@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
-
 	"github.com/agent-shim/agent-shim/decisionlog"
+	"github.com/agent-shim/agent-shim/internal/otlp/otlptest"
 	"github.com/agent-shim/agent-shim/internal/telemetry"
 )
 
@@ -24,8 +23,7 @@ import (
 // Before, every exporter took it for another at work and left: the
 // decisions never went out. Now the export goes on, within the deadline.
 func TestExportLockHeldByStranger(t *testing.T) {
-	retry = otlploghttp.RetryConfig{Enabled: false}
-	rc := &receiver{status: http.StatusOK}
+	rc := &otlptest.Receiver{Status: http.StatusOK}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
@@ -51,7 +49,7 @@ func TestExportLockHeldByStranger(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		done <- export(context.Background(), logPath, true, time.Second, telemetry.Settings{Interval: time.Second})
+		done <- Export(context.Background(), Job{Log: logPath, Once: true, Idle: time.Second, Settings: telemetry.Settings{Interval: time.Second}})
 	}()
 	select {
 	case err := <-done:
@@ -61,9 +59,9 @@ func TestExportLockHeldByStranger(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the exporter did not leave")
 	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	if !slices.Equal(rc.got, []string{"git push --force"}) {
-		t.Errorf("received %q, want the one decision", rc.got)
+	rc.Mu.Lock()
+	defer rc.Mu.Unlock()
+	if !slices.Equal(rc.Got, []string{"git push --force"}) {
+		t.Errorf("received %q, want the one decision", rc.Got)
 	}
 }
