@@ -9,8 +9,22 @@
 // read the fields.
 //
 // Adding an agent takes one new file declaring its Agent and one entry in
-// All. TestAllComplete checks that every field each consumer reads is
-// set, so that a half-described agent fails there and not in the field.
+// All: its name and program; its hook events, the tool that runs its
+// shell commands, whether it can ask its person, and how it answers each
+// verdict (answer); its user and managed settings files and the hook group
+// it reads (group, Comments); whether a failed hook lets the call through
+// (FailsOpen: the command gets the guard) or the agent's own switch blocks
+// it (OnFailure), and the oldest release that honours it (Floor); the
+// variables that move its files (Env) and its directories (stateDirs);
+// what in its files turns hooks off (off), a second file install edits
+// (companion), the variable that names its shell (ShellEnv) or why it has
+// none (NoShell), and its shell wrapper (unwrap). Install, uninstall,
+// doctor, the hook and shell mode need nothing else: TestAllComplete
+// checks that every field each of them reads is set, so that a
+// half-described agent fails there and not in the field.
+//
+// Antigravity has no entry: it reads config.json's grants itself (the
+// policy's format is its own), and calls no hook agent-shim answers.
 package agents
 
 import (

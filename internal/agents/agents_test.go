@@ -152,3 +152,22 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestStateDirs: each agent's directory moves with the variable that
+// moves it (Env), and is under the home directory otherwise.
+func TestStateDirs(t *testing.T) {
+	for _, a := range All {
+		t.Logf("agent: %s", a.Name)
+		for _, k := range a.Env {
+			env := map[string]string{"HOME": "/home/u", k: "/elsewhere/" + k}
+			d := a.StateDirs(func(v string) string { return env[v] })
+			if len(d) == 0 || !strings.HasPrefix(d[0], "/elsewhere/"+k) {
+				t.Errorf("%s=%s: state directories %q", k, env[k], d)
+			}
+			user, err := a.User.Path(func(v string) string { return env[v] })
+			if err != nil || !strings.HasPrefix(user, d[0]+"/") {
+				t.Errorf("%s=%s: settings %q (%v) not in %q", k, env[k], user, err, d)
+			}
+		}
+	}
+}

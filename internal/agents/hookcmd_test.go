@@ -34,7 +34,7 @@ func TestIsOurCommand(t *testing.T) {
 	for _, tc := range tests {
 		t.Logf("input: %q", tc.cmd)
 		if got := ByName(tc.agent).IsOurs(tc.cmd); got != tc.want {
-			t.Errorf("isOurCommand(%q, %s) = %v, want %v", tc.cmd, tc.agent, got, tc.want)
+			t.Errorf("IsOurs(%q) of %s = %v, want %v", tc.cmd, tc.agent, got, tc.want)
 		}
 	}
 }
@@ -199,7 +199,7 @@ func TestOurHook(t *testing.T) {
 		t.Logf("input: %q", tc.cmd)
 		exe, cfg, guarded, ok := ByName(tc.agent).Ours(tc.cmd)
 		if exe != tc.exe || cfg != tc.cfg || guarded != tc.guarded || ok != tc.ok {
-			t.Errorf("ourHook = %q, %q, %v, %v; want %q, %q, %v, %v", exe, cfg, guarded, ok, tc.exe, tc.cfg, tc.guarded, tc.ok)
+			t.Errorf("Ours = %q, %q, %v, %v; want %q, %q, %v, %v", exe, cfg, guarded, ok, tc.exe, tc.cfg, tc.guarded, tc.ok)
 		}
 	}
 }
