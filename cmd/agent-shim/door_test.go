@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,6 +139,81 @@ func TestOneDoor(t *testing.T) {
 		}
 		if len(rep.Changes) != 0 || rep.Replayed < hooked/2 {
 			t.Errorf("tools=%v: replay of %d hook decisions: %d replayed, changes %+v %+v", withTools, hooked, rep.Replayed, rep.Changes, rep.Commands)
+		}
+	}
+	doorApprovals(t, cfg, proj)
+}
+
+// doorApprovals: the door also decides what approvals and protected paths
+// are. What approving a line lets it change of the protected paths is one
+// answer (the Go API's Decision.Covers, explain's writes); an "always"
+// answer given in shell mode is seen by every front end, for that line
+// only.
+func doorApprovals(t *testing.T, cfg, proj string) {
+	t.Helper()
+	api := func() *gate.Gate {
+		g, err := gate.Load(cfg, gate.Options{Scope: gate.NewScope(proj), Dir: proj})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	for _, tc := range []struct {
+		line   string
+		writes []string
+	}{
+		{"echo x >> .git/config", []string{".git/config"}},
+		{"echo x > .git/config.worktree", []string{".git/config.worktree"}},
+		{"git config core.fsmonitor x", []string{".git/config"}},
+		{"mkdir -p .claude && echo '{}' > .claude/settings.json", []string{".claude/settings.json"}},
+		{"echo x > notes.txt", nil},
+	} {
+		d := api().DecideBash(tc.line)
+		var want []string
+		for _, w := range tc.writes {
+			want = append(want, filepath.Join(proj, w))
+		}
+		if d.Covers == nil || !slices.Equal(d.Covers.Writes, want) {
+			t.Errorf("%q: the Go API says it writes %v, want %q", tc.line, d.Covers, want)
+			continue
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{"agent-shim", "explain", "--json", "--config", cfg, "--cwd", proj, tc.line},
+			nil, &stdout, &stderr); code != 0 {
+			t.Fatalf("explain: exit %d: %s", code, stderr.String())
+		}
+		var x struct{ Writes []string }
+		if err := json.Unmarshal(stdout.Bytes(), &x); err != nil || !slices.Equal(x.Writes, want) {
+			t.Errorf("%q: explain says it writes %q (%v), the Go API %q", tc.line, x.Writes, err, want)
+		}
+	}
+	// An "always" answer on the terminal of shell mode.
+	approved, other := "git push origin feature", "git push origin other"
+	before := api().DecideBash(other).Verdict
+	if before == gate.Allow || api().DecideBash(approved).Verdict == gate.Allow {
+		t.Fatalf("%q or %q is allowed before any answer", approved, other)
+	}
+	tty := filepath.Join(t.TempDir(), "tty")
+	if err := os.WriteFile(tty, []byte("a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := useSeams(t, func() (io.ReadWriteCloser, error) { return openFakeTTY(tty) })
+	if code := run(context.Background(), []string{"agent-shim", "-c", approved}, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}); code != 0 || len(s.execs) != 1 {
+		t.Fatalf("shell mode with the answer a: exit %d, %d execs", code, len(s.execs))
+	}
+	useSeams(t, nil)
+	for line, want := range map[string]gate.Verdict{approved: gate.Allow, other: before} {
+		if d := api().DecideBash(line); d.Verdict != want {
+			t.Errorf("%q after the answer: the Go API says %s (%s), want %s", line, d.Verdict, d.Reason, want)
+		}
+		got := map[string]string{"explain": doorExplain(t, cfg, proj, line), "hook": doorHook(t, cfg, proj, line)}
+		if ran := doorShell(t, line); ran != (want == gate.Allow) {
+			got["shell mode ran it"] = fmt.Sprint(ran)
+		}
+		for front, v := range got {
+			if v != want.String() {
+				t.Errorf("%q after the answer: %s says %s, want %s", line, front, v, want)
+			}
 		}
 	}
 }

@@ -135,6 +135,9 @@ type jsonResult struct {
 	Mode    string `json:"mode"`
 	Level   string `json:"level"`
 	Error   string `json:"error,omitempty"`
+	// Writes are the protected paths the line writes, as named and
+	// resolved: what approving it lets the line change of them.
+	Writes []string `json:"writes,omitempty"`
 	// NeverAllow is the first rule or shape of the built-in never-allow
 	// list that applies to a command of the line.
 	NeverAllow string        `json:"neverAllow,omitempty"`
@@ -175,6 +178,9 @@ func explainJSON(config string, x gate.Explanation) jsonResult {
 		Mode: x.Mode.String(), Level: x.Level.String(), Commands: []jsonCommand{}}
 	if x.ParseErr != nil {
 		out.Error = x.ParseErr.Error()
+	}
+	if x.Covers != nil {
+		out.Writes = x.Covers.Writes
 	}
 	for _, c := range x.Commands {
 		jc := jsonCommand{
