@@ -32,7 +32,7 @@ func (g *Gate) decideExec(argv []string, dir string, approved bool) Decision {
 		words[i] = shellparse.Word{Text: a, Static: true}
 	}
 	cmd := &shellparse.Command{Args: words, Dir: dir, Source: strings.Join(argv, " ")}
-	cv := g.decideCommand("Bash", cmd, approved, &lineState{})
+	cv := g.decideCommand(bashTool, cmd, approved, &lineState{})
 	// A write to a protected path is asked at run time too: the
 	// confinement of writes to the scope does not keep them out of
 	// .git/config or the manifests, which lie inside it.

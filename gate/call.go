@@ -70,8 +70,9 @@ func (c *Call) Check() error {
 		return fmt.Errorf("%w: cwd: %v", errMalformed, err)
 	}
 	var texts []string
-	switch cat := categoryOf(c.ToolName); {
-	case IsCommandTool(c.ToolName):
+	t := identify(c.ToolName)
+	switch cat := t.cat; {
+	case t.command:
 		cmd, err := c.Command()
 		if err != nil {
 			return err
@@ -89,7 +90,7 @@ func (c *Call) Check() error {
 			return fmt.Errorf("%w: %s: %q holds %q, which the shell or the kernel reads otherwise", errMalformed, c.ToolName, cut(t, 60), t[i])
 		}
 	}
-	if IsCommandTool(c.ToolName) {
+	if t.command {
 		if err := checkDir(c.Dir()); err != nil {
 			return fmt.Errorf("%w: the directory the command runs in: %v", errMalformed, err)
 		}
@@ -137,18 +138,19 @@ func (g *Gate) DecideCall(c *Call) (Decision, error) {
 	return d, err
 }
 
+// decideCall decides c, its tool's name normalised once.
 func (g *Gate) decideCall(c *Call) (Decision, error) {
-	tool := c.ToolName
-	if IsCommandTool(tool) {
+	t := identify(c.ToolName)
+	if t.command {
 		cmd, err := c.Command()
 		if err != nil {
 			return Decision{}, err
 		}
-		return g.Decide(tool, cmd), nil
+		return g.explain(t, cmd).Decision, nil
 	}
-	cat := categoryOf(tool)
+	cat := t.cat
 	if cat != catRead && cat != catWrite {
-		return g.Decide(tool, c.Key()), nil
+		return g.decide(t, c.Key()), nil
 	}
 	paths, err := c.Paths()
 	if err != nil {
@@ -156,12 +158,7 @@ func (g *Gate) decideCall(c *Call) (Decision, error) {
 	}
 	var worst Decision
 	for i, p := range paths {
-		var d Decision
-		if cat == catWrite {
-			d = g.decideFileWrite(tool, p)
-		} else {
-			d = g.decideFileRead(tool, p)
-		}
+		d := g.decideFile(t, p, cat == catWrite)
 		if i == 0 || Stronger(d.Verdict, worst.Verdict) {
 			worst = d
 		}
@@ -334,8 +331,9 @@ func (c *Call) stringField(k string) (string, bool) {
 // tool's command, a file tool's paths, else the tool's URL, command, query
 // or prompt, else its whole input as JSON with sorted keys.
 func (c *Call) Key() string {
-	switch cat := categoryOf(c.ToolName); {
-	case IsCommandTool(c.ToolName):
+	t := identify(c.ToolName)
+	switch cat := t.cat; {
+	case t.command:
 		cmd, _ := c.Command()
 		return cmd
 	case cat == catRead || cat == catWrite:

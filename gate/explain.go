@@ -72,10 +72,10 @@ type CommandExplanation struct {
 }
 
 // Explain decides a shell command line, as DecideBash does, and says why.
-func (g *Gate) Explain(command string) Explanation { return g.explain("Bash", command) }
+func (g *Gate) Explain(command string) Explanation { return g.explain(bashTool, command) }
 
 // DecideBash decides a shell command line without prompting.
-func (g *Gate) DecideBash(command string) Decision { return g.explain("Bash", command).Decision }
+func (g *Gate) DecideBash(command string) Decision { return g.explain(bashTool, command).Decision }
 
 // allowAll allows every command: deciding a command with it yields Allow
 // only when an allow rule could allow it at all, by the built-in program
@@ -159,14 +159,15 @@ var linkMakers = map[string]bool{
 // command needs a person.
 var selfPrograms = map[string]bool{"agent-shim": true, "agents-setup": true}
 
-func (g *Gate) explain(tool, command string) Explanation {
+func (g *Gate) explain(t toolID, command string) Explanation {
+	tool := t.name
 	x := Explanation{Line: command, Tool: tool, Mode: g.mode, Level: g.level}
 	request := func(reason string, progs []string) *Request {
 		return &Request{Kind: KindShell, Tool: tool, Key: command, Reason: reason, Programs: progs,
 			Always: Grant{Tool: "bash", Pattern: escapeGlob(command)}}
 	}
-	approved := g.sessionExact(tool, command) || g.tools.exactAllow(tool, command)
-	lineDeny := !g.tools.empty() && g.tools.match(tool, command) == ToolDeny
+	approved := g.sessionExact(t, command) || g.tools.exactAllow(t, command)
+	lineDeny := !g.tools.empty() && g.tools.match(t, command) == ToolDeny
 	s, err := shellparse.Parse(command)
 	x.ParseErr = err
 	switch {
@@ -186,7 +187,7 @@ func (g *Gate) explain(tool, command string) Explanation {
 	var ls lineState
 	x.Commands = make([]CommandExplanation, 0, len(s.Commands))
 	for _, cmd := range s.Commands {
-		x.Commands = append(x.Commands, g.decideCommand(tool, cmd, approved, &ls))
+		x.Commands = append(x.Commands, g.decideCommand(t, cmd, approved, &ls))
 	}
 	d := Decision{Verdict: Allow, Reason: "runs nothing", Covers: &Approval{Tool: tool, Key: command, Writes: ls.writes}}
 	var progs []string
@@ -220,7 +221,7 @@ func (g *Gate) explain(tool, command string) Explanation {
 
 // decideCommand decides one command of a line. approved reports that the
 // person approved this exact line (for the session, or always).
-func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool, ls *lineState) CommandExplanation {
+func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, ls *lineState) CommandExplanation {
 	ce := CommandExplanation{Command: cmd}
 	// Writes inside the scope are the file writes the level allows.
 	stripped := cmd
@@ -273,10 +274,10 @@ func (g *Gate) decideCommand(tool string, cmd *shellparse.Command, approved bool
 	tv, key := ToolUnmatched, ""
 	if !g.tools.empty() {
 		key = strings.Join(cmd.Argv(), " ")
-		tv = g.tools.match(tool, key)
+		tv = g.tools.match(t, key)
 		if tv != ToolDeny && len(mv.Argv) > 0 {
 			if norm := strings.Join(mv.Argv, " "); norm != key {
-				tv = max(tv, g.tools.match(tool, norm))
+				tv = max(tv, g.tools.match(t, norm))
 			}
 		}
 	}

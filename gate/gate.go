@@ -548,16 +548,16 @@ func (g *Gate) Apply(req Request, a Answer) error {
 	return nil
 }
 
-func (g *Gate) sessionExact(tool, key string) bool {
+func (g *Gate) sessionExact(t toolID, key string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.exact[canonicalTool(tool)+"\x00"+key]
+	return g.exact[t.canon+"\x00"+key]
 }
 
-func (g *Gate) sessionTool(tool string) bool {
+func (g *Gate) sessionTool(t toolID) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.toolOK[canonicalTool(tool)]
+	return g.toolOK[t.canon]
 }
 
 func (g *Gate) sessionProgram(prog string) bool {
@@ -629,15 +629,16 @@ func (g *Gate) abs(p string) string {
 
 // decideFileRead decides a file tool reading path without prompting.
 func (g *Gate) decideFileRead(tool, path string) Decision {
-	return g.decideFile(tool, path, false)
+	return g.decideFile(identify(tool), path, false)
 }
 
 // decideFileWrite decides a file tool writing path without prompting.
 func (g *Gate) decideFileWrite(tool, path string) Decision {
-	return g.decideFile(tool, path, true)
+	return g.decideFile(identify(tool), path, true)
 }
 
-func (g *Gate) decideFile(tool, path string, write bool) Decision {
+func (g *Gate) decideFile(t toolID, path string, write bool) Decision {
+	tool := t.name
 	raw := g.abs(path)
 	if raw == "" {
 		return Decision{Verdict: Deny, Reason: fmt.Sprintf("%s: path %q cannot be resolved", tool, path)}
@@ -656,11 +657,11 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 	}
 	// A deny pattern holds for the path as named and as resolved; an
 	// allow pattern must hold for where the call really lands.
-	tv := g.tools.match(tool, real)
-	if real != abs && tv != ToolDeny && g.tools.match(tool, abs) == ToolDeny {
+	tv := g.tools.match(t, real)
+	if real != abs && tv != ToolDeny && g.tools.match(t, abs) == ToolDeny {
 		tv = ToolDeny
 	}
-	exact := g.sessionExact(tool, abs) || g.tools.exactAllow(tool, abs)
+	exact := g.sessionExact(t, abs) || g.tools.exactAllow(t, abs)
 	guard := ""
 	switch {
 	case write:
@@ -680,13 +681,13 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 		// at every level, whatever patterns and session answers say.
 		return Decision{Verdict: Ask, Reason: guard, Request: &Request{
 			Kind: KindFileWrite, Tool: tool, Key: abs, Reason: guard,
-			Always: Grant{Tool: canonicalTool(tool), Pattern: escapeGlob(abs)},
+			Always: Grant{Tool: t.canon, Pattern: escapeGlob(abs)},
 		}, Covers: fileCovers(tool, abs, real, write)}
 	case tv == ToolAllow:
 		return Decision{Verdict: Allow, Reason: fmt.Sprintf("tool pattern allows %s of %s", what, abs)}
 	case exact:
 		return Decision{Verdict: Allow, Reason: "approved", Approved: true}
-	case g.sessionTool(tool):
+	case g.sessionTool(t):
 		return Decision{Verdict: Allow, Reason: tool + " approved for the session", BySession: true}
 	}
 	if !g.scope.containsResolved(real) {
@@ -711,32 +712,35 @@ func (g *Gate) decideFile(tool, path string, write bool) Decision {
 	}
 	return Decision{Verdict: Default, Reason: reason, Request: &Request{
 		Kind: KindFileWrite, Tool: tool, Key: abs, Reason: reason,
-		Always: Grant{Tool: canonicalTool(tool), Pattern: escapeGlob(abs)},
+		Always: Grant{Tool: t.canon, Pattern: escapeGlob(abs)},
 	}}
 }
 
 // Decide decides any tool call without prompting; see Check.
-func (g *Gate) Decide(tool, key string) Decision {
-	if IsCommandTool(tool) {
-		return g.explain(tool, key).Decision
+func (g *Gate) Decide(tool, key string) Decision { return g.decide(identify(tool), key) }
+
+func (g *Gate) decide(t toolID, key string) Decision {
+	tool := t.name
+	if t.command {
+		return g.explain(t, key).Decision
 	}
-	cat := categoryOf(tool)
+	cat := t.cat
 	switch cat {
 	case catRead:
-		return g.decideFile(tool, key, false)
+		return g.decideFile(t, key, false)
 	case catWrite:
-		return g.decideFile(tool, key, true)
+		return g.decideFile(t, key, true)
 	}
-	switch g.tools.match(tool, key) {
+	switch g.tools.match(t, key) {
 	case ToolDeny:
 		return Decision{Verdict: Deny, Reason: "tool pattern denies " + tool}
 	case ToolAllow:
 		return Decision{Verdict: Allow, Reason: "tool pattern allows " + tool}
 	}
 	switch {
-	case g.sessionExact(tool, key):
+	case g.sessionExact(t, key):
 		return Decision{Verdict: Allow, Reason: "approved", Approved: true}
-	case g.sessionTool(tool):
+	case g.sessionTool(t):
 		return Decision{Verdict: Allow, Reason: tool + " approved for the session", BySession: true}
 	case cat == catSubagent:
 		return Decision{Verdict: Allow, Reason: "a subagent inherits this gate"}
@@ -749,7 +753,7 @@ func (g *Gate) Decide(tool, key string) Decision {
 	}
 	return Decision{Verdict: Default, Reason: reason, Request: &Request{
 		Kind: KindOther, Tool: tool, Key: key, Reason: reason,
-		Always: Grant{Tool: canonicalTool(tool), Pattern: "**"},
+		Always: Grant{Tool: t.canon, Pattern: "**"},
 	}}
 }
 

@@ -82,6 +82,34 @@ func categoryOf(tool string) category {
 // command policy. Other catShell tools are decided as a whole.
 func IsCommandTool(tool string) bool { return commandTools[strings.ToLower(tool)] }
 
+// toolID is a tool's name normalised once per call, then decided: the
+// name as the agent gave it, lower-cased, canonical (for patterns and
+// session answers), its category and whether it runs command lines.
+type toolID struct {
+	name, lower, canon string
+	cat                category
+	command            bool
+}
+
+// identify normalises a tool's name.
+func identify(tool string) toolID {
+	t := toolID{name: tool, lower: strings.ToLower(tool)}
+	t.command = commandTools[t.lower]
+	t.canon = t.lower
+	if t.command {
+		t.canon = "bash"
+	}
+	t.cat = catShell
+	if c, ok := categories[t.lower]; ok {
+		t.cat = c
+	}
+	return t
+}
+
+// bashTool is the shell tool of DecideBash, Explain and the run-time
+// layer.
+var bashTool = identify("Bash")
+
 // canonicalTool names a tool for patterns and session approvals: "bash"
 // for every command tool, otherwise the lower-cased name.
 func canonicalTool(tool string) string {
@@ -284,21 +312,20 @@ func (p *ToolPolicy) parse(pattern string) (*toolPattern, error) {
 // Match decides a tool call: ToolDeny when a deny pattern matches,
 // ToolAllow when only an allow pattern does, else ToolUnmatched. A nil
 // policy matches nothing.
-func (p *ToolPolicy) match(tool, key string) ToolVerdict {
+func (p *ToolPolicy) match(t toolID, key string) ToolVerdict {
 	if p == nil {
 		return ToolUnmatched
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	cat := categoryOf(tool)
-	file := cat == catRead || cat == catWrite
+	file := t.cat == catRead || t.cat == catWrite
 	for _, tp := range p.deny {
-		if tp.matches(tool, key, cat, file) {
+		if tp.matches(t, key, file) {
 			return ToolDeny
 		}
 	}
 	for _, tp := range p.allow {
-		if tp.matches(tool, key, cat, file) {
+		if tp.matches(t, key, file) {
 			return ToolAllow
 		}
 	}
@@ -317,47 +344,45 @@ func (p *ToolPolicy) empty() bool {
 
 // exactAllow reports whether an allow pattern without metacharacters names
 // exactly this call: an "always" answer to an exact request.
-func (p *ToolPolicy) exactAllow(tool, key string) bool {
+func (p *ToolPolicy) exactAllow(t toolID, key string) bool {
 	if p == nil {
 		return false
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	cat := categoryOf(tool)
 	for _, tp := range p.allow {
-		if tp.literal && tp.tool != "" && tp.lit == key && tp.toolMatches(tool, cat) {
+		if tp.literal && tp.tool != "" && tp.lit == key && tp.toolMatches(t) {
 			return true
 		}
 	}
 	return false
 }
 
-func (tp *toolPattern) toolMatches(tool string, cat category) bool {
-	t := strings.ToLower(tool)
+func (tp *toolPattern) toolMatches(t toolID) bool {
 	switch {
 	case tp.toolRE != nil:
-		return tp.toolRE.MatchString(t)
-	case tp.tool == t:
+		return tp.toolRE.MatchString(t.lower)
+	case tp.tool == t.lower:
 		return true
 	case tp.tool == "bash":
-		return commandTools[t]
+		return t.command
 	case tp.tool == "read_file":
-		return cat == catRead
+		return t.cat == catRead
 	case tp.tool == "write_file":
-		return cat == catWrite
+		return t.cat == catWrite
 	}
 	return false
 }
 
-func (tp *toolPattern) matches(tool, key string, cat category, file bool) bool {
+func (tp *toolPattern) matches(t toolID, key string, file bool) bool {
 	re := tp.re
 	if file {
 		re = tp.absRE
 	}
 	if tp.tool == "" {
-		return re.MatchString(key) || tp.re.MatchString(tool)
+		return re.MatchString(key) || tp.re.MatchString(t.name)
 	}
-	return tp.toolMatches(tool, cat) && re.MatchString(key)
+	return tp.toolMatches(t) && re.MatchString(key)
 }
 
 // globRegexp compiles a glob: `**` matches anything including `/` (and

@@ -90,12 +90,12 @@ func TestToolPolicyMatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Logf("input: %s %q", tc.tool, tc.key)
-		if got := p.match(tc.tool, tc.key); got != tc.want {
+		if got := p.match(identify(tc.tool), tc.key); got != tc.want {
 			t.Errorf("Match(%q, %q) = %v, want %v", tc.tool, tc.key, got, tc.want)
 		}
 	}
 	var nilPolicy *ToolPolicy
-	if got := nilPolicy.match("Bash", "ls"); got != ToolUnmatched {
+	if got := nilPolicy.match(identify("Bash"), "ls"); got != ToolUnmatched {
 		t.Errorf("nil policy: %v", got)
 	}
 }
@@ -123,13 +123,13 @@ func TestExactAllow(t *testing.T) {
 	if err := p.addAllow("bash:" + escapeGlob(line)); err != nil {
 		t.Fatal(err)
 	}
-	if !p.exactAllow("Bash", line) {
+	if !p.exactAllow(identify("Bash"), line) {
 		t.Errorf("exactAllow(%q) = false", line)
 	}
-	if p.exactAllow("Bash", "rm build/x.o") {
+	if p.exactAllow(identify("Bash"), "rm build/x.o") {
 		t.Errorf("an exact pattern matched another line")
 	}
-	if p.match("Bash", "rm build/x.o") != ToolUnmatched {
+	if p.match(identify("Bash"), "rm build/x.o") != ToolUnmatched {
 		t.Errorf("an escaped * matched as a glob")
 	}
 }
