@@ -15,6 +15,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/agents"
+	"github.com/agent-shim/agent-shim/internal/tickets"
 )
 
 // ticketEnv is an env whose state lives in a temporary directory, working
@@ -82,7 +83,7 @@ func TestTicketOnce(t *testing.T) {
 	}
 	t.Chdir(proj)
 	tk, cmd, err := e.takeTicket("git push origin main")
-	if err != nil || tk == nil || tk.Kind != ticketAsk || cmd != "git push origin main" {
+	if err != nil || tk == nil || tk.Kind != tickets.Ask || cmd != "git push origin main" {
 		t.Fatalf("took %+v %q, %v", tk, cmd, err)
 	}
 	// Used: gone.
@@ -99,14 +100,14 @@ func TestTicketKinds(t *testing.T) {
 		verdict gate.Verdict
 		want    string // "" is no ticket
 	}{
-		{"claude-code", gate.Allow, ticketSeen},
-		{"claude-code", gate.Ask, ticketAsk},
-		{"claude-code", gate.Default, ticketAsk},
+		{"claude-code", gate.Allow, tickets.Seen},
+		{"claude-code", gate.Ask, tickets.Ask},
+		{"claude-code", gate.Default, tickets.Ask},
 		{"claude-code", gate.Deny, ""},
 		{"codex", gate.Ask, ""}, // answered deny: nothing runs
-		{"codex", gate.Allow, ticketSeen},
+		{"codex", gate.Allow, tickets.Seen},
 		{"gemini-cli", gate.Ask, ""},
-		{"gemini-cli", gate.Default, ticketAsk},
+		{"gemini-cli", gate.Default, tickets.Ask},
 	}
 	for i, tc := range tests {
 		t.Logf("input: %s %v", tc.agent, tc.verdict)
@@ -147,11 +148,11 @@ func TestTicketExpired(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setNow(t, t0.Add(ticketTTL))
+	setNow(t, t0.Add(tickets.TTL))
 	if tk, _, _ := e.takeTicket("a"); tk == nil {
 		t.Fatal("a ticket at its expiry was refused")
 	}
-	setNow(t, t0.Add(ticketTTL+time.Second))
+	setNow(t, t0.Add(tickets.TTL+time.Second))
 	if tk, _, _ := e.takeTicket("b"); tk != nil {
 		t.Fatal("an expired ticket was taken")
 	}
@@ -194,33 +195,33 @@ func TestTicketPruneRate(t *testing.T) {
 	}
 	setNow(t, t0)
 	record("a")
-	setNow(t, t0.Add(ticketTTL+time.Second)) // a has expired
+	setNow(t, t0.Add(tickets.TTL+time.Second)) // a has expired
 	record("b")
 	if n := count(); n != 1 {
 		t.Fatalf("%d tickets after the first prune, want 1 (b)", n)
 	}
-	setNow(t, t0.Add(2*ticketTTL+2*time.Second)) // b has expired
+	setNow(t, t0.Add(2*tickets.TTL+2*time.Second)) // b has expired
 	record("c")
 	if n := count(); n != 1 {
 		t.Fatalf("%d tickets, want 1 (c): pruning after pruneEvery", n)
 	}
-	t1 := t0.Add(3 * ticketTTL)
+	t1 := t0.Add(3 * tickets.TTL)
 	setNow(t, t1)
-	record("x") // expires at t1+ticketTTL
-	setNow(t, t1.Add(ticketTTL-10*time.Second))
+	record("x") // expires at t1+tickets.TTL
+	setNow(t, t1.Add(tickets.TTL-10*time.Second))
 	record("d") // prunes (c), x still valid
-	setNow(t, t1.Add(ticketTTL+20*time.Second))
+	setNow(t, t1.Add(tickets.TTL+20*time.Second))
 	record("e") // x has expired, but the last prune was 30 s ago
 	if n := count(); n != 3 {
 		t.Fatalf("%d tickets, want 3 (x, d, e): no second read within pruneEvery", n)
 	}
 	// A marker dated in the future (an agent's touch -d) does not stop
 	// pruning.
-	future := t1.Add(10 * ticketTTL)
+	future := t1.Add(10 * tickets.TTL)
 	if err := os.Chtimes(filepath.Join(tdir, ".pruned"), future, future); err != nil {
 		t.Fatal(err)
 	}
-	setNow(t, t1.Add(ticketTTL+25*time.Second))
+	setNow(t, t1.Add(tickets.TTL+25*time.Second))
 	record("f")
 	if n := count(); n != 3 {
 		t.Fatalf("%d tickets, want 3 (d, e, f): a marker dated in the future must not stop pruning", n)
@@ -250,13 +251,13 @@ func TestTicketMismatch(t *testing.T) {
 		t.Fatalf("no ticket for %q", cmd)
 		return ""
 	}
-	edit := func(path string, f func(*ticket)) {
+	edit := func(path string, f func(*tickets.Ticket)) {
 		t.Helper()
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var tk ticket
+		var tk tickets.Ticket
 		if err := json.Unmarshal(data, &tk); err != nil {
 			t.Fatal(err)
 		}
@@ -272,19 +273,19 @@ func TestTicketMismatch(t *testing.T) {
 		verdict gate.Verdict
 		forge   func(path string)
 	}{
-		{"expired", "a", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.Expires = ticketNow().Unix() - 1 }) }},
-		{"seen made ask", "b", gate.Allow, func(p string) { edit(p, func(tk *ticket) { tk.Kind = ticketAsk }) }},
-		{"other command", "c", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.Command = "c2" }) }},
-		{"other directory", "d", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.Dir = root }) }},
-		{"unknown kind", "e", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.Kind = "always" }) }},
+		{"expired", "a", gate.Ask, func(p string) { edit(p, func(tk *tickets.Ticket) { tk.Expires = ticketNow().Unix() - 1 }) }},
+		{"seen made ask", "b", gate.Allow, func(p string) { edit(p, func(tk *tickets.Ticket) { tk.Kind = tickets.Ask }) }},
+		{"other command", "c", gate.Ask, func(p string) { edit(p, func(tk *tickets.Ticket) { tk.Command = "c2" }) }},
+		{"other directory", "d", gate.Ask, func(p string) { edit(p, func(tk *tickets.Ticket) { tk.Dir = root }) }},
+		{"unknown kind", "e", gate.Ask, func(p string) { edit(p, func(tk *tickets.Ticket) { tk.Kind = "always" }) }},
 		// Bound to another agent process.
-		{"other pids", "f", gate.Ask, func(p string) { edit(p, func(tk *ticket) { tk.PIDs = []int{os.Getpid()} }) }},
+		{"other pids", "f", gate.Ask, func(p string) { edit(p, func(tk *tickets.Ticket) { tk.PIDs = []int{os.Getpid()} }) }},
 		{"not JSON", "g", gate.Ask, func(p string) { os.WriteFile(p, []byte("ask"), 0o600) }},
 	}
 	for _, tc := range tests {
 		t.Logf("input: %s", tc.name)
 		tc.forge(record(tc.line, tc.verdict))
-		if tk, _, err := e.takeTicket(tc.line); tk != nil && tk.Kind == ticketAsk || err != nil {
+		if tk, _, err := e.takeTicket(tc.line); tk != nil && tk.Kind == tickets.Ask || err != nil {
 			t.Errorf("%s: took %+v, %v", tc.name, tk, err)
 		}
 	}
