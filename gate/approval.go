@@ -49,6 +49,9 @@ type Approval struct {
 	// Writes are the protected paths the approved call writes, absolute
 	// and clean, as named and as resolved: what it may change of them.
 	Writes []string `json:"writes,omitempty"`
+	// Programs are the programs a "tool" answer approves for the session
+	// (Request.Programs); empty for a tool approved whole.
+	Programs []string `json:"programs,omitempty"`
 }
 
 // Who answered an approval (Approval.By).

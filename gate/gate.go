@@ -519,6 +519,9 @@ func (g *Gate) Apply(req Request, a Answer) error {
 		}
 	}
 	ap := Approval{Tool: req.Tool, Key: req.Key, Decision: a.String(), Time: g.now().UTC(), Session: g.session}
+	if a == AnswerTool {
+		ap.Programs = req.Programs
+	}
 	line, err := json.Marshal(ap)
 	if err != nil {
 		return fmt.Errorf("logging approval: %w", err)

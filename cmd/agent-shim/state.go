@@ -70,16 +70,8 @@ type session struct {
 
 // sessionFile is the content of a session file.
 type sessionFile struct {
-	Approvals []sessionApproval `json:"approvals"`
+	Approvals []gate.Approval `json:"approvals"` // the answers "session" and "tool"
 	Asked     []askedCall       `json:"asked"`
-}
-
-// sessionApproval is an answer that lasts for the session.
-type sessionApproval struct {
-	Tool     string   `json:"tool"`
-	Key      string   `json:"key"`
-	Answer   string   `json:"answer"` // "session" or "tool"
-	Programs []string `json:"programs,omitempty"`
 }
 
 // askedCall is a call hook mode answered "ask".
@@ -152,7 +144,7 @@ func (s *session) update(ctx context.Context, change func(*sessionFile)) error {
 	}
 	change(sf)
 	if sf.Approvals == nil {
-		sf.Approvals = []sessionApproval{}
+		sf.Approvals = []gate.Approval{}
 	}
 	if sf.Asked == nil {
 		sf.Asked = []askedCall{}
@@ -166,10 +158,13 @@ func (s *session) remember(ctx context.Context, req gate.Request, a gate.Answer)
 	if a != gate.AnswerSession && a != gate.AnswerTool {
 		return nil
 	}
-	sa := sessionApproval{Tool: req.Tool, Key: req.Key, Answer: a.String(), Programs: req.Programs}
+	sa := gate.Approval{Tool: req.Tool, Key: req.Key, Decision: a.String(), Session: s.id, By: gate.ByTerminal}
+	if a == gate.AnswerTool {
+		sa.Programs = req.Programs
+	}
 	return s.update(ctx, func(sf *sessionFile) {
-		if !slices.ContainsFunc(sf.Approvals, func(x sessionApproval) bool {
-			return x.Tool == sa.Tool && x.Key == sa.Key && x.Answer == sa.Answer && slices.Equal(x.Programs, sa.Programs)
+		if !slices.ContainsFunc(sf.Approvals, func(x gate.Approval) bool {
+			return x.Tool == sa.Tool && x.Key == sa.Key && x.Decision == sa.Decision && slices.Equal(x.Programs, sa.Programs)
 		}) {
 			sf.Approvals = append(sf.Approvals, sa)
 		}
@@ -187,7 +182,7 @@ func (s *session) replay(g *gate.Gate, audit *lazyAudit) error {
 	defer func() { audit.mute = false }()
 	for _, sa := range sf.Approvals {
 		var a gate.Answer
-		switch sa.Answer {
+		switch sa.Decision {
 		case "session":
 			a = gate.AnswerSession
 		case "tool":
