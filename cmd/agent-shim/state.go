@@ -71,7 +71,7 @@ type session struct {
 // sessionFile is the content of a session file.
 type sessionFile struct {
 	Approvals []gate.Approval `json:"approvals"` // the answers "session" and "tool"
-	Asked     []askedCall       `json:"asked"`
+	Asked     []askedCall     `json:"asked"`
 }
 
 // askedCall is a call hook mode answered "ask".
