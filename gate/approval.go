@@ -133,11 +133,13 @@ func wordsMatch(words []shellparse.Word, argv []string, first bool, x Execution)
 	return len(words) == len(argv)
 }
 
-// Approval returns the approval of d that a person gave: answer, through
+// Approve returns the approval of d that a person gave: answer, through
 // by, at now, for the call's directory dir. It holds what approving d
-// covers (Decision.Covers); nil when d has nothing to approve.
+// covers (Decision.Covers); nil when d has nothing to approve, and for a
+// Deny: no approval lifts a deny (an ask ticket of the hook, an answer
+// given elsewhere).
 func (d Decision) Approve(answer Answer, by, dir string, now time.Time) *Approval {
-	if d.Covers == nil {
+	if d.Covers == nil || d.Verdict == Deny {
 		return nil
 	}
 	a := *d.Covers

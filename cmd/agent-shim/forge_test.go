@@ -133,7 +133,7 @@ func TestTreeCannotForgeThePolicy(t *testing.T) {
 
 // forgedSession approves, for the session, what TestTreeCannotForgeThePolicy's
 // ask rule asks.
-const forgedSession = `{"approvals": [{"tool": "Bash", "key": "git push origin main", "answer": "session"}], "asked": []}`
+const forgedSession = `{"approvals": [{"tool": "Bash", "key": "git push origin main", "decision": "session"}], "asked": []}`
 
 // forgeCopy rewrites a compact policy copy with r as its writer would: the
 // header and each region replaced, the region table made anew.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/agent-shim/agent-shim/internal/shellmode"
 )
 
 // Exit codes. They are a contract: see doc.go.
@@ -72,7 +74,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
-	if isShellArgv(args[1]) {
+	if shellmode.IsArgv(args[1]) {
 		return e.shell(ctx, args)
 	}
 	var err error

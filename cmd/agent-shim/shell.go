@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/internal/runlayer"
+	"github.com/agent-shim/agent-shim/internal/shellmode"
 )
 
 // Test seams: tests observe the exec and answer the prompts.
@@ -27,79 +26,6 @@ var (
 	executable = os.Executable
 )
 
-// defaultShell is the real shell when neither AGENT_SHIM_SHELL nor
-// agentShim.shell names one.
-const defaultShell = "/bin/bash"
-
-// isShellArgv reports whether the first argument is a shell option: the
-// shim was started as the agent's shell.
-func isShellArgv(a string) bool {
-	switch a {
-	case "-h", "-help", "--help", "--version":
-		return false
-	}
-	return len(a) > 1 && (a[0] == '-' || a[0] == '+')
-}
-
-// shellLongFlags are bash's long options without an argument.
-var shellLongFlags = map[string]bool{
-	"--login": true, "--noprofile": true, "--norc": true, "--posix": true, "--restricted": true,
-	"--verbose": true, "--noediting": true, "--debugger": true, "--pretty-print": true,
-}
-
-// parseShellArgv reads a shell's argv by hand: options (`-c`, clusters
-// such as `-lc` and `-ec`, `-o NAME`, `+o NAME`, `-O NAME`, bash's long
-// options), then, with -c, the command line, then $0 and the positional
-// parameters, which the real shell gets unchanged.
-func parseShellArgv(args []string) (string, error) {
-	hasC := false
-	i := 1
-options:
-	for ; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--" || a == "-":
-			i++
-			break options
-		case strings.HasPrefix(a, "--"):
-			switch {
-			case shellLongFlags[a]:
-			case a == "--rcfile" || a == "--init-file":
-				if i+1 == len(args) {
-					return "", fmt.Errorf("%s needs a file", a)
-				}
-				i++
-			default:
-				return "", fmt.Errorf("unknown shell option %s", a)
-			}
-		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
-			for _, c := range a[1:] {
-				switch {
-				case c == 'c' && a[0] == '-':
-					hasC = true
-				case c == 'o' || c == 'O':
-					if i+1 == len(args) {
-						return "", fmt.Errorf("%c%c needs an option name", a[0], c)
-					}
-					i++
-				case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-				default:
-					return "", fmt.Errorf("unknown shell option %s", a)
-				}
-			}
-		default:
-			break options
-		}
-	}
-	if !hasC {
-		return "", errors.New("shell mode runs only command lines given with -c (no scripts, no stdin, no interactive shell)")
-	}
-	if i == len(args) {
-		return "", errors.New("-c needs a command line")
-	}
-	return args[i], nil
-}
-
 // shell stands in for the agent's shell: it decides the -c command line
 // and execs the real shell with the same arguments, or refuses with exit
 // 126. It returns only when it does not exec. An agent's wrapper around
@@ -111,7 +37,7 @@ func (e *env) shell(ctx context.Context, args []string) int {
 	// or its refusal. A line whose shell is exec'd (runtime off or
 	// unavailable) leaves it to the next call; the log keeps the record.
 	defer e.exportDecisions()
-	cmd, err := parseShellArgv(args)
+	cmd, err := shellmode.Command(args)
 	if err != nil {
 		return e.refuseLogged(nil, strings.Join(args[1:], " "), err)
 	}
@@ -148,12 +74,11 @@ func (e *env) shell(ctx context.Context, args []string) int {
 	var ap *gate.Approval
 	if ticketed {
 		// The person approved it at the agent's prompt; a deny rule
-		// still refuses it.
-		if d.Verdict == gate.Deny {
+		// still refuses it (no approval of a Deny).
+		if ap = d.Approve(gate.AnswerOnce, gate.ByAgent, wd, time.Now()); ap == nil {
 			s.close()
 			return e.refuseLogged(s, line, fmt.Errorf("%w: %s", gate.ErrDenied, d.Reason))
 		}
-		ap = d.Approve(gate.AnswerOnce, gate.ByAgent, wd, time.Now())
 	} else {
 		ap, err = e.settle(ctx, s, prompter, line, d)
 	}
@@ -165,11 +90,7 @@ func (e *env) shell(ctx context.Context, args []string) int {
 		// Approved for the session or always, earlier.
 		ap = d.Approve(gate.AnswerSession, gate.ByTerminal, wd, time.Now())
 	}
-	argv := append([]string{filepath.Base(path)}, args[1:]...)
-	if strings.HasPrefix(args[0], "-") || strings.HasPrefix(filepath.Base(args[0]), "-") {
-		argv[0] = "-" + argv[0] // a login shell, as login(1) starts it
-	}
-	return e.runProgram(ctx, s, cfg, "shell", path, argv, ap)
+	return e.runProgram(ctx, s, cfg, "shell", path, shellmode.Argv(path, args), ap)
 }
 
 // settle settles shell mode's decision d of cmd and, when it needs a
@@ -262,9 +183,7 @@ func (c *lazyConfig) gateHost() (gate.Host, bool) {
 }
 
 // realShell returns the shell to exec: AGENT_SHIM_SHELL, else
-// agentShim.shell, else /bin/bash, found on PATH when it is a bare name.
-// It refuses this program itself, by any name or link, which would decide
-// and exec itself forever.
+// agentShim.shell, else /bin/bash (shellmode.Find).
 func (e *env) realShell(cfg *lazyConfig) (string, error) {
 	name := e.getenv("AGENT_SHIM_SHELL")
 	from := "AGENT_SHIM_SHELL"
@@ -275,42 +194,8 @@ func (e *env) realShell(cfg *lazyConfig) (string, error) {
 		}
 		name, from = f.Shim.Shell, cfg.path+": agentShim.shell"
 	}
-	if name == "" {
-		name, from = defaultShell, "the default shell"
-	}
-	path, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("finding the real shell (%s): %w", from, err)
-	}
-	if path, err = filepath.Abs(path); err != nil {
-		return "", fmt.Errorf("finding the real shell (%s): %w", from, err)
-	}
-	self, err := executable()
-	if err != nil {
-		return "", fmt.Errorf("finding agent-shim itself, to tell it from the real shell: %w", err)
-	}
-	if sameFile(path, self) {
-		return "", &runlayer.Hinted{Err: fmt.Errorf("the real shell %s (%s) is agent-shim itself", path, from),
-			Hint: "set AGENT_SHIM_SHELL or agentShim.shell to the real shell, such as /bin/bash"}
-	}
-	return path, nil
+	return shellmode.Find(name, from, executable)
 }
 
-// sameFile reports whether a and b are one file, through links of any
-// kind. When it cannot tell, it says they are.
-func sameFile(a, b string) bool {
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	if err1 != nil || err2 != nil {
-		return true
-	}
-	if ra == rb {
-		return true
-	}
-	fa, err1 := os.Stat(ra)
-	fb, err2 := os.Stat(rb)
-	if err1 != nil || err2 != nil {
-		return true
-	}
-	return os.SameFile(fa, fb)
-}
+// sameFile: see shellmode.SameFile.
+func sameFile(a, b string) bool { return shellmode.SameFile(a, b) }
