@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 
@@ -178,6 +179,28 @@ func (g *Gate) DecideExecution(x Execution, ap *Approval) (d Decision, refusal s
 		}
 	}
 	return d, ""
+}
+
+// Redecide decides a decision log entry again, with the function that
+// decided it: a hook's or an embedder's call as Decide does, a shell-mode
+// line as DecideBash, a run-time execution as DecideExecution (nothing
+// approved). ok is false for an entry that cannot be replayed: not a
+// shell command, cut short in the log (Entry.Cut), or decided by a
+// person's earlier answer rather than the policy alone (Entry.Approved).
+func (g *Gate) Redecide(e decisionlog.Entry) (d Decision, ok bool) {
+	switch {
+	case e.Cut || e.Approved:
+		return Decision{}, false
+	case e.Layer == decisionlog.LayerRuntime:
+		if len(e.Argv) == 0 {
+			return Decision{}, false // the undoing of a protected path
+		}
+		d, _ := g.DecideExecution(Execution{Argv: e.Argv, Dir: e.Cwd}, nil)
+		return d, true
+	case e.Layer == decisionlog.LayerShell:
+		return g.DecideBash(e.Command), e.Command != ""
+	}
+	return g.Decide(e.Tool, e.Command), e.Command != "" && IsCommandTool(e.Tool)
 }
 
 // gitDirOf returns the repository configuration a `git config` run in

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/matcher"
 )
 
@@ -180,6 +181,35 @@ func TestNobodyToAsk(t *testing.T) {
 		d, err := g.DecideCall(c)
 		if err != nil || d.Verdict != tc.want || d.NobodyToAsk != tc.nobody {
 			t.Errorf("%s %q: %v %v (%s), want %v nobody=%v", tc.mode, tc.cmd, d.Verdict, err, d.Reason, tc.want, tc.nobody)
+		}
+	}
+}
+
+// Redecide decides a log entry with the function that decided it, and
+// skips by the entry's data, never by its reason's text.
+func TestRedecide(t *testing.T) {
+	p := matcher.New()
+	p.Add(matcher.Allow, "command(mytool)", matcher.Source{})
+	g := New(Options{Policy: p, Scope: NewScope("/w"), Dir: "/w"})
+	tests := []struct {
+		e    decisionlog.Entry
+		want Verdict
+		ok   bool
+	}{
+		// At run time a program run by its path is checked as it runs;
+		// the static reading of the same words asks.
+		{decisionlog.Entry{Layer: decisionlog.LayerRuntime, Tool: "execve", Argv: []string{"/w/mytool", "x"}, Cwd: "/w"}, Default, true},
+		{decisionlog.Entry{Layer: decisionlog.LayerShell, Tool: "Bash", Command: "/w/mytool x"}, Ask, true},
+		{decisionlog.Entry{Layer: decisionlog.LayerHook, Tool: "Bash", Command: "mytool x"}, Allow, true},
+		{decisionlog.Entry{Layer: decisionlog.LayerHook, Tool: "Bash", Command: "mytool x", Reason: "matches", Approved: true}, 0, false},
+		{decisionlog.Entry{Layer: decisionlog.LayerHook, Tool: "Bash", Command: "mytool x", Reason: "approved", Cut: true}, 0, false},
+		{decisionlog.Entry{Layer: decisionlog.LayerHook, Tool: "Read", Command: "/w/a"}, 0, false},
+		{decisionlog.Entry{Layer: decisionlog.LayerRuntime, Tool: "write", Command: "/w/.git/config"}, 0, false},
+	}
+	for _, tc := range tests {
+		d, ok := g.Redecide(tc.e)
+		if ok != tc.ok || ok && d.Verdict != tc.want {
+			t.Errorf("%+v: %v %v (%s), want %v %v", tc.e, d.Verdict, ok, d.Reason, tc.want, tc.ok)
 		}
 	}
 }
