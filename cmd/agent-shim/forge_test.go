@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/sessions"
 )
 
 // TestTreeCannotForgeThePolicy: what decides (config.json, the policy
@@ -54,7 +55,7 @@ func TestTreeCannotForgeThePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := filepath.Dir(auditPath)
-	deciding := []string{cfg, state, policyCopyDir(auditPath), filepath.Join(state, "sessions"), filepath.Join(state, "tickets")}
+	deciding := []string{cfg, state, sessions.PolicyCopyDir(auditPath), filepath.Join(state, "sessions"), filepath.Join(state, "tickets")}
 	writable := e.runLayer(s, "shell", nil).Writable()
 	for _, w := range writable {
 		for _, d := range deciding {
@@ -65,7 +66,7 @@ func TestTreeCannotForgeThePolicy(t *testing.T) {
 	}
 	// The forger copies the real policy copy, made permissive, into every
 	// writable directory, under the names the shim once used and uses.
-	copies, err := filepath.Glob(filepath.Join(policyCopyDir(auditPath), "policy-*.txt"))
+	copies, err := filepath.Glob(filepath.Join(sessions.PolicyCopyDir(auditPath), "policy-*.txt"))
 	if err != nil || len(copies) != 1 {
 		t.Fatalf("policy copies: %q %v", copies, err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/agents"
+	"github.com/agent-shim/agent-shim/internal/sessions"
 )
 
 // The hook: one agent's pre-tool-use call on stdin, decided by the gate
@@ -159,7 +160,8 @@ func (e *env) hookCall(ctx context.Context, ag *agents.Agent, cfg string) int {
 	if ag.Asks && ag.Post != "" && d.Verdict == gate.Ask {
 		// The agent asks the person; its PostToolUse for this call
 		// means they approved.
-		if err := s.session.ask(ctx, in, d.Request); err != nil {
+		a := sessions.AskedCall{ID: in.ToolUseID, Tool: in.ToolName, Key: d.Request.Key, Call: callKey(in), Time: time.Now().UTC()}
+		if err := s.session.Ask(ctx, a); err != nil {
 			fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
 		}
 	}
@@ -200,42 +202,30 @@ func (e *env) recordApproval(ctx context.Context, in *hookInput) error {
 		return err
 	}
 	id := e.sessionID(in.SessionID)
-	sess := sessionOf(auditPath, id)
-	if _, err := os.Stat(sess.path); errors.Is(err, fs.ErrNotExist) {
+	sess := sessions.Of(auditPath, id)
+	if _, err := os.Stat(sess.Path); errors.Is(err, fs.ErrNotExist) {
 		return nil // the session asked nothing
 	}
 	call := callKey(in)
-	var found *askedCall
+	var found *sessions.AskedCall
 	now := time.Now()
-	err = sess.update(ctx, func(sf *sessionFile) {
-		sf.Asked = slices.DeleteFunc(sf.Asked, func(a askedCall) bool {
+	err = sess.Update(ctx, func(sf *sessions.File) {
+		sf.Asked = slices.DeleteFunc(sf.Asked, func(a sessions.AskedCall) bool {
 			match := found == nil && (in.ToolUseID != "" && a.ID == in.ToolUseID ||
 				in.ToolUseID == "" && a.ID == "" && a.Call == call)
 			if match {
 				found = &a
 			}
-			return match || now.Sub(a.Time) > askedKeep
+			return match || now.Sub(a.Time) > sessions.AskedKeep
 		})
 	})
 	if err != nil || found == nil {
 		return err
 	}
-	audit := &lazyAudit{path: auditPath}
+	audit := &sessions.Audit{Path: auditPath}
 	defer audit.Close()
 	g := gate.New(gate.Options{Audit: audit, Session: id})
 	return g.Apply(gate.Request{Tool: found.Tool, Key: found.Key}, gate.AnswerOnce)
-}
-
-// ask records a call answered "ask".
-func (s *session) ask(ctx context.Context, in *hookInput, req *gate.Request) error {
-	a := askedCall{ID: in.ToolUseID, Tool: in.ToolName, Key: req.Key, Call: callKey(in), Time: time.Now().UTC()}
-	return s.update(ctx, func(sf *sessionFile) {
-		now := time.Now()
-		sf.Asked = slices.DeleteFunc(sf.Asked, func(x askedCall) bool {
-			return now.Sub(x.Time) > askedKeep || x.ID != "" && x.ID == a.ID
-		})
-		sf.Asked = append(sf.Asked, a)
-	})
 }
 
 // callKey names a call by its tool and input, to match a PostToolUse to

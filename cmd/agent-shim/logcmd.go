@@ -70,7 +70,7 @@ func (e *env) logShell(s *shim, cmd string, d gate.Decision, p *gate.Prompter) f
 	cwd, _ := os.Getwd()
 	session := ""
 	if s != nil && s.session != nil {
-		session = strings.TrimSuffix(filepath.Base(s.session.path), ".json")
+		session = strings.TrimSuffix(filepath.Base(s.session.Path), ".json")
 	}
 	return func() {
 		ent := entryOf(d, decisionlog.Entry{

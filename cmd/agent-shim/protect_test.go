@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/sessions"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 
@@ -196,7 +197,7 @@ func TestSessionReplayed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := sessionOf(auditPath, "prot")
+	s := sessions.Of(auditPath, "prot")
 	line := "git push origin main"
 	verdict := func() string {
 		_, out, _ := protHookCall(t, "claude-code", cfg, proj, "Bash", map[string]any{"command": line})
@@ -205,7 +206,7 @@ func TestSessionReplayed(t *testing.T) {
 	if got := verdict(); got != "ask" {
 		t.Fatalf("before any answer: %s", got)
 	}
-	if err := s.remember(context.Background(), gate.Request{Tool: "Bash", Key: line}, gate.AnswerSession); err != nil {
+	if err := s.Remember(context.Background(), gate.Request{Tool: "Bash", Key: line}, gate.AnswerSession); err != nil {
 		t.Fatal(err)
 	}
 	if got := verdict(); got != "allow" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/config"
+	"github.com/agent-shim/agent-shim/internal/sessions"
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
@@ -54,7 +55,7 @@ func (e *env) recommend(ctx context.Context, args []string) error {
 		return err
 	}
 	var added, kept []string
-	err = updateConfig(ctx, path, func(f *config.File) bool {
+	err = sessions.UpdateConfig(ctx, path, func(f *config.File) bool {
 		added, kept = nil, nil
 		for _, r := range recs {
 			if slices.Contains(f.Grants.Allow, r.Grant) || slices.Contains(f.Grants.Ask, r.Grant) || slices.Contains(f.Grants.Deny, r.Grant) {

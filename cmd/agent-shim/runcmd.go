@@ -89,8 +89,8 @@ func (e *env) runLayer(s *shim, agent string, ap *gate.Approval) *runlayer.Run {
 	if s != nil {
 		r.Gate = s.g
 		if s.session != nil {
-			r.Session = strings.TrimSuffix(filepath.Base(s.session.path), ".json")
-			r.Marker = strings.TrimSuffix(s.session.path, ".json") + ".runtime-off"
+			r.Session = strings.TrimSuffix(filepath.Base(s.session.Path), ".json")
+			r.Marker = strings.TrimSuffix(s.session.Path, ".json") + ".runtime-off"
 		}
 	}
 	if w := e.decisionLog(); w != nil {

@@ -118,7 +118,7 @@ func (e *env) settle(ctx context.Context, s *shim, p gate.Prompter, cmd string, 
 	if err := s.g.Apply(*d.Request, a); err != nil {
 		return nil, err
 	}
-	if err := s.session.remember(ctx, *d.Request, a); err != nil {
+	if err := s.session.Remember(ctx, *d.Request, a); err != nil {
 		// The call was approved; later calls will be asked again.
 		fmt.Fprintf(e.stderr, "agent-shim: warning: %v\n", err)
 	}

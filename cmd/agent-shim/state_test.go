@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agent-shim/agent-shim/internal/config"
+	"github.com/agent-shim/agent-shim/internal/sessions"
 )
 
 // TestPersistGrantThroughSymlink checks the writer of "always" answers
@@ -52,13 +53,13 @@ func TestPersistGrantThroughSymlink(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := tc.link(t, dir, target)
-			if err := persistGrant(context.Background(), cfg, "Bash", "npm run *"); err != nil {
+			if err := sessions.PersistGrant(context.Background(), cfg, "Bash", "npm run *"); err != nil {
 				t.Fatal(err)
 			}
-			if err := persistGrant(context.Background(), cfg, "", "/srv/data/..."); err != nil {
+			if err := sessions.PersistGrant(context.Background(), cfg, "", "/srv/data/..."); err != nil {
 				t.Fatal(err)
 			}
-			if err := updateConfig(context.Background(), cfg, func(f *config.File) bool {
+			if err := sessions.UpdateConfig(context.Background(), cfg, func(f *config.File) bool {
 				f.Grants.Allow = append(f.Grants.Allow, "command(npm run)")
 				return true
 			}); err != nil {
@@ -95,7 +96,7 @@ func TestPersistGrantRefusesDuplicateKeys(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(in), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := persistGrant(context.Background(), cfg, "Bash", "ls")
+	err := sessions.PersistGrant(context.Background(), cfg, "Bash", "ls")
 	if err == nil || !strings.Contains(err.Error(), "duplicate key") {
 		t.Fatalf("got %v, want a duplicate key error", err)
 	}
