@@ -146,33 +146,7 @@ func TestBackupsPruneAndRollback(t *testing.T) {
 	}
 }
 
-func assertFile(t *testing.T, path, want string) {
-	t.Helper()
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != want {
-		t.Errorf("%s: got %q, want %q", path, got, want)
-	}
-}
 
-// assertOnly checks that dir holds exactly the named entries: no
-// temporary file was left behind.
-func assertOnly(t *testing.T, dir string, names ...string) {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range entries {
-		got = append(got, e.Name())
-	}
-	if diff := cmp.Diff(names, got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", dir, diff)
-	}
-}
 
 // TestBackupCompressed: a large config is kept gzipped in its backup and
 // read back exactly; a small one stays plain text.
