@@ -146,8 +146,6 @@ func TestBackupsPruneAndRollback(t *testing.T) {
 	}
 }
 
-
-
 // TestBackupCompressed: a large config is kept gzipped in its backup and
 // read back exactly; a small one stays plain text.
 func TestBackupCompressed(t *testing.T) {
