@@ -39,7 +39,7 @@
 // than the write (measured: under load, +17–30% of a hook call against
 // +7–11% in place), and a home directory on a disk that hangs hangs the
 // hook's reads of config.json and its session files anyway.
-//   - secrets are masked before anything is written (see Redact).
+//   - secrets are masked before anything is written (see redact).
 package decisionlog
 
 import (
@@ -183,14 +183,14 @@ const (
 
 // Marshal returns e as one log line: long fields cut, secrets masked, a
 // newline at the end. A zero Time is now. A field is cut to a bound
-// before it is redacted (Redact's cost grows with its input; see precut)
+// before it is redacted (redact's cost grows with its input; see precut)
 // and again after.
 func Marshal(e Entry) ([]byte, error) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
 	e.Time = e.Time.UTC()
-	red := Redact(precut(e.Command, maxCommand))
+	red := redact(precut(e.Command, maxCommand))
 	e.Cut = e.Cut || len(e.Command) > 2*maxCommand || len(red) > maxCommand
 	e.Command = cut(red, maxCommand)
 	if len(e.Argv) > 0 {
@@ -208,7 +208,7 @@ func Marshal(e Entry) ([]byte, error) {
 		}
 		argv := make([]string, 0, len(words)+1)
 		n = 0
-		for _, a := range RedactArgv(words) {
+		for _, a := range redactArgv(words) {
 			if n += len(a); n > maxCommand {
 				break
 			}
@@ -220,8 +220,8 @@ func Marshal(e Entry) ([]byte, error) {
 		}
 		e.Argv = argv
 	}
-	e.Reason = cut(Redact(precut(e.Reason, maxReason)), maxReason)
-	e.Floor = cut(Redact(precut(e.Floor, maxReason)), maxReason)
+	e.Reason = cut(redact(precut(e.Reason, maxReason)), maxReason)
+	e.Floor = cut(redact(precut(e.Floor, maxReason)), maxReason)
 	e.Cwd = cut(e.Cwd, maxCwd)
 	for _, f := range []*string{&e.Agent, &e.Session, &e.Layer, &e.Tool, &e.ToolUseID, &e.Verdict, &e.Answer} {
 		*f = cut(*f, maxField)
@@ -238,7 +238,7 @@ func Marshal(e Entry) ([]byte, error) {
 }
 
 // precut bounds s before it is redacted, to twice n (the final cut is to
-// n). A cut inside a secret must not leave its beginning for Redact to
+// n). A cut inside a secret must not leave its beginning for redact to
 // miss (`https://user:pa`): the cut goes back to the last blank, so the
 // word it falls in is dropped whole.
 func precut(s string, n int) string {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// FuzzRedact: Redact never panics, is idempotent, and masks the value of
+// FuzzRedact: redact never panics, is idempotent, and masks the value of
 // every NAME=value assignment with a secret name that it is given at the
 // start of a line.
 func FuzzRedact(f *testing.F) {
@@ -17,16 +17,16 @@ func FuzzRedact(f *testing.F) {
 		f.Add(s, "s3cr3tvalue")
 	}
 	f.Fuzz(func(t *testing.T, s, secret string) {
-		once := Redact(s)
-		if twice := Redact(once); twice != once {
+		once := redact(s)
+		if twice := redact(once); twice != once {
 			t.Errorf("not idempotent:\n%q\n%q\n%q", s, once, twice)
 		}
 		if secret == "" || strings.ContainsAny(secret, " \t\n\r\v\f;&|()<>'\"`$\\=") || strings.Contains(secret, "REDACTED") {
 			return
 		}
 		line := "API_TOKEN=" + secret + " " + s
-		if got := Redact(line); !strings.HasPrefix(got, "API_TOKEN="+Mask+" ") {
-			t.Errorf("Redact(%q) = %q keeps the token", line, got)
+		if got := redact(line); !strings.HasPrefix(got, "API_TOKEN="+mask+" ") {
+			t.Errorf("redact(%q) = %q keeps the token", line, got)
 		}
 	})
 }

@@ -6,11 +6,11 @@ import (
 	"sync"
 )
 
-// Mask replaces a secret in the log: a plain word, so that a masked
+// mask replaces a secret in the log: a plain word, so that a masked
 // command still parses as it did (replay decides it again).
-const Mask = "REDACTED"
+const mask = "REDACTED"
 
-// Redact masks the secrets in a command line or tool key, keeping the rest:
+// redact masks the secrets in a command line or tool key, keeping the rest:
 //
 //   - the value of an environment assignment (`NAME=value`, also after
 //     export, env or declare) or of a long option (`--name=value`,
@@ -23,38 +23,38 @@ const Mask = "REDACTED"
 //     is long enough to be a token), and of curl's `-u user:pass`.
 //
 // It errs on the side of masking: a variable named MONKEY loses its value.
-func Redact(s string) string {
+func redact(s string) string {
 	if s == "" || !mayHoldSecret(s) {
 		return s
 	}
 	r := redactors()
-	s = r.header.ReplaceAllString(s, "${1}"+Mask)
+	s = r.header.ReplaceAllString(s, "${1}"+mask)
 	s = r.url.ReplaceAllStringFunc(s, redactURL)
-	s = r.userOpt.ReplaceAllString(s, "${1}${2}:"+Mask)
+	s = r.userOpt.ReplaceAllString(s, "${1}${2}:"+mask)
 	for _, re := range []*regexp.Regexp{r.option, r.assign, r.quoted} {
 		s = re.ReplaceAllStringFunc(s, func(m string) string {
 			sub := re.FindStringSubmatch(m)
 			if !secretName(sub[2]) {
 				return m
 			}
-			return sub[1] + sub[2] + sub[3] + Mask
+			return sub[1] + sub[2] + sub[3] + mask
 		})
 	}
 	return s
 }
 
-// RedactArgv masks secrets in an argv: each word as Redact does, and the
+// redactArgv masks secrets in an argv: each word as redact does, and the
 // word after a secret-named option given apart (`--token x`).
-func RedactArgv(argv []string) []string {
+func redactArgv(argv []string) []string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
-		out[i] = Redact(a)
+		out[i] = redact(a)
 		if i > 0 && secretOption(argv[i-1]) {
-			out[i] = Mask
+			out[i] = mask
 		}
 		if i > 0 && (argv[i-1] == "-u" || argv[i-1] == "--user") {
 			if u, _, ok := strings.Cut(a, ":"); ok {
-				out[i] = u + ":" + Mask
+				out[i] = u + ":" + mask
 			}
 		}
 	}
@@ -63,7 +63,7 @@ func RedactArgv(argv []string) []string {
 
 // mayHoldSecret is a cheap test that skips the expressions (and their
 // compilation) for the common line without any sign of a secret: every
-// pattern Redact masks has one of these words in it, or a URL's @, or
+// pattern redact masks has one of these words in it, or a URL's @, or
 // curl's -u.
 func mayHoldSecret(s string) bool {
 	if !strings.ContainsAny(s, "=:@-") {
@@ -79,7 +79,7 @@ func mayHoldSecret(s string) bool {
 }
 
 // secretWords are the words a secret's name holds (see secretName), and
-// those of the headers Redact masks.
+// those of the headers redact masks.
 var secretWords = []string{"TOKEN", "SECRET", "PASS", "KEY", "CREDENTIAL", "COOKIE", "SESSION", "PRIVATE", "AUTH"}
 
 type redactorSet struct {
@@ -143,10 +143,10 @@ func redactURL(m string) string {
 	sub := redactors().url.FindStringSubmatch(m)
 	scheme, info := sub[1], sub[2]
 	if user, _, ok := strings.Cut(info, ":"); ok {
-		return scheme + user + ":" + Mask + "@"
+		return scheme + user + ":" + mask + "@"
 	}
 	if len(info) >= 16 {
-		return scheme + Mask + "@"
+		return scheme + mask + "@"
 	}
 	return m
 }

@@ -60,8 +60,8 @@ func TestRedact(t *testing.T) {
 		}
 		seen[tc.in] = true
 		t.Logf("input: %q", tc.in)
-		if got := Redact(tc.in); got != tc.want {
-			t.Errorf("Redact(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		if got := redact(tc.in); got != tc.want {
+			t.Errorf("redact(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 		}
 	}
 }
@@ -69,8 +69,8 @@ func TestRedact(t *testing.T) {
 func TestRedactArgv(t *testing.T) {
 	in := []string{"curl", "--token", "abc", "-u", "bob:pw", "-H", "Authorization: Bearer x", "https://a:b@h/p", "plain"}
 	want := []string{"curl", "--token", "REDACTED", "-u", "bob:REDACTED", "-H", "Authorization: REDACTED", "https://a:REDACTED@h/p", "plain"}
-	if got := RedactArgv(in); !slices.Equal(got, want) {
-		t.Errorf("RedactArgv:\n got %q\nwant %q", got, want)
+	if got := redactArgv(in); !slices.Equal(got, want) {
+		t.Errorf("redactArgv:\n got %q\nwant %q", got, want)
 	}
 }
 

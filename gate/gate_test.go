@@ -3,8 +3,10 @@ package gate
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -521,7 +523,7 @@ func TestAnswers(t *testing.T) {
 				t.Errorf("persisted (-want +got)\n%s", diff)
 			}
 			// One log line per approval, none for a denial.
-			logged, err := ReadApprovals(&audit)
+			logged, err := readApprovals(&audit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -644,7 +646,7 @@ func TestRace(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	logged, err := ReadApprovals(strings.NewReader(audit.String()))
+	logged, err := readApprovals(strings.NewReader(audit.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -668,4 +670,20 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// readApprovals reads the approval log's lines (package approvals reads it
+// for agent-shim).
+func readApprovals(r io.Reader) ([]Approval, error) {
+	var out []Approval
+	dec := json.NewDecoder(r)
+	for {
+		var a Approval
+		if err := dec.Decode(&a); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return out, err
+		}
+		out = append(out, a)
+	}
 }

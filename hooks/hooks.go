@@ -32,8 +32,8 @@ import (
 	"strings"
 )
 
-// Name is the hook's name in git's configuration: hook.agents-setup.*.
-const Name = "agents-setup"
+// hookName is the hook's name in git's configuration: hook.agents-setup.*.
+const hookName = "agents-setup"
 
 // hookEvents are the git hook events installed, in order.
 // post-rewrite fires after a rebase or an amend, which change the

@@ -28,9 +28,9 @@ import (
 // The configured hooks run first, then the hook in the hooks directory, so a
 // hook jiri or another manager puts there keeps running beside ours.
 const (
-	keyCommand = "hook." + Name + ".command"
-	keyEvent   = "hook." + Name + ".event"
-	section    = "hook." + Name
+	keyCommand = "hook." + hookName + ".command"
+	keyEvent   = "hook." + hookName + ".event"
+	section    = "hook." + hookName
 )
 
 // repo is one repository as git sees it.
@@ -171,7 +171,7 @@ func Install(ctx context.Context, opts Options) ([]Change, error) {
 		case r.method == Config && doScript:
 			s, err = planScriptUninstall(r)
 			for i := range s {
-				s[i].change.Action += " (git " + configHooksSince.String() + " runs hook." + Name + " from the configuration)"
+				s[i].change.Action += " (git " + configHooksSince.String() + " runs hook." + hookName + " from the configuration)"
 			}
 		case r.method == Script && doConfig:
 			s, err = planConfigUninstall(ctx, r)

@@ -100,9 +100,9 @@ func configStatus(ctx context.Context, r repo, command string, recorded bool) (R
 		case slices.Equal(commands, []string{command}) && slices.Contains(events, event):
 			h.State = Installed
 		case len(commands)+len(events) > 0:
-			h.State, h.Detail = Stale, "hook."+Name+" has an outdated command or events; run agents-setup hooks install"
+			h.State, h.Detail = Stale, "hook."+hookName+" has an outdated command or events; run agents-setup hooks install"
 		case recorded:
-			h.State, h.Detail = Removed, "hook."+Name+" was removed from the configuration; run agents-setup hooks install"
+			h.State, h.Detail = Removed, "hook."+hookName+" was removed from the configuration; run agents-setup hooks install"
 		default:
 			h.State = Missing
 		}

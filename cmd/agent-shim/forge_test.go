@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/approvals"
 	"github.com/agent-shim/agent-shim/internal/sessions"
 )
 
@@ -50,7 +51,7 @@ func TestTreeCannotForgeThePolicy(t *testing.T) {
 	}
 	s := open()
 	want := verdicts(s.g) // and the copy is made
-	auditPath, err := gate.AuditPath(e.getenv)
+	auditPath, err := approvals.Path(e.getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/agents"
+	"github.com/agent-shim/agent-shim/internal/approvals"
 	"github.com/agent-shim/agent-shim/internal/sessions"
 )
 
@@ -197,7 +198,7 @@ func approveHint(configPath string, req *gate.Request) string {
 // shim had answered it "ask", the person approved it, and the approval is
 // logged. Other calls are none of the shim's business.
 func (e *env) recordApproval(ctx context.Context, in *hookInput) error {
-	auditPath, err := gate.AuditPath(e.getenv)
+	auditPath, err := approvals.Path(e.getenv)
 	if err != nil {
 		return err
 	}

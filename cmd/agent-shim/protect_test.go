@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/approvals"
 	"github.com/agent-shim/agent-shim/internal/sessions"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
@@ -193,7 +194,7 @@ func TestHookCommandNotString(t *testing.T) {
 func TestSessionReplayed(t *testing.T) {
 	dir, cfg := testEnv(t, `{"userSettings": {"globalPermissionGrants": {"ask": ["command(git push)"]}}}`)
 	_, proj := checkout(t, dir)
-	auditPath, err := gate.AuditPath(os.Getenv)
+	auditPath, err := approvals.Path(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

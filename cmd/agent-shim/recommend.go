@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"slices"
 
-	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/approvals"
 	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/internal/sessions"
-	"github.com/agent-shim/agent-shim/statefile"
 )
 
 // recommend turns the approval log into suggested grants (gate.Recommend)
@@ -28,24 +25,24 @@ func (e *env) recommend(ctx context.Context, args []string) error {
 	if fs.NArg() != 0 {
 		return usagef("recommend takes no arguments; got %q", fs.Arg(0))
 	}
-	logPath, err := gate.AuditPath(e.getenv)
+	logPath, err := approvals.Path(e.getenv)
 	if err != nil {
 		return err
 	}
-	approvals, err := readApprovals(logPath)
+	approved, err := approvals.ReadFile(logPath)
 	if err != nil {
 		return err
 	}
-	recs := gate.Recommend(approvals)
+	recs := approvals.Recommend(approved)
 	if recs == nil {
-		recs = []gate.Recommendation{}
+		recs = []approvals.Recommendation{}
 	}
 	if *asJSON {
 		if err := writeJSON(e.stdout, recs); err != nil {
 			return err
 		}
 	} else {
-		writeRecommendations(e, logPath, len(approvals), recs)
+		writeRecommendations(e, logPath, len(approved), recs)
 	}
 	if !*apply || len(recs) == 0 {
 		return nil
@@ -83,23 +80,7 @@ func (e *env) recommend(ctx context.Context, args []string) error {
 	return nil
 }
 
-func readApprovals(path string) ([]gate.Approval, error) {
-	f, err := statefile.OpenRegular(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading approvals: %w", err)
-	}
-	defer f.Close()
-	approvals, err := gate.ReadApprovals(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return approvals, nil
-}
-
-func writeRecommendations(e *env, logPath string, n int, recs []gate.Recommendation) {
+func writeRecommendations(e *env, logPath string, n int, recs []approvals.Recommendation) {
 	if len(recs) == 0 {
 		fmt.Fprintf(e.stdout, "no recommendation from %d approvals in %s\n", n, logPath)
 		return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/agents"
+	"github.com/agent-shim/agent-shim/internal/approvals"
 	"github.com/agent-shim/agent-shim/internal/runlayer"
 	"github.com/agent-shim/agent-shim/internal/tickets"
 )
@@ -22,7 +23,7 @@ var ticketNow = time.Now
 // stateDir is the shim's protected state directory: the directory of the
 // approval log, $XDG_STATE_HOME/agent-shim.
 func stateDir(getenv func(string) string) (string, error) {
-	p, err := gate.AuditPath(getenv)
+	p, err := approvals.Path(getenv)
 	if err != nil {
 		return "", err
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/approvals"
 	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/statefile"
 )
@@ -42,7 +43,7 @@ func (a *Audit) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if a.f == nil {
-		f, err := gate.OpenAudit(a.Path)
+		f, err := approvals.Open(a.Path)
 		if err != nil {
 			return 0, err
 		}
@@ -315,7 +316,7 @@ func Open(ctx context.Context, o Options) (*Call, error) {
 			dir = real
 		}
 	}
-	auditPath, err := gate.AuditPath(o.Getenv)
+	auditPath, err := approvals.Path(o.Getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,7 @@
-package gate
+// Package approvals is agent-shim's approval log (one gate.Approval a
+// line, in the state directory) and what it suggests: Recommend turns the
+// approvals of shell commands into prefix grants.
+package approvals
 
 import (
 	"bufio"
@@ -6,18 +9,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
+	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/programs"
+	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/shellparse"
+	"github.com/agent-shim/agent-shim/statefile"
 )
 
-// AuditPath returns the approval log: $XDG_STATE_HOME/agent-shim/approvals.jsonl,
+// Path returns the approval log: $XDG_STATE_HOME/agent-shim/approvals.jsonl,
 // else $HOME/.local/state/agent-shim/approvals.jsonl.
-func AuditPath(getenv func(string) string) (string, error) {
+func Path(getenv func(string) string) (string, error) {
 	dir := getenv("XDG_STATE_HOME")
 	if dir == "" {
 		home := getenv("HOME")
@@ -29,10 +37,10 @@ func AuditPath(getenv func(string) string) (string, error) {
 	return filepath.Join(dir, "agent-shim", "approvals.jsonl"), nil
 }
 
-// OpenAudit opens the approval log for appending, creating it and its
+// Open opens the approval log for appending, creating it and its
 // directory. Each approval is one write of one line to a file opened with
 // O_APPEND, so processes logging at once do not interleave lines.
-func OpenAudit(path string) (*os.File, error) {
+func Open(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("opening approval log: %w", err)
 	}
@@ -46,11 +54,11 @@ func OpenAudit(path string) (*os.File, error) {
 // maxLine bounds one line of the approval log.
 const maxLine = 1 << 20
 
-// ReadApprovals reads an approval log. A line that is not an approval is
+// Read reads an approval log. A line that is not an approval is
 // an error naming its line number; a last line cut short (a writer that
 // died mid-line) is skipped.
-func ReadApprovals(r io.Reader) ([]Approval, error) {
-	var out []Approval
+func Read(r io.Reader) ([]gate.Approval, error) {
+	var out []gate.Approval
 	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; ; n++ {
 		line, err := br.ReadString('\n')
@@ -62,7 +70,7 @@ func ReadApprovals(r io.Reader) ([]Approval, error) {
 			return out, fmt.Errorf("reading approvals: line %d: longer than %d bytes", n, maxLine)
 		}
 		if t := strings.TrimSpace(line); t != "" {
-			var a Approval
+			var a gate.Approval
 			if jerr := json.Unmarshal([]byte(t), &a); jerr != nil {
 				if !complete {
 					return out, nil // cut short by a writer that died
@@ -149,7 +157,7 @@ var needsSubcommand = map[string]bool{
 // xargs, find, …), no bare destructive program (rm, dd, …), no glob, no
 // command it cannot read statically. The order is deterministic (by
 // pattern).
-func Recommend(approvals []Approval) []Recommendation {
+func Recommend(approvals []gate.Approval) []Recommendation {
 	type group struct {
 		words    []string // the common prefix so far
 		count    int
@@ -157,7 +165,7 @@ func Recommend(approvals []Approval) []Recommendation {
 	}
 	groups := map[string]*group{}
 	for _, a := range approvals {
-		if !IsCommandTool(a.Tool) {
+		if !gate.IsCommandTool(a.Tool) {
 			continue
 		}
 		s, err := shellparse.Parse(a.Key)
@@ -206,6 +214,14 @@ func Recommend(approvals []Approval) []Recommendation {
 	return out
 }
 
+// allowAll allows every command: what it says of a command is the argv
+// as the rules see it.
+var allowAll = sync.OnceValue(func() *matcher.Policy {
+	p := matcher.New()
+	p.Add(matcher.Allow, "command(*)", matcher.Source{})
+	return p
+})
+
 // recommendWords returns the words of a command that a recommendation may
 // name: program and its leading subcommand words, normalized as the
 // matcher sees them (basename, git's global options dropped).
@@ -250,4 +266,22 @@ func commonPrefix(a, b []string) []string {
 		n++
 	}
 	return a[:n]
+}
+
+// ReadFile reads the approval log at path; a missing log has no
+// approvals.
+func ReadFile(path string) ([]gate.Approval, error) {
+	f, err := statefile.OpenRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading approvals: %w", err)
+	}
+	defer f.Close()
+	out, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
 }

@@ -1,23 +1,24 @@
-package gate
+package approvals
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agent-shim/agent-shim/gate"
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestReadApprovals(t *testing.T) {
+func TestRead(t *testing.T) {
 	in := `{"tool":"Bash","key":"npm test","decision":"once","time":"2025-06-01T12:00:00Z","session":"a"}
 
 {"tool":"Read","key":"/x","decision":"always","time":"2025-06-01T12:00:01Z","session":"b"}
 {"tool":"Bash","key":"npm ru`
-	got, err := ReadApprovals(strings.NewReader(in))
+	got, err := Read(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Approval{
+	want := []gate.Approval{
 		{Tool: "Bash", Key: "npm test", Decision: "once", Time: fixed, Session: "a"},
 		{Tool: "Read", Key: "/x", Decision: "always", Time: fixed.Add(time.Second), Session: "b"},
 	}
@@ -29,41 +30,41 @@ func TestReadApprovals(t *testing.T) {
 		`{"tool":"Bash"}` + "\n",
 		`{"tool":"Bash","decision":"once"}` + "\nnope\n",
 	} {
-		if _, err := ReadApprovals(strings.NewReader(bad)); err == nil {
-			t.Errorf("ReadApprovals(%q): no error", bad)
+		if _, err := Read(strings.NewReader(bad)); err == nil {
+			t.Errorf("Read(%q): no error", bad)
 		} else {
 			t.Logf("%q: %v", bad, err)
 		}
 	}
 }
 
-func TestAuditPath(t *testing.T) {
+func TestPath(t *testing.T) {
 	env := map[string]string{"XDG_STATE_HOME": "/s", "HOME": "/h"}
 	getenv := func(k string) string { return env[k] }
-	if p, _ := AuditPath(getenv); p != "/s/agent-shim/approvals.jsonl" {
+	if p, _ := Path(getenv); p != "/s/agent-shim/approvals.jsonl" {
 		t.Errorf("with XDG_STATE_HOME: %s", p)
 	}
 	delete(env, "XDG_STATE_HOME")
-	if p, _ := AuditPath(getenv); p != "/h/.local/state/agent-shim/approvals.jsonl" {
+	if p, _ := Path(getenv); p != "/h/.local/state/agent-shim/approvals.jsonl" {
 		t.Errorf("with HOME: %s", p)
 	}
 	delete(env, "HOME")
-	if _, err := AuditPath(getenv); err == nil {
+	if _, err := Path(getenv); err == nil {
 		t.Errorf("no HOME: no error")
 	}
 }
 
 func TestRecommend(t *testing.T) {
-	bash := func(keys ...string) []Approval {
-		var out []Approval
+	bash := func(keys ...string) []gate.Approval {
+		var out []gate.Approval
 		for _, k := range keys {
-			out = append(out, Approval{Tool: "Bash", Key: k, Decision: "once", Time: fixed})
+			out = append(out, gate.Approval{Tool: "Bash", Key: k, Decision: "once", Time: fixed})
 		}
 		return out
 	}
 	tests := []struct {
 		name string
-		in   []Approval
+		in   []gate.Approval
 		want []Recommendation
 	}{
 		{"program and subcommand", bash("npm run build", "npm run test", "npm run build"), []Recommendation{{
@@ -85,7 +86,7 @@ func TestRecommend(t *testing.T) {
 				Evidence: []string{"git -C sub fetch origin && go vet ./...", "git fetch --all; go vet ./x"}},
 		}},
 		{"one approval is not enough", bash("npm run build"), nil},
-		{"other tools are not commands", []Approval{
+		{"other tools are not commands", []gate.Approval{
 			{Tool: "WebFetch", Key: "npm run a", Decision: "once"}, {Tool: "WebFetch", Key: "npm run b", Decision: "once"},
 		}, nil},
 		{"shells and interpreters", bash("bash -c 'ls'", "bash -c 'ls'", "python3 x.py", "python3 y.py", "sh x.sh", "sh x.sh", "node a.js", "node a.js"), nil},
@@ -115,7 +116,7 @@ func TestRecommend(t *testing.T) {
 	in := bash("npm run a", "make x", "npm run b", "make y", "go test ./a", "go test ./b")
 	first := Recommend(in)
 	for i := range 20 {
-		rev := append([]Approval(nil), in...)
+		rev := append([]gate.Approval(nil), in...)
 		for j := range rev {
 			k := (j*7 + i) % len(rev)
 			rev[j], rev[k] = rev[k], rev[j]
@@ -125,3 +126,5 @@ func TestRecommend(t *testing.T) {
 		}
 	}
 }
+
+var fixed = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
