@@ -41,6 +41,9 @@ type call struct {
 	// --work-tree and GIT_DIR name, judged against the scope (see
 	// Policy.foreignDir).
 	gitDirs []gitDir
+	// assigns are the command's own environment assignments, vars those
+	// the line made before it.
+	assigns, vars []shellparse.Assign
 }
 
 // limit is a floor or a block: why, the table fact behind it (if any), and
@@ -53,11 +56,17 @@ type limit struct {
 }
 
 // nested is a command line a command runs through an option, a
-// configuration key or a variable: decided as a script of its own.
+// configuration key or a variable: decided as a script of its own. A
+// deny inside is a deny. With decide set, the line is what the option
+// is for and is literal: the command is also at least what the line is
+// (an ask, or no better than default when no rule matches it), and
+// nothing else holds it back; without, a floor recorded beside it does.
 type nested struct {
 	script string
 	via    string // the option or key, for the reason
 	fact   string
+	decide bool
+	flags  []string // the flags an allow rule may name to accept it
 }
 
 // text is the command's words after quote removal, joined with spaces and
@@ -110,14 +119,16 @@ func (c *call) addBlock(format string, args ...any) {
 // newCall normalizes a command's words. It never fails: what it cannot read
 // becomes a floor.
 func newCall(tbl *programs.Table, words []shellparse.Word, dir string) *call {
-	return newCallEnv(tbl, words, dir, nil)
+	return newCallEnv(tbl, words, dir, nil, nil)
 }
 
 // newCallEnv is newCall for a command run with assignments before it:
 // those that configure the program (GIT_CONFIG_*) are read as the
-// configuration they are.
-func newCallEnv(tbl *programs.Table, words []shellparse.Word, dir string, assigns []shellparse.Assign) *call {
-	c := &call{words: words}
+// configuration they are. vars are the assignments earlier commands of
+// the line made (see shellparse.Command.Vars): values the program may
+// find in its environment (git --config-env).
+func newCallEnv(tbl *programs.Table, words []shellparse.Word, dir string, assigns, vars []shellparse.Assign) *call {
+	c := &call{words: words, assigns: assigns, vars: vars}
 	if len(words) == 0 {
 		return c
 	}
@@ -252,6 +263,7 @@ func (c *call) gitGlobals(p *programs.Program, args []shellparse.Word) []shellpa
 				c.gitConfig(p, val, static)
 			case "--config-env":
 				c.floor("git --config-env sets configuration from the environment")
+				c.gitConfigEnv(p, val, static)
 			case "-C", "--git-dir", "--work-tree":
 				c.gitRepo(name, val, static)
 			}
@@ -337,6 +349,25 @@ func (c *call) gitEnv(p *programs.Program, assigns []shellparse.Assign) {
 	}
 }
 
+// gitConfigEnv reads git --config-env KEY=NAME with the values the line
+// gives NAME (in front of git, or earlier on the line): each is decided
+// as git -c KEY=VALUE would be, so that an alias or a pager it sets shows
+// (a deny inside is a deny). The floor stays: the environment may hold
+// another value.
+func (c *call) gitConfigEnv(p *programs.Program, val string, static bool) {
+	key, name, ok := strings.Cut(val, "=")
+	if !static || !ok || key == "" || name == "" {
+		return
+	}
+	for _, list := range [][]shellparse.Assign{c.assigns, c.vars} {
+		for _, a := range list {
+			if a.Name == name && a.Value.Static {
+				c.gitConfig(p, key+"="+a.Value.Text, true)
+			}
+		}
+	}
+}
+
 // gitConfigParameters splits GIT_CONFIG_PARAMETERS as git does: each
 // entry single-quoted ('key=value', or 'key'='value'), separated by
 // spaces.
@@ -388,20 +419,51 @@ func (c *call) gitConfig(p *programs.Program, kv string, static bool) {
 	if safe && static {
 		return
 	}
+	if exec && static && f.Builtin {
+		// A command line written out: decided as what it is (git -c
+		// core.pager=cat log runs cat). Only the built-in table says
+		// so: a manifest's fact only makes decisions stricter.
+		c.nested = append(c.nested, nested{script: gitConfigCommand(lk, value), via: "git -c " + key, fact: f.String(), decide: true})
+		return
+	}
 	c.floor("git -c %s can make git run a command", key)
 	if !static {
 		return
+	}
+	if exec {
+		c.nested = append(c.nested, nested{script: value, via: "git -c " + key, fact: f.String()})
 	}
 	if name, ok := strings.CutPrefix(lk, "alias."); ok && name != "" {
 		if c.gitAliases == nil {
 			c.gitAliases = map[string]string{}
 		}
 		c.gitAliases[name] = value
-		return
 	}
-	if exec {
-		c.nested = append(c.nested, nested{script: value, via: "git -c " + key, fact: f.String()})
+}
+
+// gitConfigCommand returns the command line git runs for a key whose
+// value is one: a credential helper is `git credential-VALUE` unless it
+// starts with ! (a shell command line) or is a path; a submodule's update
+// method runs a command only as !CMD.
+func gitConfigCommand(key, value string) string {
+	if strings.HasPrefix(key, "submodule.") && strings.HasSuffix(key, ".update") {
+		if cmd, ok := strings.CutPrefix(value, "!"); ok {
+			return cmd
+		}
+		return ""
 	}
+	if key == "credential.helper" || strings.HasPrefix(key, "credential.") && strings.HasSuffix(key, ".helper") {
+		switch {
+		case strings.HasPrefix(value, "!"):
+			return value[1:]
+		case strings.HasPrefix(value, "/") || strings.HasPrefix(value, "~"):
+			return value
+		case strings.TrimSpace(value) == "":
+			return ""
+		}
+		return "git credential-" + value
+	}
+	return value
 }
 
 // gitTrue reports a git boolean that is true (a key with no = is true).
@@ -575,18 +637,31 @@ func (c *call) optionEffects(st programs.Token, o *programs.Opt, flags []string)
 			case !st.ValueStatic:
 				lim.why = fmt.Sprintf("%s %s runs a command line not known statically: %s", c.prog, name, st.Value)
 			default:
+				// The command line is written out: decided as what
+				// it is (man -P cat runs cat), when the built-in
+				// table says so; a manifest's fact only adds a floor.
 				lim.why = fmt.Sprintf("%s %s runs a command line", c.prog, name)
 				script := strings.TrimLeft(e.Rest(st.Value), "= \t")
-				c.nested = append(c.nested, nested{script: script, via: name, fact: fact})
 				if inner, ok := quotedValue(script); ok {
 					// A configuration value: "CMD" or ["prog", "arg"].
-					c.nested = append(c.nested, nested{script: inner, via: name, fact: fact})
+					script = inner
+				}
+				c.nested = append(c.nested, nested{script: script, via: name, fact: fact, decide: e.Fact.Builtin, flags: flags})
+				if e.Fact.Builtin {
+					continue
 				}
 			}
 			c.floors = append(c.floors, lim)
 		case programs.Code:
 			lim.why = fmt.Sprintf("%s %s runs code that can run commands", c.prog, name)
 			c.floors = append(c.floors, lim)
+		case programs.Ex:
+			if !st.HasValue || !st.ValueStatic {
+				lim.why = fmt.Sprintf("%s %s runs Ex commands not known statically", c.prog, name)
+				c.floors = append(c.floors, lim)
+				continue
+			}
+			c.exEffects(st.Value, name, fact, flags)
 		case programs.Runs:
 			lim.why = fmt.Sprintf("%s %s runs a program it names", c.prog, name)
 			c.floors = append(c.floors, lim)
@@ -594,10 +669,15 @@ func (c *call) optionEffects(st programs.Token, o *programs.Opt, flags []string)
 			lim.why = fmt.Sprintf("%s %s runs a program from configuration", c.prog, name)
 			c.floors = append(c.floors, lim)
 		case programs.Write:
+			if st.HasValue && st.ValueStatic && e.Fact.Builtin {
+				// Package shellparse made the file a write
+				// redirection of the command: decided as `>` is.
+				continue
+			}
 			lim.why = fmt.Sprintf("%s %s writes a file", c.prog, name)
 			c.floors = append(c.floors, lim)
 		case programs.Output:
-			if st.HasValue && st.ValueStatic && inTree(st.Value) {
+			if st.HasValue && st.ValueStatic && (inTree(st.Value) || e.Fact.Builtin) {
 				continue
 			}
 			lim.why = fmt.Sprintf("%s %s writes a file outside the working directory", c.prog, name)
@@ -611,7 +691,7 @@ func (c *call) optionEffects(st programs.Token, o *programs.Opt, flags []string)
 			case "system":
 				lim.why = fmt.Sprintf("%s %s changes the system", c.prog, name)
 			case "discard":
-				lim.why = fmt.Sprintf("%s %s throws away uncommitted work", c.prog, name)
+				lim.why = fmt.Sprintf("%s %s throws away uncommitted work", c.key, name)
 				c.floors = append(c.floors, lim)
 				continue
 			}
@@ -619,6 +699,9 @@ func (c *call) optionEffects(st programs.Token, o *programs.Opt, flags []string)
 		case programs.Inline:
 			lim.why = fmt.Sprintf("%s runs inline code (%s)", c.prog, name)
 			c.blocks = append(c.blocks, lim)
+		case programs.Downloads:
+			lim.why = fmt.Sprintf("%s %s fetches a package from its registry and runs it", c.prog, name)
+			c.floors = append(c.floors, lim)
 		}
 	}
 }
@@ -640,22 +723,31 @@ func (c *call) operandEffects(w string) {
 	}
 	if strings.HasPrefix(w, "+") {
 		for _, e := range c.block.Plus() {
+			if e.Kind == programs.Ex {
+				c.exEffects(w[1:], "+", e.Fact.String(), nil)
+				continue
+			}
 			if i := strings.IndexByte(w, e.Plus); i >= 0 {
 				script := w[i+1:]
 				if e.Plus == '|' && script != "" {
 					script = script[1:] // |m: the mark letter
 				}
-				c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %c runs a command line", c.prog, e.Plus), fact: e.Fact.String()})
-				c.nested = append(c.nested, nested{script: script, via: string(w[:i+1]), fact: e.Fact.String()})
+				if !e.Fact.Builtin {
+					c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %c runs a command line", c.prog, e.Plus), fact: e.Fact.String()})
+				}
+				c.nested = append(c.nested, nested{script: script, via: string(w[:i+1]), fact: e.Fact.String(), decide: e.Fact.Builtin})
 			}
 		}
 	}
 	if effects, v := c.block.Shape(w); effects != nil {
 		for _, e := range effects {
-			c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %s", c.prog, describe(e.Kind)), fact: e.Fact.String()})
 			if e.Kind == programs.Exec {
-				c.nested = append(c.nested, nested{script: v, via: w[:strings.IndexByte(w, '=')+1], fact: e.Fact.String()})
+				c.nested = append(c.nested, nested{script: v, via: w[:strings.IndexByte(w, '=')+1], fact: e.Fact.String(), decide: e.Fact.Builtin})
+				if e.Fact.Builtin {
+					continue
+				}
 			}
+			c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %s", c.prog, describe(e.Kind)), fact: e.Fact.String()})
 		}
 	}
 	name, value, ok := strings.Cut(w, "=")
@@ -663,13 +755,18 @@ func (c *call) operandEffects(w string) {
 		return
 	}
 	if f := c.block.Expands(); f != nil {
+		// make reads 'X != cmd' as it reads X!=cmd: blanks around
+		// the name and the operator do not matter.
+		name, value = strings.TrimRight(name, " \t"), strings.TrimLeft(value, " \t")
 		// make's other assignments: NAME:=, ::=, :::=, ?=, +=, and !=,
 		// which runs its value when make starts.
 		trimmed := strings.TrimRight(name, ":?+!")
-		if op := name[len(trimmed):]; op != "" && validVar(trimmed) {
+		op := name[len(trimmed):]
+		trimmed = strings.TrimRight(trimmed, " \t")
+		if validVar(trimmed) {
 			if op == "!" {
 				c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %s!= runs a command line", c.prog, trimmed), fact: f.String()})
-				c.nested = append(c.nested, nested{script: value, via: w[:len(name)+1], fact: f.String()})
+				c.nested = append(c.nested, nested{script: value, via: trimmed + " !=", fact: f.String()})
 			}
 			name = trimmed
 		}
@@ -856,6 +953,9 @@ func (c *call) programFloors() {
 	if c.block == nil {
 		return
 	}
+	if f := c.block.DownloadsFact(); f != nil {
+		c.floors = append(c.floors, limit{why: fmt.Sprintf("%s fetches a package from its registry and runs it", c.key), fact: f.String()})
+	}
 	if f := c.block.ScriptFact(); f != nil {
 		nf, nb := len(c.floors), len(c.blocks)
 		switch f.Arg {
@@ -904,4 +1004,47 @@ func makeCall(s string, open byte) (string, string) {
 		}
 	}
 	return s, ""
+}
+
+// writeFact returns the table fact behind a write redirection package
+// shellparse made of what the program writes (an option's file: -o, or
+// its operands: op is then the program), "" for one the line wrote.
+func (c *call) writeFact(op string) string {
+	if c.block == nil || op == "" || op[0] >= '0' && op[0] <= '9' || strings.ContainsAny(op[:1], "<>&") {
+		return ""
+	}
+	if name, ok := strings.CutPrefix(op, "-"); ok {
+		var o *programs.Opt
+		if long, ok := strings.CutPrefix(name, "-"); ok || c.block.Program().SingleDash != nil {
+			o = c.block.Long(strings.TrimPrefix(long, "-"))
+			if !ok {
+				o = c.block.Long(name)
+			}
+		} else if len(name) == 1 {
+			o = c.block.Short(name[0])
+		}
+		if o != nil {
+			for _, e := range o.Effects {
+				if e.Kind == programs.Write || e.Kind == programs.Output || e.Kind == programs.Writes {
+					return e.Fact.String()
+				}
+			}
+		}
+		return ""
+	}
+	if f := c.block.TargetsFact(); f != nil {
+		return f.String()
+	}
+	for b := c.block; b != nil; {
+		for _, f := range b.Facts() {
+			if f.Kind == programs.Writes {
+				return f.String()
+			}
+		}
+		if b == b.Program().Root {
+			break
+		}
+		b = b.Program().Root
+	}
+	return ""
 }

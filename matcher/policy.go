@@ -335,7 +335,7 @@ func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
 
 func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	tbl := p.programs()
-	c := newCallEnv(tbl, cmd.Args, cmd.Dir, cmd.Assigns)
+	c := newCallEnv(tbl, cmd.Args, cmd.Dir, cmd.Assigns, cmd.Vars)
 	v := Verdict{Command: cmd, Argv: c.argv}
 	// floors make the command at least Ask; blocks keep an allow rule
 	// from allowing it (Ask), but leave an unmatched command Default.
@@ -358,18 +358,45 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	}
 	for _, r := range cmd.Redirs {
 		if r.Kind == shellparse.Write {
-			floors = append(floors, limit{why: fmt.Sprintf("writes %s (%s)", r.Target.Text, r.Op)})
+			floors = append(floors, limit{why: fmt.Sprintf("writes %s (%s)", r.Target.Text, r.Op), fact: c.writeFact(r.Op)})
 		}
 	}
 	bare := len(cmd.Args) == 0 || cmd.Decl != ""
 	var sets []string
 	for _, a := range cmd.Assigns {
-		if c.block != nil && !bare && !envSafe(a.Name, a.Value.Text, a.Value.Static) {
-			if f := c.block.EnvExec(a.Name); f != nil {
-				if a.Value.Static {
-					c.nested = append(c.nested, nested{script: strings.TrimLeft(a.Value.Text, "|-"), via: a.Name + "=", fact: f.String()})
+		if envSafe(a.Name, a.Value.Text, a.Value.Static) {
+			continue
+		}
+		var f *programs.Fact
+		if c.block != nil && !bare {
+			f = c.block.EnvExec(a.Name)
+		}
+		if f != nil && !f.Builtin {
+			// A manifest's fact: a floor, and a deny inside.
+			if a.Value.Static {
+				c.nested = append(c.nested, nested{script: strings.TrimLeft(a.Value.Text, "|-"), via: a.Name + "=", fact: f.String()})
+			}
+			floors = append(floors, limit{why: fmt.Sprintf("%s= runs a command line", a.Name), fact: f.String()})
+			continue
+		}
+		if f != nil || a.Name == "LESS" || programs.ExecEnv(a.Name) {
+			// A command line (or less's options) set on the line:
+			// decided by what it says when it is written out.
+			fact := ""
+			if f != nil {
+				fact = f.String()
+			}
+			switch {
+			case a.Value.Static && a.Name == "LESS":
+				for _, script := range lessCommands(a.Value.Text) {
+					c.nested = append(c.nested, nested{script: script, via: "LESS=", decide: true})
 				}
-				floors = append(floors, limit{why: fmt.Sprintf("%s= runs a command line", a.Name), fact: f.String()})
+				continue
+			case a.Value.Static:
+				c.nested = append(c.nested, nested{script: strings.TrimLeft(a.Value.Text, "|-"), via: a.Name + "=", fact: fact, decide: true})
+				continue
+			case !bare:
+				floors = append(floors, limit{why: fmt.Sprintf("%s= runs a command line not known statically: %s", a.Name, a.Value.Text), fact: fact})
 				continue
 			}
 		}
@@ -397,18 +424,51 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 		}
 	}
 	// Command lines the command runs through its options: a deny inside
-	// is a deny; anything else is at least the floor recorded with it.
+	// is a deny; anything else is at least the floor recorded with it,
+	// or, for a line the option is for (decide), what the line is: an
+	// ask is an ask, and a line no rule matches leaves the command no
+	// better than default.
+	var defaults []limit
+	var argDeny *Rule
+	var argText string
 	for _, n := range c.nested {
-		if d, why, r := p.decideNested(n.script, depth); d == Deny {
+		d, why, r, byPath := p.decideNested(n.script, depth)
+		if d == Deny {
 			v.Decision, v.Rule, v.Fact = Deny, r, n.fact
 			v.Reason = fmt.Sprintf("runs `%s` (%s), which %s", n.script, n.via, why)
 			return v
 		}
+		if !n.decide {
+			continue
+		}
+		lim := limit{why: fmt.Sprintf("runs `%s` (%s), which %s", n.script, n.via, why), fact: n.fact, flags: n.flags}
+		if byPath != "" && d != Ask {
+			// A program the line names by path (--exec=/tmp/x): a file
+			// it may have put there, not a command it shows.
+			d, lim.why = Ask, fmt.Sprintf("runs %s (%s), a program named by its path", byPath, n.via)
+		}
+		switch d {
+		case Ask:
+			floors = append(floors, lim)
+		case Default:
+			defaults = append(defaults, lim)
+		}
+	}
+	if r, text, certain, why := p.readArgs(c, cmd, depth); r != nil && certain {
+		v.Decision, v.Rule = Deny, r
+		v.Reason = fmt.Sprintf("runs `%s` from its arguments, which matches a deny rule", text)
+		return v
+	} else if r != nil {
+		argDeny, argText = r, text
+	} else if why != "" {
+		floors = append(floors, limit{why: why})
 	}
 	if bare {
 		switch {
 		case len(floors) > 0:
 			v.Decision, v.Reason, v.Fact = Ask, floors[0].why, floors[0].fact
+		case len(defaults) > 0:
+			v.Decision, v.Reason, v.Fact = Default, defaults[0].why, defaults[0].fact
 		case len(sets) > 0:
 			v.Decision = Default
 			v.Reason = fmt.Sprintf("sets %s for the commands that follow", strings.Join(sets, ", "))
@@ -472,9 +532,9 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	// flag does: `sed -i` allows sed -i, `sed` does not. The rule that
 	// accepts the most decides.
 	for _, r := range allows {
-		f, b := waive(floors, r), waive(blocks, r)
-		if allow == nil || len(f)+len(b) < len(floors)+len(blocks) {
-			allow, floors, blocks = r, f, b
+		f, b, d := waive(floors, r), waive(blocks, r), waive(defaults, r)
+		if allow == nil || len(f)+len(b)+len(d) < len(floors)+len(blocks)+len(defaults) {
+			allow, floors, blocks, defaults = r, f, b, d
 		}
 	}
 	if r, err := p.globDeny(cmd, depth); r != nil {
@@ -483,6 +543,11 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 		floors = append(floors, limit{why: fmt.Sprintf("the policy cannot be read: %v", err)})
 	}
 	switch {
+	case argDeny != nil:
+		// A reading of the arguments of a program nobody described
+		// is denied: a person decides.
+		v.Decision, v.Rule = Ask, argDeny
+		v.Reason = fmt.Sprintf("its arguments may run `%s`, which matches a deny rule", argText)
 	case maybeDeny != nil:
 		v.Decision, v.Rule = Ask, maybeDeny
 		v.Reason = "may match a deny rule: a word or the working directory is not known statically"
@@ -496,13 +561,18 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 		first := append(floors, blocks...)[0]
 		v.Decision, v.Rule, v.Fact = Ask, allow, first.fact
 		v.Reason = "matches an allow rule, but " + first.why
+	case allow != nil && len(defaults) > 0:
+		v.Decision, v.Rule, v.Fact = Default, allow, defaults[0].fact
+		v.Reason = "matches an allow rule, but " + defaults[0].why
 	case allow != nil:
 		v.Decision, v.Rule = Allow, allow
 		v.Reason = "matches an allow rule"
 	case len(floors) > 0:
 		v.Decision, v.Reason, v.Fact = Ask, floors[0].why, floors[0].fact
-	case len(blocks) == 0 && harmless(c, cmd):
+	case len(blocks) == 0 && len(defaults) == 0 && harmless(c, cmd):
 		v.Decision, v.Reason = Allow, "a harmless shell builtin"
+	case len(defaults) > 0 && len(blocks) == 0:
+		v.Decision, v.Reason, v.Fact = Default, defaults[0].why, defaults[0].fact
 	default:
 		v.Decision, v.Reason = Default, "no rule matches"
 	}
@@ -584,23 +654,31 @@ func waive(limits []limit, allow *Rule) []limit {
 }
 
 // decideNested decides a command line found inside an option's value.
-func (p *Policy) decideNested(script string, depth int) (Decision, string, *Rule) {
+// byPath is the first program it runs by a path outside the system
+// directories, "" if none.
+func (p *Policy) decideNested(script string, depth int) (d Decision, why string, r *Rule, byPath string) {
 	if depth+1 > maxNested {
-		return Ask, "is nested too deep to read", nil
+		return Ask, "is nested too deep to read", nil, ""
 	}
 	s, err := shellparse.Parse(script)
 	if err != nil {
-		return Ask, "does not parse", nil
+		return Ask, "does not parse", nil, ""
 	}
 	res := p.decideScript(s, depth+1)
 	if res.Decision == Deny {
 		for _, v := range res.Commands {
 			if v.Decision == Deny {
-				return Deny, "matches a deny rule", v.Rule
+				return Deny, "matches a deny rule", v.Rule, ""
 			}
 		}
 	}
-	return res.Decision, res.Reason, nil
+	for _, v := range res.Commands {
+		if prog := v.Command.Program(); strings.ContainsAny(prog, `/\`) && !systemDirs[path.Dir(prog)] {
+			byPath = prog
+			break
+		}
+	}
+	return res.Decision, res.Reason, nil, byPath
 }
 
 func deny(v Verdict, r *Rule) Verdict {
@@ -699,7 +777,7 @@ func (p *Policy) secret(cmd *shellparse.Command) string {
 	check := func(w shellparse.Word) bool {
 		t := w.Text
 		if !w.Static {
-			t = strings.NewReplacer(`"`, "", `'`, "", "${HOME}", "~", "$HOME", "~").Replace(t)
+			t = strings.NewReplacer(`"`, "", `'`, "", "${HOME}", "~", "$HOME", "~").Replace(homeExpansions(t))
 		}
 		if p.home != "" && (t == p.home || strings.HasPrefix(t, p.home+"/")) {
 			t = "~" + t[len(p.home):]

@@ -1,6 +1,9 @@
 package matcher
 
 import (
+	"github.com/agent-shim/agent-shim/shellparse"
+	"path"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,7 +68,9 @@ var factTests = []struct {
 	{"rsync -e 'rm -rf /' a b:", Deny, ""},
 	{"rsync --rsh='rm -rf /' a b:", Deny, ""},
 	{"rsync --rsync-path='rm -rf /' a b:", Deny, ""},
-	{"rsync -a a b", Allow, ""},
+	// rsync writes its destination: a write, as `> b` is, which the
+	// gate lets the level allow inside the checkout (see decideLocal).
+	{"rsync -a a b", Ask, "targets last"},
 	{"ssh -o ProxyCommand='rm -rf /' host", Deny, ""},
 	{"ssh -oProxyCommand='rm -rf /' host", Deny, ""},
 	{"ssh -o 'proxycommand rm -rf /' host", Deny, ""},
@@ -75,12 +80,16 @@ var factTests = []struct {
 	{"man -P 'rm -rf /' ls", Deny, "-P"},
 	{"man --pager='rm -rf /' ls", Deny, ""},
 	{"man -H'rm -rf /' ls", Deny, ""},
-	{"man -Pcat ls", Ask, ""},
+	// A command line written out is decided as what it is.
+	{"man -Pcat ls", Allow, ""},
+	{"man -P 'sed -i s/a/b/ f' ls", Ask, ""},
+	{"man -P most ls", Default, "-P"},
+	{"man -P /tmp/x ls", Ask, ""},
 	{"man ls", Allow, ""},
 	{"less '+!rm -rf /' f", Deny, "+!"},
 	{"less '+|arm -rf /' f", Deny, ""},
 	{"less +G f", Allow, ""},
-	{"LESSOPEN='|rm -rf / %s' less f", Deny, "LESSOPEN"},
+	{"LESSOPEN='|rm -rf / %s' less f", Deny, ""},
 	{"LESSOPEN='||/tmp/x %s' less f", Ask, ""},
 	{"less -o /tmp/log f", Ask, ""},
 	{"go test -exec='rm -rf /' ./...", Deny, "-exec"},
@@ -125,7 +134,13 @@ var factTests = []struct {
 	{"git -c pager.log='sh -c \"rm -rf /\"' log", Deny, ""},
 	{"git -c Core.SSHCommand='rm -rf /' ls-remote x", Deny, ""},
 	{"git -c diff.x.textconv='rm -rf /' diff", Deny, ""},
-	{"git -c core.pager=less log", Ask, ""},
+	{"git -c core.pager=less log", Allow, ""},
+	{"git -c core.pager=most log", Default, "core.pager"},
+	{"git -c 'core.pager=less -R' log", Allow, ""},
+	{"git -c core.pager=/tmp/x log", Ask, ""},
+	{"git -c credential.helper=store fetch", Default, ""},
+	{"git -c credential.helper='!rm -rf /' fetch", Deny, ""},
+	{"git -c credential.helper='/tmp/x' ls-remote", Ask, ""},
 	{"git -c safe.directory='*' status", Ask, ""},
 	{"git -c color.ui=never status", Allow, ""},
 	{"git -c alias.p='push --force' p origin main", Deny, ""},
@@ -133,7 +148,13 @@ var factTests = []struct {
 	{"git -c Alias.St='!rm -rf /' st", Deny, ""},
 	{"git -c alias.st=status st", Ask, ""},
 
-	{"GIT_PAGER='rm -rf /' git log", Deny, "GIT_PAGER"},
+	{"GIT_PAGER='rm -rf /' git log", Deny, ""},
+	{"GIT_PAGER=cat git log", Allow, ""},
+	{"GIT_EDITOR=true git log", Allow, ""},
+	{"PAGER=\"$P\" git log", Ask, ""},
+	{"LESS='+!rm -rf /' git log", Deny, ""},
+	{"LESS=-R git log", Allow, ""},
+	{"export PAGER='rm -rf /'; man ls", Deny, ""},
 	{"GIT_SSH_COMMAND='sh -c \"rm -rf /\"' git ls-remote x", Deny, ""},
 	{"EDITOR=/tmp/x git log", Ask, ""},
 	{"PAGER=less git log", Allow, ""},
@@ -359,7 +380,8 @@ func TestFacts(t *testing.T) {
 }
 
 // TestSedInPlace: sed -i is not allowed by a plain sed rule in any
-// spelling, and is allowed by a rule that names it.
+// spelling, and is allowed by a rule that names it, on a file of the
+// working directory (as the gate decides at local-changes).
 func TestSedInPlace(t *testing.T) {
 	plain := New()
 	plain.Add(Allow, "sed", Source{})
@@ -387,11 +409,44 @@ func TestSedInPlace(t *testing.T) {
 		{"sed -e s/i/x/ f", Allow, Allow},
 		{"sed -i 's/a/b/w /etc/x' f", Ask, Ask},
 	} {
-		if got := plain.Decide(tc.in).Decision; got != tc.plain {
+		if got := decideLocal(plain, tc.in).Decision; got != tc.plain {
 			t.Errorf("rule `sed`: %q: got %v, want %v", tc.in, got, tc.plain)
 		}
-		if got := named.Decide(tc.in).Decision; got != tc.named {
+		if got := decideLocal(named, tc.in).Decision; got != tc.named {
 			t.Errorf("rules `sed`, `sed -i`: %q: got %v, want %v", tc.in, got, tc.named)
 		}
+		// Outside the working directory the file is a write the
+		// level does not cover, whatever the rule names.
+		if out := strings.Replace(tc.in, " f", " /etc/f", 1); out != tc.in && tc.named == Allow && strings.Contains(tc.in, "-i") {
+			if got := decideLocal(named, out).Decision; got != Ask {
+				t.Errorf("rules `sed`, `sed -i`: %q: got %v, want ask", out, got)
+			}
+		}
 	}
+}
+
+// decideLocal decides a line as the gate does inside a checkout at the
+// local-changes level: writes to relative paths that stay in the working
+// directory (redirections, and the files package shellparse says a
+// program writes) are the level's to allow, not asked about.
+func decideLocal(p *Policy, line string) *Result {
+	s, err := shellparse.Parse(line)
+	if err != nil {
+		return p.Decide(line)
+	}
+	for _, c := range s.Commands {
+		var keep []shellparse.Redirect
+		for _, r := range c.Redirs {
+			// Hidden files and directories (.git, .agents) stay
+			// writes: the gate protects the policy's own paths.
+			first, _, _ := strings.Cut(path.Clean(r.Target.Text), "/")
+			if r.Kind == shellparse.Write && r.Target.Static && inTree(r.Target.Text) && !c.Moved &&
+				!slices.Contains([]string{".git", ".agents", ".claude", ".gemini", ".codex"}, first) {
+				continue
+			}
+			keep = append(keep, r)
+		}
+		c.Redirs = keep
+	}
+	return p.DecideScript(s)
 }

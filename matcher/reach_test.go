@@ -85,6 +85,15 @@ func probes(f *programs.Fact, arg string) []probe {
 		}
 	case programs.Ask:
 		return []probe{{[]string{"allow " + k}, k + " " + opt}}
+	case programs.Ex:
+		if opt == "+" {
+			return []probe{{[]string{"allow " + k, deny}, k + " '+!rm -rf /' f"}}
+		}
+		return []probe{{[]string{"allow " + k, deny}, k + " " + withValue("!rm -rf /") + " f"}}
+	case programs.Downloads:
+		return []probe{{[]string{"allow " + k}, k + " " + opt + " pkg"}}
+	case programs.Runner:
+		return []probe{{[]string{"allow " + k, deny}, k + " rm -rf /"}}
 	case programs.Writes:
 		if hasPrefix {
 			return []probe{{[]string{"allow " + k}, k + " " + withValue(strings.TrimSuffix(val, "/tmp/probe")) + " 1 f"}}
@@ -113,7 +122,11 @@ func probes(f *programs.Fact, arg string) []probe {
 		return []probe{{[]string{"allow " + k}, k + " X='$(shell /tmp/probe)'"}}
 	case programs.ConfigExec:
 		key := strings.ReplaceAll(arg, "*", "x")
-		return []probe{{[]string{"allow " + k + " zzsub", deny}, k + " -c " + quote(key+"=rm -rf /") + " zzsub"}}
+		value := "rm -rf /"
+		if strings.Contains(key, "credential") || strings.HasPrefix(key, "submodule.") {
+			value = "!" + value // a helper without ! is git credential-VALUE
+		}
+		return []probe{{[]string{"allow " + k + " zzsub", deny}, k + " -c " + quote(key+"="+value) + " zzsub"}}
 	case programs.ConfigSafe:
 		key := strings.ReplaceAll(arg, "*", "x")
 		return []probe{{[]string{"allow " + k + " zzsub"}, k + " -c " + key + "=x zzsub"}}
@@ -144,7 +157,7 @@ func decideWith(tbl *programs.Table, pr probe) Decision {
 		dec, _ := ParseDecision(d)
 		p.Add(dec, line, Source{})
 	}
-	return p.Decide(pr.line).Decision
+	return decideLocal(p, pr.line).Decision
 }
 
 // TestEveryFactChangesADecision proves each fact of the built-in table,

@@ -121,7 +121,10 @@ var round3Tests = []struct {
 	{"gdb -ex 'shell ls'", Ask},
 	{"gdb --batch --eval-command='shell ls' ./a.out", Ask},
 	{"emacs --eval '(kill-emacs)'", Ask},
-	{"vim -c '!rm -rf /' -c q", Ask},
+	// A shell escape written out is decided as its command.
+	{"vim -c '!rm -rf /' -c q", Deny},
+	{"vim -c 'set nu' f", Default},
+	{"vim -c 'call system(\"x\")' f", Ask},
 	{"nvim --cmd 'echo 1' f", Ask},
 	// Scripts from process substitutions, perl word lists.
 	{"bash <(echo 'rm -rf /')", Deny},
@@ -180,7 +183,9 @@ var round3Tests = []struct {
 	{"GOFLAGS=-toolexec=/tmp/x go build ./...", Ask},
 	{"NODE_OPTIONS=--require=/tmp/x npm test", Ask},
 	{"npm_config_script_shell=/tmp/x npm test", Ask},
-	{"LESS='+!x' less f", Ask},
+	// less runs x: decided as x is (no rule matches it).
+	{"LESS='+!x' less f", Default},
+	{"LESS='+!/tmp/x' less f", Ask},
 	{"TAR_OPTIONS=--to-command=x tar -tf a.tar", Ask},
 	{"FOO=1 cat ~/.ssh/id_rsa", Ask},
 }
@@ -194,7 +199,7 @@ func TestRound3(t *testing.T) {
 		}
 		seen[tc.in] = true
 		t.Logf("input: %q", tc.in)
-		res := p.Decide(tc.in)
+		res := decideLocal(p, tc.in)
 		if res.Decision != tc.want {
 			t.Errorf("%q: got %v, want %v\n%s", tc.in, res.Decision, tc.want, explainText(res))
 		}

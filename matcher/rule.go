@@ -397,16 +397,65 @@ func operandIn(want string, toks []tok, home string, useHome bool) strength {
 	return best
 }
 
-// homeWord reads $HOME, ${HOME} and "$HOME" (with an optional /suffix) as ~.
+// homeWord reads $HOME, ${HOME} and "$HOME" (with an optional /suffix) as
+// ~, and the expansions of HOME with a fallback as bash does with HOME set
+// (see homeExpansions): "${HOME:?}/" is ~/, "${HOME:+/}" is /.
 func homeWord(w shellparse.Word) (string, bool) {
-	t := strings.ReplaceAll(w.Text, `"`, "")
+	t := homeExpansions(strings.ReplaceAll(w.Text, `"`, ""))
 	for _, p := range []string{"${HOME}", "$HOME"} {
 		if rest, ok := strings.CutPrefix(t, p); ok && (rest == "" || rest[0] == '/') &&
 			!strings.ContainsAny(rest, "$`*?[") {
 			return "~" + rest, true
 		}
 	}
+	if t != strings.ReplaceAll(w.Text, `"`, "") && t != "" && !strings.ContainsAny(t, "$`*?['\\") {
+		return t, true // ${HOME:+/}: the word that replaces it
+	}
 	return "", false
+}
+
+// homeExpansions rewrites the expansions of HOME that bash reads as $HOME
+// because HOME is set and not empty: ${HOME:?msg}, ${HOME?msg},
+// ${HOME:-w}, ${HOME-w}, ${HOME:=w} and ${HOME=w} are $HOME; ${HOME:+w}
+// and ${HOME+w} are w.
+func homeExpansions(t string) string {
+	for {
+		i := strings.Index(t, "${HOME")
+		if i < 0 {
+			return t
+		}
+		rest := t[i+len("${HOME"):]
+		op := ""
+		for _, o := range []string{":?", ":-", ":=", ":+", "?", "-", "=", "+"} {
+			if strings.HasPrefix(rest, o) {
+				op = o
+				break
+			}
+		}
+		if op == "" {
+			return t // ${HOME}, ${HOMEDIR}: nothing to rewrite
+		}
+		end, depth := -1, 0
+		for j := len(op); j < len(rest) && end < 0; j++ {
+			switch rest[j] {
+			case '{':
+				depth++
+			case '}':
+				if depth == 0 {
+					end = j
+				}
+				depth--
+			}
+		}
+		if end < 0 {
+			return t
+		}
+		repl := "$HOME"
+		if strings.HasSuffix(op, "+") {
+			repl = rest[len(op):end]
+		}
+		t = t[:i] + repl + rest[end+1:]
+	}
 }
 
 // operandTok compares a rule operand with a positional, resolving a

@@ -84,7 +84,7 @@ var inlineSpecs = map[lang]*inlineSpec{
 // interp follows the shell commands inside an interpreter's code.
 func (w *walker) interp(l lang, cmd *Command, c ctx) {
 	spec := inlineSpecs[l]
-	var code []Word
+	var code, modules []Word
 	args := cmd.Args[1:]
 	script := false // a script file or module runs: no inline code
 	for i := 0; i < len(args) && !script; i++ {
@@ -128,6 +128,12 @@ func (w *walker) interp(l lang, cmd *Command, c ctx) {
 					}
 					break
 				}
+				if l == langPerl && (ch == 'M' || ch == 'm') && j+1 < len(t) {
+					// perl -MMODULE is `use MODULE;` put before the
+					// code: -M'strict;system(…)' is code too.
+					modules = append(modules, Word{Text: t[j+1:], Static: true})
+					break
+				}
 				if strings.IndexByte(spec.valued, ch) >= 0 {
 					if j+1 == len(t) {
 						i++
@@ -152,7 +158,7 @@ func (w *walker) interp(l lang, cmd *Command, c ctx) {
 			code = append(code, *t)
 		}
 	}
-	for _, cw := range code {
+	for _, cw := range append(code, modules...) {
 		if !cw.Static {
 			continue // the matcher already refuses to allow code it cannot read
 		}
@@ -317,6 +323,28 @@ func (w *walker) codeCommands(l lang, kind, code string, cmd *Command, c ctx) {
 		}
 		if paren {
 			k++
+		}
+		if q := skipBlank(code, k); l == langPerl && (strings.HasPrefix(code[q:], "q") || strings.HasPrefix(code[q:], "qq")) && !strings.HasPrefix(code[q:], "qw") {
+			// system q(rm -rf /), system qq{…}: a quoted string.
+			n := 1
+			if strings.HasPrefix(code[q:], "qq") {
+				n = 2
+			}
+			if q+n < len(code) && !identByte(code[q+n]) && code[q+n] != ' ' {
+				body, end, ok := delimited(code, q+n)
+				if !ok {
+					unknown("q with no end")
+					return
+				}
+				found++
+				if n == 2 && interpolates(l, '"', body) {
+					unknown(code[q:end])
+				} else {
+					follow(Word{Text: body, Static: true})
+				}
+				i = end - 1
+				continue
+			}
 		}
 		if q := skipBlank(code, k); l == langPerl && strings.HasPrefix(code[q:], "qw") && q+2 < len(code) && !identByte(code[q+2]) && code[q+2] != ' ' {
 			// system qw(rm -rf /): a list of words, never interpolated.

@@ -198,6 +198,17 @@ var runners = runnerTable{
 		writeOpts:  optNames{"-B", "-I", "-O", "-T", "--log-in", "--log-out", "--log-io", "--log-timing"},
 		noCmd:      "an interactive shell"}},
 	{"sg", &optSpec{keep: true, join: true, operands: 1, noCmd: "an interactive shell"}},
+	// hyperfine runs each operand, and its --setup, --prepare,
+	// --conclude and --cleanup commands, through a shell. -P and -L take
+	// several values: not listed, so the command is not guessed at.
+	{"hyperfine", &optSpec{keep: true, each: true, flags: "iNhV", valued: "wmMrspcSunD",
+		long: longOpts{"warmup=", "min-runs=", "max-runs=", "runs=", "setup=", "prepare=", "conclude=",
+			"cleanup=", "shell=", "ignore-failure", "style=", "sort=", "time-unit=", "export-asciidoc=",
+			"export-csv=", "export-json=", "export-markdown=", "export-orgmode=", "show-output", "output=",
+			"input=", "command-name=", "parameter-step-size=", "help", "version"},
+		scriptOpts: optNames{"-s", "--setup", "-p", "--prepare", "--conclude", "-c", "--cleanup"},
+		progOpts:   optNames{"-S", "--shell"},
+		writeOpts:  optNames{"--export-asciidoc", "--export-csv", "--export-json", "--export-markdown", "--export-orgmode"}}},
 }
 
 // runnerTable is a list of runners, not a map: the compiler lays it out,

@@ -117,6 +117,17 @@ type Command struct {
 	// program table says a program writes (cp's destination, tee's files,
 	// -o FILE). A command that runs one of them runs what the line wrote.
 	Written []string
+	// Stdin is what the command reads on standard input when the line
+	// feeds it: the text of a here-document or here-string, or of a
+	// static echo, printf or cat piped in (Static), or a word that is not
+	// static when the line feeds it something it cannot show (a file, a
+	// pipe from another program). Nil when the line leaves standard
+	// input alone.
+	Stdin *Word
+	// Vars are the assignments earlier commands of the line made to the
+	// shell's variables (X=v, export X=v, declare X=v), in source order
+	// and whatever their scope: what a later command may see of them.
+	Vars []Assign
 }
 
 // Word is one argument after quote removal.
@@ -283,13 +294,16 @@ func parseAs(src string, zsh bool) (*Script, error) {
 	return &Script{Commands: w.cmds}, nil
 }
 
-// lineWrites sets each command's Written from the commands before it.
+// lineWrites sets each command's Written from the commands before it,
+// and adds to its redirections the files the program table says it
+// writes (see tableWrites).
 func lineWrites(cmds []*Command) {
 	var written []string
 	for i, cmd := range cmds {
 		if len(written) > 0 {
 			cmd.Written = written[:len(written):len(written)]
 		}
+		tableWrites(cmd)
 		if i == len(cmds)-1 {
 			break
 		}
@@ -465,6 +479,12 @@ type walker struct {
 	// (unset, declare, eval, a function): RANDOM and the like are then
 	// plain variables.
 	specialsLost bool
+	// vars are the assignments the line made to the shell so far (see
+	// Command.Vars).
+	vars []Assign
+	// fds are the files `exec N<FILE` opened for the rest of the line,
+	// by descriptor.
+	fds map[int]Word
 }
 
 func pos(p syntax.Pos) Pos { return Pos{Line: int(p.Line()), Col: int(p.Col())} }
@@ -577,8 +597,18 @@ func (w *walker) stmt(st *syntax.Stmt, src source, c ctx) {
 	if len(st.Redirs) > 0 {
 		redirs := make([]Redirect, 0, len(c.redirs)+len(st.Redirs))
 		redirs = append(redirs, c.redirs...)
-		for _, r := range st.Redirs {
+		for i, r := range st.Redirs {
 			redirs = append(redirs, redirect(r, src))
+			if ps := outSubst(r); ps != nil {
+				// echo '…' > >(bash): what the statement writes is
+				// what the substitution reads.
+				rest := *st
+				rest.Redirs = append(append([]*syntax.Redirect(nil), st.Redirs[:i]...), st.Redirs[i+1:]...)
+				if text, ok := pipeText(&rest, src); ok {
+					w.fedSubst(ps, text, src, c)
+					continue
+				}
+			}
 			if r.Word != nil {
 				w.node(r.Word, src, c)
 			}
@@ -753,6 +783,9 @@ func (w *walker) emit(cmd *Command) {
 	if cmd == w.skip {
 		return // already reported as unknown
 	}
+	if len(w.vars) > 0 && cmd.Vars == nil {
+		cmd.Vars = w.vars[:len(w.vars):len(w.vars)]
+	}
 	if cmd.Dir == "" && !cmd.DirUnknown {
 		cmd.Dir = w.cwd
 		cmd.DirUnknown = cmd.Dir == "" && w.cwdLost
@@ -841,7 +874,16 @@ func (w *walker) call(x *syntax.CallExpr, src source, c ctx) {
 			w.node(a, src, c)
 		}
 	}
+	tee := len(x.Args) > 0 && x.Args[0].Lit() == "tee" && c.stdin != nil && !c.stdin.used && c.stdin.text.Static
 	for _, arg := range x.Args {
+		if tee && len(arg.Parts) == 1 {
+			// echo '…' | tee >(bash): tee writes its input into
+			// the substitution.
+			if ps, ok := arg.Parts[0].(*syntax.ProcSubst); ok && ps.Op == syntax.CmdOut {
+				w.fedSubst(ps, c.stdin.text, src, c)
+				continue
+			}
+		}
 		w.node(arg, src, c)
 	}
 	var assigns []Assign
@@ -864,15 +906,19 @@ func (w *walker) call(x *syntax.CallExpr, src source, c ctx) {
 		why = w.redirHazard(c.redirs)
 	}
 	cmd := &Command{Assigns: assigns, Redirs: c.redirs, Pos: pos(x.Pos()), Nesting: c.nesting, Source: src.slice(x), Unknown: why}
+	cmd.Stdin = stdinOf(cmd.Redirs, c)
+	w.expansions(cmd, c)
 	if len(x.Args) == 0 {
 		for _, a := range x.Assigns {
 			w.noteAssign(a)
 		}
 		w.emit(cmd)
 		w.prompts(cmd, c)
+		w.vars = append(w.vars, assigns...)
 		return
 	}
 	cmd.Args = argWords(x.Args, src, c.params)
+	w.noteFds(cmd)
 	if c.zsh {
 		for _, arg := range x.Args {
 			if why == "" {
@@ -1000,8 +1046,10 @@ func (w *walker) decl(x *syntax.DeclClause, src source, c ctx) {
 		}
 	}
 	cmd.Unknown = why
+	w.expansions(cmd, c)
 	w.emit(cmd)
 	w.prompts(cmd, c)
+	w.vars = append(w.vars, cmd.Assigns...)
 }
 
 // promptVars hold text the shell runs or expands later: PROMPT_COMMAND is
@@ -1060,6 +1108,14 @@ func redirect(r *syntax.Redirect, src source) Redirect {
 	}
 	out.Target = evalWord(r.Word, src.slice(r.Word))
 	out.Target.Split = false
+	if len(r.Word.Parts) == 1 {
+		if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
+			// > >(cmd) writes into a pipe to cmd, whose commands are
+			// walked: no file is written.
+			out.Kind = Dup
+			return out
+		}
+	}
 	if out.Target.Glob && out.Target.Static {
 		// bash expands a pattern in a redirection target to the one
 		// file it names (> .git/confi[g] writes .git/config): which

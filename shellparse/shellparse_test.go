@@ -3,6 +3,7 @@ package shellparse
 import (
 	"bytes"
 	"os/exec"
+	"path"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,6 +31,12 @@ func summary(cmds []*Command) []string {
 			sb.WriteString(mark(w))
 		}
 		for _, r := range c.Redirs {
+			if len(c.Args) > 0 && r.Op == path.Base(c.Args[0].Text) && r.Op != "script" {
+				// A file the program writes as an operand (rm's,
+				// tee's): TestTableWrites holds them. (script's
+				// operand is its runner's own redirection.)
+				continue
+			}
 			sb.WriteString(" " + r.Op + mark(r.Target) + ":" + r.Kind.String())
 		}
 		if c.Unknown != "" {

@@ -31,6 +31,7 @@ type optSpec struct {
 	// What the runner does, beyond finding the command.
 	keep       bool     // report the runner itself too: its own rules apply (ssh, chroot)
 	join       bool     // the command words are joined and run by sh -c (watch, ssh)
+	each       bool     // every operand is a command line run by a shell (hyperfine)
 	scriptOpts optNames // options whose value is a command line (flock -c, script -c)
 	progOpts   optNames // options whose value is a program it runs: the command is unknown
 	writeOpts  optNames // options whose value is a file it writes (strace -o)
@@ -280,6 +281,20 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		args[0].Static = false
 		cmd.Args = args
 	}
+	if len(cmd.Args) > 0 && !cmd.Args[0].Static {
+		// /proc/$$/fd/N is the shell's own descriptor N.
+		for _, own := range []string{"/proc/$$/fd/", "/proc/$BASHPID/fd/", "/proc/${BASHPID}/fd/"} {
+			if n, ok := strings.CutPrefix(cmd.Args[0].Text, own); ok && isNumber(n) {
+				opened := *cmd
+				opened.Args = append([]Word{{Text: "/dev/fd/" + n, Static: true}}, cmd.Args[1:]...)
+				if file, ok := w.fdProgram(&opened); ok && !strings.HasPrefix(path.Clean(file.Text), "/proc/") && !strings.HasPrefix(path.Clean(file.Text), "/dev/") {
+					opened.Args[0] = file
+					w.exec(&opened, c)
+				}
+				break
+			}
+		}
+	}
 	if len(cmd.Args) == 0 || !cmd.Args[0].Static {
 		w.emit(cmd)
 		return
@@ -288,6 +303,13 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		// /proc/self/fd/3, /proc/self/exe, /proc/1/root/usr/bin/git: a
 		// program by descriptor or through another process's view,
 		// whatever its name.
+		if file, ok := w.fdProgram(cmd); ok && !strings.HasPrefix(path.Clean(file.Text), "/proc/") && !strings.HasPrefix(path.Clean(file.Text), "/dev/") {
+			// A descriptor the line opened on a file runs that
+			// file: /dev/fd/3 -rf / 3</bin/rm is rm -rf /.
+			opened := *cmd
+			opened.Args = append([]Word{file}, cmd.Args[1:]...)
+			w.exec(&opened, c)
+		}
 		w.unknown(cmd, fmt.Sprintf("runs %s, a program not known statically", cmd.Args[0].Text))
 		return
 	}
@@ -371,6 +393,8 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		w.su(name, cmd, c)
 	case name == "find":
 		w.find(cmd, c)
+	case name == "gdb":
+		w.gdb(cmd, c)
 	case name == "git" || strings.HasPrefix(name, "git-"):
 		w.emit(cmd)
 		w.gitRuns(cmd, c)
@@ -467,9 +491,17 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 	}
 	for _, a := range extra {
 		if why := envHazard(a.Name); why != "" {
-			w.unknown(cmd, fmt.Sprintf("%s sets %s: %s", name, a.Name, why))
-			return
+			// Reported, and what runs is still followed: a deny rule
+			// may match inside.
+			w.unknownCopy(cmd, fmt.Sprintf("%s sets %s: %s", name, a.Name, why))
+			break
 		}
+	}
+	if len(extra) > 0 {
+		// env BASH_ENV='$(…)' bash, env PROMPT_COMMAND='…' bash -i.
+		set := &Command{Assigns: extra, Redirs: cmd.Redirs, Pos: cmd.Pos, Nesting: cmd.Nesting, Source: cmd.Source, Dir: cmd.Dir}
+		w.expansions(set, c)
+		w.prompts(set, c)
 	}
 	if len(progs) > 0 {
 		w.unknown(cmd, fmt.Sprintf("%s %s runs a program", name, progs[0]))
@@ -597,6 +629,12 @@ func (w *walker) runArgs(name string, spec *optSpec, cmd *Command, args []Word, 
 	if spec.join {
 		// The words are joined with spaces and run by a shell.
 		w.nested(name, joinWords(rest), &inner, c)
+		return
+	}
+	if spec.each {
+		for _, r := range rest {
+			w.nested(name, r, &inner, c)
+		}
 		return
 	}
 	w.inner(name, &inner, rest, extra, c)
@@ -1272,4 +1310,82 @@ func (w *walker) at(name string, cmd *Command, c ctx) {
 	}
 	w.emit(&own)
 	w.fdScript(name, 0, cmd, c)
+}
+
+// gdbValued are gdb's options that take a value (spelled with one dash
+// or two); gdbCommands those whose value is a gdb command.
+var (
+	gdbValued = optNames{"ex", "eval-command", "iex", "init-eval-command", "x", "command", "ix", "init-command",
+		"p", "pid", "c", "core", "cd", "d", "directory", "s", "symbols", "e", "exec", "se", "b", "l",
+		"data-directory", "D", "tty", "t", "interpreter", "i"}
+	gdbCommands = optNames{"ex", "eval-command", "iex", "init-eval-command"}
+)
+
+// gdb reports gdb and what it runs: the program after --args with its
+// arguments, and the commands its -ex options give that run something:
+// run ARGS (the program, with ARGS, through a shell), shell CMD and !CMD.
+// The matcher decides the other gdb commands (code it does not read).
+func (w *walker) gdb(cmd *Command, c ctx) {
+	w.emit(cmd)
+	args := cmd.Args[1:]
+	var cmds []Word
+	prog := -1
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.Static {
+			if strings.HasPrefix(a.Text, "-") || a.Split {
+				return // an option nobody can read: the matcher asks
+			}
+			if prog < 0 {
+				prog = i
+			}
+			continue
+		}
+		t := a.Text
+		if t == "--args" || t == "-args" {
+			if i+1 < len(args) {
+				w.inner("gdb --args", cmd, args[i+1:], nil, c)
+			}
+			prog = -1 // run's arguments are replaced by --args'
+			break
+		}
+		if strings.HasPrefix(t, "-") && len(t) > 1 {
+			name, val, hasVal := strings.Cut(strings.TrimLeft(t, "-"), "=")
+			switch {
+			case hasVal && gdbCommands.has(name):
+				cmds = append(cmds, Word{Text: val, Static: true})
+			case !hasVal && gdbValued.has(name) && i+1 < len(args):
+				if gdbCommands.has(name) {
+					cmds = append(cmds, args[i+1])
+				}
+				i++
+			}
+			continue
+		}
+		if prog < 0 {
+			prog = i
+		}
+	}
+	for _, x := range cmds {
+		t := strings.TrimSpace(x.Text)
+		if !x.Static || t == "" {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(t, "!"); ok {
+			w.nested("gdb !", Word{Text: rest, Static: true}, cmd, c)
+			continue
+		}
+		word, rest, _ := strings.Cut(t, " ")
+		switch word {
+		case "shell":
+			w.nested("gdb shell", Word{Text: rest, Static: true}, cmd, c)
+		case "run", "r", "start", "starti":
+			if prog >= 0 && args[prog].Static {
+				q, err := syntax.Quote(args[prog].Text, syntax.LangBash)
+				if err == nil {
+					w.nested("gdb "+word, Word{Text: q + " " + rest, Static: true}, cmd, c)
+				}
+			}
+		}
+	}
 }

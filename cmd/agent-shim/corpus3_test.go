@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -62,7 +63,8 @@ func TestCorpus3(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("agents-setup: %v\n%s", err, out)
 	}
-	checkCorpus3(t, cfg, ck, "adversarial-3.tsv")
+	checkCorpus3(t, cfg, ck, "adversarial-3.tsv", 140)
+	checkCorpus3(t, cfg, ck, "adversarial-5.tsv", 110)
 }
 
 // TestCorpus3Grants is TestCorpus3 with the policy as plain command(…)
@@ -85,13 +87,18 @@ func TestCorpus3Grants(t *testing.T) {
 	if err := os.WriteFile(cfg, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	checkCorpus3(t, cfg, ck, "adversarial-3.tsv")
+	checkCorpus3(t, cfg, ck, "adversarial-3.tsv", 140)
+	checkCorpus3(t, cfg, ck, "adversarial-5.tsv", 110)
 }
 
-// checkCorpus3 decides every row of a corpus of matcher/testdata with
-// explain --json and with the Claude Code hook, both with cwd as the
-// agent's working directory.
-func checkCorpus3(t *testing.T, cfg, cwd, name string) {
+// tmpNote is the corpus README's "(tmp: V …)": the row's only concern is
+// a write in the temp directory, and either ASK or V is met.
+var tmpNote = regexp.MustCompile(`\(tmp: (ALLOW|DEFAULT|ASK|DENY)\b`)
+
+// checkCorpus3 decides every row of a corpus of matcher/testdata (of at
+// least minRows rows) with explain --json and with the Claude Code hook,
+// both with cwd as the agent's working directory.
+func checkCorpus3(t *testing.T, cfg, cwd, name string, minRows int) {
 	t.Helper()
 	corpus, err := os.ReadFile(filepath.Join("..", "..", "matcher", "testdata", name))
 	if err != nil {
@@ -102,7 +109,7 @@ func checkCorpus3(t *testing.T, cfg, cwd, name string) {
 	rank := map[string]int{"allow": 0, "default": 1, "ask": 2, "deny": 3}
 	hookVerdict := map[string]string{"": "default", "allow": "allow", "ask": "ask", "deny": "deny"}
 	rows := strings.Split(strings.TrimRight(string(corpus), "\n"), "\n")[1:]
-	if len(rows) < 140 {
+	if len(rows) < minRows {
 		t.Fatalf("%s has %d rows", name, len(rows))
 	}
 	failed := 0
@@ -110,6 +117,10 @@ func checkCorpus3(t *testing.T, cfg, cwd, name string) {
 		f := strings.Split(row, "\t")
 		line := strings.NewReplacer("␤", "\n", "⇥", "\t").Replace(f[0])
 		want, floor := strings.ToLower(f[1]), strings.Contains(f[2], "(floor")
+		tmp := ""
+		if m := tmpNote.FindStringSubmatch(f[2]); m != nil {
+			tmp = strings.ToLower(m[1])
+		}
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), []string{"agent-shim", "explain", "--json", "--config", cfg, "--cwd", cwd, "--", line}, strings.NewReader(""), &stdout, &stderr)
 		if code != 0 {
@@ -145,6 +156,7 @@ func checkCorpus3(t *testing.T, cfg, cwd, name string) {
 		for _, got := range []struct{ via, verdict string }{{"explain", res.Verdict}, {"hook", hook}} {
 			bad := ""
 			switch {
+			case tmp != "" && (got.verdict == "ask" || got.verdict == tmp):
 			case rank[got.verdict] < rank[want]:
 				bad = "weaker"
 			case got.verdict != want && !floor:

@@ -16,8 +16,28 @@ import "strings"
 var (
 	runEnvWords    = []string{"ENV"}
 	runEnvPrefixes = []string{"PATH", "HOME", "IFS", "PS4", "SHELL", "BASH", "PAGER", "EDITOR", "VISUAL",
-		"LD_", "DYLD", "XDG", "GCONV", "GLIBC", "LOCPATH", "path"}
+		"LD_", "DYLD", "XDG", "GCONV", "GLIBC", "LOCPATH", "path", "LESS"}
 )
+
+// execEnvNames are the variables whose value is a command line that
+// programs in general run, whichever program the line sets them for:
+// the pager and the editor (git, man, psql, systemctl, crontab -e, …),
+// less's input and output filters, git's ssh, fzf's file lister. LESS
+// holds less's options, among them +!CMD (see package matcher). Set on a
+// line, such a value is decided as the command it is.
+var execEnvNames = []string{"PAGER", "MANPAGER", "GIT_PAGER", "SYSTEMD_PAGER", "BAT_PAGER", "DELTA_PAGER",
+	"PSQL_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "SUDO_EDITOR", "SYSTEMD_EDITOR",
+	"FCEDIT", "LESSOPEN", "LESSCLOSE", "GIT_SSH_COMMAND", "FZF_DEFAULT_COMMAND"}
+
+// ExecEnv reports a variable of execEnvNames.
+func ExecEnv(name string) bool {
+	for _, n := range execEnvNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
 
 // RunEnv returns the variables that change what any program runs: names,
 // and prefixes of names (a copy).

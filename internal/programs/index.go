@@ -59,6 +59,43 @@ type Block struct {
 	// envRuns are the variables that change what it runs (env-runs).
 	envRuns []envPattern
 	facts   []*Fact
+	// declared is set when the table has the block's header: the
+	// program or subcommand was reviewed, even with no facts.
+	declared bool
+	// Runner is set when the block runs the commands its operands give
+	// in ways the table does not spell (npx, npm exec): they are read as
+	// a program outside the table's are (see the runner fact).
+	Runner *Fact
+	// Downloads is set when the block always fetches a package and
+	// runs it (a downloads fact with no option).
+	Downloads *Fact
+}
+
+// Reviewed reports whether the table has the block itself, not only
+// blocks of its subcommands: what the program or subcommand does was
+// reviewed, and a block with no facts says it runs and writes nothing
+// beyond its purpose.
+func (b *Block) Reviewed() bool { return b != nil && b.declared }
+
+// DownloadsFact returns the block's downloads fact with no option, or
+// its program's, or nil.
+func (b *Block) DownloadsFact() *Fact {
+	for ; b != nil; b = b.parent {
+		if b.Downloads != nil {
+			return b.Downloads
+		}
+	}
+	return nil
+}
+
+// RunnerFact returns the runner fact of the block or its program, or nil.
+func (b *Block) RunnerFact() *Fact {
+	for ; b != nil; b = b.parent {
+		if b.Runner != nil {
+			return b.Runner
+		}
+	}
+	return nil
 }
 
 type envPattern struct {
@@ -168,12 +205,18 @@ func (t *Table) index() {
 // indexFacts adds the table's blocks and facts to its programs.
 func (t *Table) indexFacts() {
 	for _, k := range t.order {
-		t.block(k)
+		if b := t.block(k); t.declared[k] {
+			b.declared = true
+		}
 	}
 	for _, f := range t.facts {
 		b := t.block(f.Key)
 		b.facts = append(b.facts, f)
 		p := b.prog
+		if f.Kind == Downloads && len(f.Args) == 0 {
+			b.Downloads = f
+			continue
+		}
 		info := kinds[f.Kind]
 		switch f.Kind {
 		case SingleDash:
@@ -192,6 +235,8 @@ func (t *Table) indexFacts() {
 			}
 		case Targets:
 			b.Targets = f
+		case Runner:
+			b.Runner = f
 		case Script:
 			b.Script = f
 		case AssignExpands:

@@ -27,8 +27,10 @@
 //	                       in the working directory is ordinary (go build -o bin/x)
 //	writes MODE OPT...     the option makes it write; MODE says what: operands (its
 //	                       file operands), archive (the value of its option
-//	                       aliased file: tar -c -f FILE), unknown, or system
-//	                       (no file: date -s)
+//	                       aliased file: tar -c -f FILE), into (the directory its
+//	                       option aliased directory names, tar -x -C DIR; without
+//	                       one, the working directory: what is written there is
+//	                       not known), unknown, or system (no file: date -s)
 //	targets MODE           the operands it always writes: all, last, first, after-first
 //	inline OPT...          the option's value is inline code (python -c)
 //	script LANG            its first operand is a LANG program (sed, awk), read by the matcher
@@ -55,6 +57,21 @@
 //	reads GLOB...          it runs code from the files of the working directory so
 //	                       named (make: Makefile, *.mk): one the same line wrote
 //	                       makes it at least ask
+//	ex OPT...              the value is Ex commands (vi, vim: -c, --cmd; + for operands
+//	                       +CMD): a shell escape in them (!CMD, r !CMD, w !CMD) is
+//	                       decided as its command, a command that may run anything
+//	                       else (call, lua, source, normal…) is at least ask
+//	downloads [OPT...]     it fetches a package from a registry and runs it (pnpm dlx,
+//	                       bunx; npx --yes): at least ask, always or with the option
+//	runner                 it runs commands its operands give in ways no other fact
+//	                       spells (npx, npm exec): its words are read as commands,
+//	                       as a program outside the table's are, and a deny there
+//	                       is a deny
+//
+// A program outside the table, or a subcommand whose block the table does
+// not have (pnpm exec, where only [pnpm dlx] is listed), is read by
+// package matcher for the commands its arguments may run: see its
+// package documentation.
 //
 // writes discard OPT... says the option throws uncommitted work away (git
 // checkout -f): at least ask, whatever allows the command.
@@ -277,6 +294,9 @@ const (
 	Like          Kind = "like"
 	Reads         Kind = "reads"
 	EnvRuns       Kind = "env-runs"
+	Runner        Kind = "runner"
+	Downloads     Kind = "downloads"
+	Ex            Kind = "ex"
 )
 
 // kindInfo says how a kind's arguments read.
@@ -299,7 +319,7 @@ var kinds = map[Kind]kindInfo{
 	Ask:           {args: "opts", minArgs: 1, stricter: true},
 	Write:         {args: "opts", minArgs: 1, stricter: true, takes: true},
 	Output:        {args: "opts", minArgs: 1, stricter: true, takes: true},
-	Writes:        {first: "mode", modes: []string{"operands", "unknown", "system", "archive", "discard"}, args: "opts", minArgs: 1, stricter: true},
+	Writes:        {first: "mode", modes: []string{"operands", "unknown", "system", "archive", "discard", "into"}, args: "opts", minArgs: 1, stricter: true},
 	Targets:       {first: "mode", modes: []string{"all", "last", "first", "after-first"}, args: "none", stricter: true},
 	Inline:        {args: "opts", minArgs: 1, stricter: true, takes: true},
 	Script:        {first: "mode", modes: []string{"sed", "awk"}, args: "none", stricter: true},
@@ -317,6 +337,9 @@ var kinds = map[Kind]kindInfo{
 	Like:          {args: "words", minArgs: 1},
 	Reads:         {args: "globs", minArgs: 1, stricter: true},
 	EnvRuns:       {args: "names", minArgs: 1, stricter: true},
+	Runner:        {args: "none", stricter: true},
+	Downloads:     {args: "opts", stricter: true},
+	Ex:            {args: "opts", minArgs: 1, stricter: true, takes: true},
 }
 
 // Fact is one line of a table.
@@ -363,7 +386,10 @@ type Table struct {
 	lz    *lazy // the built-in table, parsed program by program
 	facts []*Fact
 	order []string // block keys in order of first appearance
-	progs map[string]*Program
+	// declared are the block keys the built-in table has a header
+	// for (see Block.Reviewed): a manifest's block reviews nothing.
+	declared map[string]bool
+	progs    map[string]*Program
 }
 
 // Facts returns every fact in the order read.
@@ -397,7 +423,7 @@ func (t *Table) Programs() []string {
 // fact changes a decision.
 func (t *Table) Without(f *Fact) *Table {
 	t = t.all()
-	out := &Table{order: t.order}
+	out := &Table{order: t.order, declared: t.declared}
 	for _, g := range t.facts {
 		if g != f {
 			out.facts = append(out.facts, g)
@@ -435,11 +461,14 @@ func (t *Table) Format() []byte {
 // option, a subcommand structure or a safe key.
 func (t *Table) Merge(more *Table) (*Table, error) {
 	t, more = t.all(), more.all()
-	out := &Table{}
+	out := &Table{declared: map[string]bool{}}
 	seen := map[string]bool{}
 	for _, tt := range []*Table{t, more} {
 		if tt == nil {
 			continue
+		}
+		for k := range tt.declared {
+			out.declared[k] = true
 		}
 		for _, k := range tt.order {
 			if !seen[k] {
@@ -509,6 +538,12 @@ func (t *Table) parseLines(name string, lines []string, first int, builtin bool,
 			}
 			keys[key] = true
 			t.order = append(t.order, key)
+			if builtin {
+				if t.declared == nil {
+					t.declared = map[string]bool{}
+				}
+				t.declared[key] = true
+			}
 			continue
 		}
 		if key == "" {
@@ -665,6 +700,12 @@ func parseSpelling(s string, kind Kind) (spelling, error) {
 		sp.prefix = strings.ToLower(prefix)
 	}
 	switch {
+	case opt == "+":
+		if kind != Ex || hasPrefix {
+			return sp, fmt.Errorf("%q: only ex facts name +", s)
+		}
+		sp.plus = '+'
+		return sp, nil
 	case opt == "+!" || opt == "+|":
 		if kind != Exec || hasPrefix {
 			return sp, fmt.Errorf("%q: only exec facts name +! or +|", s)

@@ -25,7 +25,35 @@ func (t *Table) WriteTargets(argv []string) (paths []string, unknown bool) {
 	for i, a := range argv[1:] {
 		args[i] = Arg{Text: a, Static: true}
 	}
-	_, b, rest := t.Resolve(argv[0], args)
+	ts, unknown := t.Targets(argv[0], args)
+	for _, w := range ts {
+		paths = append(paths, w.Path)
+	}
+	return paths, unknown
+}
+
+// Target is a file a command writes, as the table reads its words.
+type Target struct {
+	// Path is the file as written; Static says it is known (else Path
+	// is the word as written).
+	Path   string
+	Static bool
+	// How is the option that names it, as spelled on the command line
+	// (-o, --output, -fprint), or "" for an operand the program writes
+	// (cp's destination, tee's files) or an operand of a known shape
+	// (dd of=).
+	How string
+	// Output is set for an output option (go build -o): a relative path
+	// that stays in the working directory is where the program writes
+	// as a matter of course.
+	Output bool
+}
+
+// Targets is WriteTargets for the words of a command as the shell gives
+// them (prog, then its arguments), each target with how the command
+// names it.
+func (t *Table) Targets(prog string, args []Arg) (ts []Target, unknown bool) {
+	_, b, rest := t.Resolve(prog, args)
 	if b == nil {
 		return nil, false
 	}
@@ -34,10 +62,12 @@ func (t *Table) WriteTargets(argv []string) (paths []string, unknown bool) {
 	if b.parent != nil {
 		skip = strings.Count(b.Key, " ")
 	}
-	toks := b.Split(rest)
-	var operands []string
+	var buf [8]Token
+	toks := b.AppendSplit(buf[:0], rest)
+	var operands []Target
 	writesOperands, wroteByOption, archive := false, false, false
-	archivePath, archiveKnown := "", false
+	archivePath, archiveKnown := Target{}, false
+	dir, into := Target{}, false
 	scriptGiven := false
 	script := b.ScriptFact()
 	for _, tok := range toks {
@@ -46,22 +76,25 @@ func (t *Table) WriteTargets(argv []string) (paths []string, unknown bool) {
 			if tok.Arg < skip {
 				continue
 			}
-			w := rest[tok.Arg].Text
-			if effects, v := b.Shape(w); effects != nil {
+			w := rest[tok.Arg]
+			if effects, v := b.Shape(w.Text); effects != nil {
 				for _, e := range effects {
 					if e.Kind == Write || e.Kind == Output {
-						paths = append(paths, v)
+						ts = append(ts, Target{Path: v, Static: w.Static, Output: e.Kind == Output})
 					}
 				}
 				continue
 			}
-			operands = append(operands, w)
+			operands = append(operands, Target{Path: w.Text, Static: w.Static})
 		case Option:
 			if tok.Opt == nil {
 				continue
 			}
 			if slices.Contains(tok.Opt.Canon, "file") && tok.HasValue {
-				archivePath, archiveKnown = tok.Value, true
+				archivePath, archiveKnown = Target{Path: tok.Value, Static: tok.ValueStatic}, true
+			}
+			if slices.Contains(tok.Opt.Canon, "directory") && tok.HasValue {
+				dir = Target{Path: tok.Value, Static: tok.ValueStatic}
 			}
 			if script != nil && scriptOption(script.Arg, tok.Name) {
 				scriptGiven = true
@@ -74,7 +107,7 @@ func (t *Table) WriteTargets(argv []string) (paths []string, unknown bool) {
 				case Write, Output:
 					wroteByOption = true
 					if tok.HasValue {
-						paths = append(paths, tok.Value)
+						ts = append(ts, Target{Path: tok.Value, Static: tok.ValueStatic, How: spelled(b, tok), Output: e.Kind == Output})
 					} else {
 						unknown = true
 					}
@@ -86,16 +119,28 @@ func (t *Table) WriteTargets(argv []string) (paths []string, unknown bool) {
 						unknown = true
 					case "archive":
 						archive = true
+					case "into":
+						into = true
 					}
 				}
 			}
 		}
 	}
 	if archive {
-		if archiveKnown && archivePath != "-" {
-			paths = append(paths, archivePath)
+		if archiveKnown && archivePath.Path != "-" {
+			ts = append(ts, archivePath)
 		} else if !archiveKnown {
 			unknown = true
+		}
+	}
+	if into {
+		// Extracting into a directory: the directory option's, else
+		// the working directory, where the protected paths of a
+		// checkout may be among what is written.
+		if d := strings.TrimRight(dir.Path, "/"); d == "" || d == "." || !dir.Static {
+			unknown = true
+		} else {
+			ts = append(ts, dir)
 		}
 	}
 	if script != nil && !scriptGiven && len(operands) > 0 {
@@ -110,24 +155,32 @@ func (t *Table) WriteTargets(argv []string) (paths []string, unknown bool) {
 	}
 	switch mode {
 	case "all":
-		paths = append(paths, operands...)
+		ts = append(ts, operands...)
 	case "last":
 		if len(operands) > 0 && !wroteByOption {
-			paths = append(paths, operands[len(operands)-1])
+			ts = append(ts, operands[len(operands)-1])
 		}
 	case "first":
 		if len(operands) > 0 {
-			paths = append(paths, operands[0])
+			ts = append(ts, operands[0])
 		}
 	case "after-first":
 		if len(operands) > 1 {
-			paths = append(paths, operands[1:]...)
+			ts = append(ts, operands[1:]...)
 		}
 	}
 	if writesOperands && len(operands) == 0 {
 		unknown = true
 	}
-	return paths, unknown
+	return ts, unknown
+}
+
+// spelled is an option token as a command line spells it.
+func spelled(b *Block, tok Token) string {
+	if tok.Long && b.prog.SingleDash == nil {
+		return "--" + tok.Name
+	}
+	return "-" + tok.Name
 }
 
 // scriptOption reports whether an option gives a LANG program its script
