@@ -109,7 +109,7 @@ func (p *Policy) readArgs(c *call, cmd *shellparse.Command, depth int) (r *Rule,
 		}
 	}
 	if rd.budget < 0 && rd.best == nil {
-		return nil, "", false, fmt.Sprintf("its arguments are too long to read for the commands they may run")
+		return nil, "", false, "its arguments are too long to read for the commands they may run"
 	}
 	return rd.best, rd.text, false, ""
 }

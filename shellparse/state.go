@@ -164,7 +164,7 @@ func (w *walker) fedSubst(ps *syntax.ProcSubst, text Word, src source, c ctx) {
 // standard output writes into, or nil.
 func outSubst(r *syntax.Redirect) *syntax.ProcSubst {
 	switch r.Op {
-	case syntax.RdrOut, syntax.AppOut, syntax.ClbOut:
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob:
 	default:
 		return nil
 	}
