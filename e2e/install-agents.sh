@@ -10,11 +10,14 @@
 # only has to run that script; npm warns about the engine and goes on.
 # A plain `npm install @anthropic-ai/claude-code` on Node 20 resolves to an
 # older release (2.1.197) that ignores "onFailure": pin the version.
+# 2.1.197 is installed too, beside it: `agent-shim verify` must go red,
+# naming the check, for a release that lets a failing hook through.
 set -euo pipefail
 
 cache=${AGENT_SHIM_E2E_CACHE:-$HOME/.cache/agent-shim-e2e}
 agents=(
 	"@anthropic-ai/claude-code@2.1.332 claude"
+	"@anthropic-ai/claude-code@2.1.197 claude"
 	"@openai/codex@0.169.0 codex"
 	"@google/gemini-cli@0.61.0 gemini"
 )
