@@ -392,47 +392,68 @@ func (s *Server) gemini(w http.ResponseWriter, body []byte, stream bool) {
 }
 
 // Results returns the tool results the agent sent back to the model, as
-// text: Anthropic's tool_result blocks, the Responses API's
-// function_call_output items and Gemini's functionResponse parts.
+// text, request by request: Anthropic's tool_result blocks, the Responses
+// API's function_call_output items and Gemini's functionResponse parts.
+// (A request carries the conversation so far: a result is there once per
+// request after it.)
 func (s *Server) Results() []string {
 	var out []string
 	for _, r := range s.Requests() {
-		var req struct {
-			Messages []struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"messages"`
-			Input    []map[string]json.RawMessage `json:"input"`
-			Contents []struct {
-				Parts []map[string]json.RawMessage `json:"parts"`
-			} `json:"contents"`
+		out = append(out, results(r.Body)...)
+	}
+	return out
+}
+
+// CallResults returns the result of each tool call made, in the order of
+// the calls: those of the request that carries the most.
+func (s *Server) CallResults() []string {
+	var out []string
+	for _, r := range s.Requests() {
+		if res := results(r.Body); len(res) > len(out) {
+			out = res
 		}
-		if json.Unmarshal([]byte(r.Body), &req) != nil {
+	}
+	return out
+}
+
+// results returns the tool results a request carries, in order.
+func results(body string) []string {
+	var req struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		Input    []map[string]json.RawMessage `json:"input"`
+		Contents []struct {
+			Parts []map[string]json.RawMessage `json:"parts"`
+		} `json:"contents"`
+	}
+	if json.Unmarshal([]byte(body), &req) != nil {
+		return nil
+	}
+	var out []string
+	for _, msg := range req.Messages {
+		var blocks []struct {
+			Type    string          `json:"type"`
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(msg.Content, &blocks) != nil {
 			continue
 		}
-		for _, msg := range req.Messages {
-			var blocks []struct {
-				Type    string          `json:"type"`
-				Content json.RawMessage `json:"content"`
-			}
-			if json.Unmarshal(msg.Content, &blocks) != nil {
-				continue
-			}
-			for _, b := range blocks {
-				if b.Type == "tool_result" {
-					out = append(out, rawText(b.Content))
-				}
+		for _, b := range blocks {
+			if b.Type == "tool_result" {
+				out = append(out, rawText(b.Content))
 			}
 		}
-		for _, it := range req.Input {
-			if string(it["type"]) == `"function_call_output"` {
-				out = append(out, rawText(it["output"]))
-			}
+	}
+	for _, it := range req.Input {
+		if string(it["type"]) == `"function_call_output"` {
+			out = append(out, rawText(it["output"]))
 		}
-		for _, c := range req.Contents {
-			for _, p := range c.Parts {
-				if fr, ok := p["functionResponse"]; ok {
-					out = append(out, rawText(fr))
-				}
+	}
+	for _, c := range req.Contents {
+		for _, p := range c.Parts {
+			if fr, ok := p["functionResponse"]; ok {
+				out = append(out, rawText(fr))
 			}
 		}
 	}

@@ -114,6 +114,9 @@ func TestProtocols(t *testing.T) {
 			if !s.ResultContains("ok") {
 				t.Errorf("the tool result was not recorded: %q", s.Results())
 			}
+			if got := s.CallResults(); len(got) != 1 || !strings.Contains(got[0], "ok") {
+				t.Errorf("CallResults %q, want the one result", got)
+			}
 			if n := len(s.Requests()); n != 3 {
 				t.Errorf("%d requests recorded, want 3", n)
 			}

@@ -181,7 +181,7 @@ func product(pos [][]string) [][]string {
 }
 
 func claudeMissing(s Shape) string {
-	miss := []string{"runners other than those Claude Code strips itself (timeout, time, nice, nohup, stdbuf, command, builtin; sudo, env, exec are not)"}
+	miss := []string{"runners Claude Code does not read through (busybox, su -c, script -c, unbuffer, a program it does not know)"}
 	if len(s.Flags) > 0 {
 		miss = append(miss, "a flag inside a cluster of other letters (-fv)")
 	}

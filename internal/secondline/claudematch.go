@@ -2,6 +2,7 @@ package secondline
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -21,17 +22,25 @@ func newClaudeRule(pattern string, d Decision) claudeRule {
 // documentation and the expressions in its release give it: the line is
 // split into its commands; each command loses the variable assignments
 // and the wrappers Claude strips before matching (timeout, time, nice,
-// stdbuf, nohup, command, builtin, noglob); deny rules are read before
-// ask rules; a rule matches a command when its pattern does (see
-// claudeMatch).
+// stdbuf, nohup, command, builtin, noglob), and is read again as each
+// command a runner before it runs (claudeUnwrap); deny rules are read
+// before ask rules; a rule matches a command when its pattern does (see
+// claudeRegexp). TestSecondLineAgents (e2e) holds this to Claude Code
+// 2.1.332 on every plain row of the corpora.
 func claudeDecide(rules []claudeRule, line string) Decision {
 	var texts []string
 	if cmds, ok := commands(line); ok {
 		for _, c := range cmds {
 			texts = append(texts, claudeStrip(c.text))
+			texts = append(texts, claudeUnwrap(c.words)...)
 		}
 	} else {
 		texts = []string{claudeStrip(strings.TrimSpace(line))}
+		// A line the parser reads as more than commands (time is a
+		// keyword to it) that is words alone still has its runners.
+		if !strings.ContainsAny(line, "\n;&|<>()$`\"'\\*?[]{}~#=") {
+			texts = append(texts, claudeUnwrap(strings.Fields(line))...)
+		}
 	}
 	best := Decision("")
 	for _, r := range rules {
@@ -102,4 +111,102 @@ func claudeRegexp(pattern string) *regexp.Regexp {
 	}
 	re.WriteString(tail + "$")
 	return regexp.MustCompile(re.String())
+}
+
+// claudeUnwrap returns the commands a command's runners run, as Claude
+// Code 2.1.332 reads them for its rules: the words joined by one blank,
+// the program by its base name (./rm is rm), and for each runner of its
+// list (sudo, env, flock, nsenter, …) the command after the runner's
+// options, their values (sudo -u root), its assignments (env, sudo) and
+// its one operand before the program (flock FILE, taskset MASK, chrt
+// PRIO, timeout DURATION, script FILE). Transcribed from the release's
+// bundle (its runner sets and the options that take a value); the e2e
+// test holds it to the agent.
+func claudeUnwrap(words []string) []string {
+	var out []string
+	for depth := 0; len(words) > 0 && depth < 8; depth++ {
+		name := words[0]
+		if i := strings.LastIndexByte(name, '/'); i >= 0 {
+			name = name[i+1:]
+		}
+		out = append(out, strings.Join(append([]string{name}, words[1:]...), " "))
+		if !claudeRunners[name] {
+			break
+		}
+		words = words[claudeProgramAt(name, words):]
+	}
+	return out
+}
+
+// claudeRunners are the runners Claude Code reads through for its rules.
+var claudeRunners = map[string]bool{
+	"time": true, "command": true, "builtin": true, "noglob": true, "env": true, "nice": true,
+	"nohup": true, "sudo": true, "doas": true, "stdbuf": true, "timeout": true, "watch": true,
+	"ionice": true, "chrt": true, "setsid": true, "taskset": true, "strace": true, "ltrace": true,
+	"script": true, "flock": true, "unshare": true, "nsenter": true, "sandbox-exec": true,
+	"exec": true, "pkexec": true, "xargs": true,
+}
+
+// claudeOperand are the runners with one operand before the program.
+var claudeOperand = map[string]bool{"flock": true, "script": true, "taskset": true, "chrt": true, "timeout": true}
+
+// claudeValued are the runners' options that take a value.
+var claudeValued = map[string]string{
+	"exec":    "-a",
+	"nice":    "-n --adjustment",
+	"stdbuf":  "-i -o -e --input --output --error",
+	"timeout": "-k -s --kill --kill-after --signal",
+	"time":    "-f -o --format --output",
+	"sudo":    "-u -g -U -C -D -h -p -r -R -t -T -a -c --user --group --other-user --close-from --chdir --host --prompt --role --chroot --type --command-timeout --auth-type --login-class",
+	"doas":    "-a -u -C",
+	"pkexec":  "--user",
+	"watch":   "-n -s --interval --equexit --shotsdir",
+	"ionice":  "-c -n -p -P -u --class --classdata --pid --pgid --uid",
+	"chrt":    "-T -P -D --sched-runtime --sched-period --sched-deadline",
+	"strace":  "-e -o -p -s -E -P -S -a -b -I -u -X -O -U --output --trace --expr --attach --string-limit --env --trace-path --columns --user --interruptible --detach-on --const-print-style --summary-sort-by --summary-syscall-overhead --summary-columns --signal --status --inject --fault --abbrev --verbose --raw --read --write --kvm --decode-pids --syscall-limit --trace-fds --stack-trace-frame-limit --argv0",
+	"ltrace":  "-a -A -e -l -n -o -p -s -u -x -w -D -F --align --config --debug --indent --library --output --string-max --where",
+	"flock":   "-w -E -c --timeout --wait --conflict-exit-code --command",
+	"script":  "-c -E -T -m -o -O -B -I --command --echo --log-timing --logging-format --output-limit --log-out --log-io --log-in",
+	"unshare": "-R -w -S -G -l --setuid --setgid --root --wd --propagation --setgroups --monotonic --boottime --map-user --map-group --map-users --map-groups --load-interp --owner",
+	"nsenter": "-t -S -G --target --setuid --setgid",
+	"env":     "-u -C -S -P -a --unset --chdir --split-string --argv0",
+	"xargs":   "-a -d -E -e -I -i -L -l -n -P -s --arg-file --delimiter --eof --replace --max-lines --max-args --max-procs --max-chars --process-slot-var",
+}
+
+// claudeProgramAt returns where the command a runner runs starts in
+// words (len(words) when it names none).
+func claudeProgramAt(name string, words []string) int {
+	valued := strings.Fields(claudeValued[name])
+	operand, dashdash := claudeOperand[name], false
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case !dashdash && w == "--":
+			dashdash = true
+		case !dashdash && len(w) > 1 && w[0] == '-':
+			if name == "command" && strings.ContainsAny(w, "vV") {
+				return len(words) // command -v names a program, runs none
+			}
+			if long, ok := strings.CutPrefix(w, "--"); ok {
+				if !strings.Contains(long, "=") && slices.Contains(valued, w) {
+					i++
+				}
+				continue
+			}
+			for j := 1; j < len(w); j++ {
+				if slices.Contains(valued, "-"+w[j:j+1]) {
+					if j == len(w)-1 {
+						i++ // the value is the next word
+					}
+					break
+				}
+			}
+		case (name == "env" || name == "sudo") && strings.Contains(w, "="):
+		case operand:
+			operand = false
+		default:
+			return i
+		}
+	}
+	return len(words)
 }

@@ -91,10 +91,12 @@ const geminiHeader = `# agent-shim's second line for Gemini CLI: the policy's de
 `
 
 // The parts of a command regex. A word is a run of characters that ends
-// at a blank, a quote, a backslash (JSON's escapes) or a shell operator.
+// at a blank, a quote, a backslash (JSON's escapes) or a shell operator;
+// the command ends at the quote that closes its JSON string (Gemini CLI's
+// stableStringify writes a NUL after it, not the comma or brace).
 const (
 	geWord   = `[^ "\\;&|]`
-	geEnd    = `( +|;|&|[|]|[)]|\\|"[,}])`
+	geEnd    = `( +|;|&|[|]|[)]|\\|")`
 	geAssign = `[A-Za-z_][A-Za-z0-9_]*=` + geWord + `* +`
 	geOpt    = `( +-` + geWord + `*| +[0-9]` + geWord + `*| +-` + geWord + `* +[^- "\\;&|]` + geWord + `*|)`
 )

@@ -1,8 +1,10 @@
 package secondline
 
 import (
+	"bytes"
 	"encoding/json"
 	"regexp"
+	"strings"
 )
 
 // geminiRule is one [[rule]] as written.
@@ -31,8 +33,8 @@ func geminiDecide(rules []geminiRule, line string) Decision {
 		}
 	}
 	for _, t := range texts {
-		args, err := json.Marshal(map[string]string{"command": t})
-		if err != nil {
+		args, ok := stableArgs(t)
+		if !ok {
 			return ""
 		}
 		for _, r := range rules {
@@ -42,6 +44,24 @@ func geminiDecide(rules []geminiRule, line string) Decision {
 		}
 	}
 	return ""
+}
+
+// stableArgs is the shell tool's arguments as Gemini CLI's stableStringify
+// writes them for the policy's expressions: keys sorted, each top-level
+// member between NULs, strings as JSON.stringify writes them (no HTML
+// escapes). A command with U+2028 or U+2029, which Go escapes and
+// JavaScript does not, is not decided.
+func stableArgs(command string) ([]byte, bool) {
+	if strings.ContainsAny(command, "\u2028\u2029") {
+		return nil, false
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(command); err != nil {
+		return nil, false
+	}
+	return []byte("{\x00\"command\":" + strings.TrimSuffix(b.String(), "\n") + "\x00}"), true
 }
 
 // geminiSafe is Gemini CLI's isSafeRegExp: false for an expression it
