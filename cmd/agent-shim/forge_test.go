@@ -57,7 +57,7 @@ func TestTreeCannotForgeThePolicy(t *testing.T) {
 	}
 	state := filepath.Dir(auditPath)
 	deciding := []string{cfg, state, sessions.PolicyCopyDir(auditPath), filepath.Join(state, "sessions"), filepath.Join(state, "tickets")}
-	writable := e.runLayer(s, "shell", nil).Writable()
+	writable := e.shellMode().Run(s.c, "shell", nil).Writable()
 	for _, w := range writable {
 		for _, d := range deciding {
 			if d == w || strings.HasPrefix(d, strings.TrimSuffix(w, "/")+"/") {

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -50,67 +46,6 @@ func (e *env) logHook(agentName string, in *hookInput, d gate.Decision) {
 		Agent: agentName, Session: e.sessionID(in.SessionID), Layer: decisionlog.LayerHook,
 		Cwd: in.Cwd, Tool: in.ToolName, ToolUseID: in.ToolUseID, Command: key,
 	}))
-}
-
-// logShell records shell mode's decision of cmd. It wraps *p so that the
-// person's answer is seen, and returns the function that writes the entry,
-// for settle to defer:
-//
-//	defer e.logShell(s, cmd, d, &p)()
-func (e *env) logShell(s *shim, cmd string, d gate.Decision, p *gate.Prompter) func() {
-	w := e.decisionLog()
-	if w == nil {
-		return func() {}
-	}
-	rec := &answerRecorder{}
-	if *p != nil {
-		rec.p = *p
-		*p = rec
-	}
-	cwd, _ := os.Getwd()
-	session := ""
-	if s != nil && s.session != nil {
-		session = strings.TrimSuffix(filepath.Base(s.session.Path), ".json")
-	}
-	return func() {
-		ent := entryOf(d, decisionlog.Entry{
-			Agent: "shell", Session: session, Layer: decisionlog.LayerShell,
-			Cwd: cwd, Tool: "Bash", Command: cmd,
-		})
-		if d.Verdict == gate.Ask || d.Verdict == gate.Default {
-			ent.Answer = rec.answer()
-		}
-		w.Log(ent)
-	}
-}
-
-// answerRecorder is a Prompter that remembers the answer it passed on.
-type answerRecorder struct {
-	p gate.Prompter
-
-	mu  sync.Mutex
-	got string
-}
-
-func (r *answerRecorder) AskApproval(ctx context.Context, req gate.Request) (gate.Answer, error) {
-	a, err := r.p.AskApproval(ctx, req)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err != nil {
-		r.got = decisionlog.AnswerNone
-	} else {
-		r.got = a.String()
-	}
-	return a, err
-}
-
-func (r *answerRecorder) answer() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.got == "" {
-		return decisionlog.AnswerNone // nobody could be asked
-	}
-	return r.got
 }
 
 // entryOf fills an entry's verdict, reason and deciding rule from d.

@@ -167,7 +167,7 @@ func TestLogExecs(t *testing.T) {
 	}
 	e := &env{getenv: os.Getenv}
 	never := matcher.New().Add(matcher.Deny, "rm -r /", matcher.Source{Category: "never_allow", Overlay: "builtin"})
-	decide := e.runLayer(nil, "shell", nil).LogExecs(func(x supervisor.Exec) (supervisor.Verdict, gate.Decision) {
+	decide := e.shellMode().Run(nil, "shell", nil).LogExecs(func(x supervisor.Exec) (supervisor.Verdict, gate.Decision) {
 		if x.Path == "/usr/bin/rm" {
 			reason := "never allowed: `rm -r /`"
 			return supervisor.Verdict{Reason: reason}, gate.Decision{Verdict: gate.Deny, Reason: reason, Rule: never}

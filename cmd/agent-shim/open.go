@@ -15,6 +15,7 @@ type shim struct {
 	config  string // absolute path of config.json
 	audit   *sessions.Audit
 	session *sessions.Session
+	c       *sessions.Call
 }
 
 // openOptions say what a gate is built for.
@@ -33,7 +34,7 @@ func (e *env) open(ctx context.Context, o openOptions) (*shim, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &shim{g: c.Gate, config: c.Config, audit: c.Audit, session: c.Session}, nil
+	return &shim{g: c.Gate, config: c.Config, audit: c.Audit, session: c.Session, c: c}, nil
 }
 
 func (s *shim) close() { s.audit.Close() }

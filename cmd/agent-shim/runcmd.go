@@ -8,10 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 
-	"github.com/agent-shim/agent-shim/gate"
-	"github.com/agent-shim/agent-shim/internal/runlayer"
+	"github.com/agent-shim/agent-shim/internal/shellmode"
 	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
 
@@ -55,46 +53,5 @@ func (e *env) runCmd(ctx context.Context, args []string) int {
 		return e.refuse(err)
 	}
 	s.close()
-	return e.runProgram(ctx, s, &lazyConfig{path: s.config, g: s.g}, "run", path, argv, nil)
-}
-
-// runProgram runs an allowed program (package runlayer): under the
-// supervisor when the run-time layer is on and available, else as
-// agentShim.runtime says. agent names the front end in the decision log
-// ("shell", "run"); ap is what a person approved of the line that starts
-// it (nil: nothing). It returns the program's status, 126 when it cannot
-// run it.
-func (e *env) runProgram(ctx context.Context, s *shim, cfg *lazyConfig, agent, path string, argv []string, ap *gate.Approval) int {
-	f, err := cfg.load()
-	if err != nil {
-		return e.refuse(err)
-	}
-	r := e.runLayer(s, agent, ap)
-	r.Config, r.Mode = cfg.path, f.Shim.Runtime
-	code, err := r.Program(ctx, path, argv)
-	if err != nil {
-		return e.refuse(err)
-	}
-	return code
-}
-
-// runLayer is the run of a program for s, with the process's streams,
-// the decision log and the test seams.
-func (e *env) runLayer(s *shim, agent string, ap *gate.Approval) *runlayer.Run {
-	r := &runlayer.Run{
-		Agent: agent, Approval: ap,
-		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Getenv: e.getenv, Now: now,
-		Supervise: superviseRun, Reraise: reraise, TempDirs: tempDirs, Child: runChild, Exec: execShell,
-	}
-	if s != nil {
-		r.Gate = s.g
-		if s.session != nil {
-			r.Session = strings.TrimSuffix(filepath.Base(s.session.Path), ".json")
-			r.Marker = strings.TrimSuffix(s.session.Path, ".json") + ".runtime-off"
-		}
-	}
-	if w := e.decisionLog(); w != nil {
-		r.Log = w
-	}
-	return r
+	return e.shellMode().Program(ctx, s.c, &shellmode.Host{Path: s.config, Gate: s.g}, "run", path, argv, nil)
 }

@@ -160,7 +160,7 @@ func TestShellAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.settle(ctx, s, p, tc.cmd, s.g.DecideBash(tc.cmd))
+		_, err = e.shellMode().Settle(ctx, s.c, p, tc.cmd, s.g.DecideBash(tc.cmd))
 		s.close()
 		if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 			t.Errorf("settle: %v, want %v", err, tc.wantErr)
@@ -173,7 +173,7 @@ func TestShellAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.settle(ctx, s2, nil, tc.later, s2.g.DecideBash(tc.later))
+		_, err = e.shellMode().Settle(ctx, s2.c, nil, tc.later, s2.g.DecideBash(tc.later))
 		s2.close()
 		if runs := err == nil; runs != tc.laterRuns {
 			t.Errorf("later %q: %v, want runs=%v", tc.later, err, tc.laterRuns)

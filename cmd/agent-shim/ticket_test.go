@@ -334,3 +334,12 @@ func TestTicketRace(t *testing.T) {
 		t.Fatalf("%d shells took the ticket, want 1", got)
 	}
 }
+
+// takeTicket takes a ticket for line as shell mode does.
+func (e *env) takeTicket(line string) (*tickets.Ticket, string, error) {
+	st, err := e.ticketStore()
+	if err != nil {
+		return nil, "", err
+	}
+	return st.TakeLine(line, e.getenv)
+}

@@ -250,6 +250,16 @@ func (s *Session) Ask(ctx context.Context, a AskedCall) error {
 	})
 }
 
+// StateDir is the shim's protected state directory: the directory of the
+// approval log, $XDG_STATE_HOME/agent-shim.
+func StateDir(getenv func(string) string) (string, error) {
+	p, err := approvals.Path(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(p), nil
+}
+
 // Call is a gate built for one tool call, with what the front ends keep
 // around it: the config it was read from, the approval log and the session.
 type Call struct {

@@ -1,8 +1,10 @@
-// Package shellmode is what agent-shim does as the agent's shell: it
-// reads a shell's argv by hand (never a CLI framework's way) for the -c
-// command line, finds the real shell to run it, and builds the real
-// shell's argv. The decision is the gate's (gate.DecideLine); running the
-// line is runlayer's.
+// Package shellmode is what agent-shim does as the agent's shell
+// (`agent-shim -c '<line>'`): it reads a shell's argv by hand (never a CLI
+// framework's way) for the -c command line, finds the real shell, has the
+// gate decide the line as that shell reads it (gate.DecideLine), takes the
+// hook's ticket, asks the person on the terminal when the line needs it,
+// and runs the real shell through the run-time layer (package runlayer);
+// `agent-shim run` is the same without the line.
 package shellmode
 
 import (

@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/agents"
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
@@ -249,6 +250,33 @@ func (s Store) prune(tdir string) {
 			os.Remove(filepath.Join(tdir, de.Name()))
 		}
 	}
+}
+
+// TakeLine is shell mode's half: it takes a valid ticket for line (or for
+// the command inside an agent's wrapper of it, agents.Unwrap) in the
+// working directory, for the agent session the environment names
+// (Session) and this process's parent, the agent.
+func (s Store) TakeLine(line string, getenv func(string) string) (*Ticket, string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, "", fmt.Errorf("finding the working directory: %w", err)
+	}
+	cands := []string{line}
+	if w, ok := agents.Unwrap(line, "", getenv); ok {
+		cands = append(cands, w.Command)
+	}
+	return s.Take(cands, wd, Session(getenv), os.Getppid())
+}
+
+// Session is the agent session shell mode runs in, when the agent says:
+// Claude Code gives its Bash commands CLAUDE_CODE_SESSION_ID (since
+// 2.1.132, the session_id its hooks get; anthropics/claude-code#56879),
+// else AGENT_SHIM_SESSION; "" when unknown.
+func Session(getenv func(string) string) string {
+	if s := getenv("CLAUDE_CODE_SESSION_ID"); s != "" {
+		return s
+	}
+	return getenv("AGENT_SHIM_SESSION")
 }
 
 // Take finds a valid ticket for one of the commands cands (a line, then
