@@ -3,14 +3,12 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/report"
 )
 
 // Test seams: the decision log can be turned off (for the benchmark that
@@ -73,7 +71,7 @@ func (e *env) logcmd(args []string) error {
 	var from time.Time
 	if *since != "" {
 		var err error
-		if from, err = parseSince(*since, now()); err != nil {
+		if from, err = report.Since(*since, now()); err != nil {
 			return usagef("log: --since: %v", err)
 		}
 	}
@@ -119,7 +117,7 @@ func (e *env) logcmd(args []string) error {
 			}
 		}
 	} else {
-		writeLog(e.stdout, out)
+		report.Log(e.stdout, out)
 	}
 	if skipped > 0 {
 		fmt.Fprintf(e.stderr, "agent-shim: warning: %d damaged lines skipped in %s\n", skipped, path)
@@ -133,51 +131,4 @@ func (e *env) logPath(flag string) (string, error) {
 		return flag, nil
 	}
 	return decisionlog.Path(e.getenv)
-}
-
-// writeLog prints one line per decision: time, verdict, layer, the command
-// (cut to fit) and the rule or reason.
-func writeLog(w io.Writer, entries []decisionlog.Entry) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, en := range entries {
-		why := en.Rule.String()
-		if why == "" {
-			why = en.Reason
-		}
-		verdict := en.Verdict
-		if en.Answer != "" {
-			verdict += "→" + en.Answer
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", en.Time.UTC().Format("2006-01-02 15:04:05"), verdict, en.Layer,
-			truncate(oneLine(en.Command), 60), oneLine(why))
-	}
-	tw.Flush()
-}
-
-// truncate cuts s to n runes, marking the cut.
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-// parseSince reads --since: a duration back from now (Go's, or N days as
-// 7d), or a date or time.
-func parseSince(s string, now time.Time) (time.Time, error) {
-	if d, ok := strings.CutSuffix(s, "d"); ok {
-		if n, err := strconv.Atoi(d); err == nil && n >= 0 {
-			return now.AddDate(0, 0, -n), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q is neither a duration (24h, 7d) nor a time (2006-01-02, 2006-01-02T15:04:05Z)", s)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/internal/approvals"
 	"github.com/agent-shim/agent-shim/internal/config"
+	"github.com/agent-shim/agent-shim/internal/report"
 	"github.com/agent-shim/agent-shim/internal/sessions"
 )
 
@@ -38,11 +39,11 @@ func (e *env) recommend(ctx context.Context, args []string) error {
 		recs = []approvals.Recommendation{}
 	}
 	if *asJSON {
-		if err := writeJSON(e.stdout, recs); err != nil {
+		if err := report.JSON(e.stdout, recs); err != nil {
 			return err
 		}
 	} else {
-		writeRecommendations(e, logPath, len(approved), recs)
+		report.Recommendations(e.stdout, logPath, len(approved), recs)
 	}
 	if !*apply || len(recs) == 0 {
 		return nil
@@ -78,17 +79,4 @@ func (e *env) recommend(ctx context.Context, args []string) error {
 		fmt.Fprintf(out, "kept %s: already in one of the grant lists of %s\n", g, path)
 	}
 	return nil
-}
-
-func writeRecommendations(e *env, logPath string, n int, recs []approvals.Recommendation) {
-	if len(recs) == 0 {
-		fmt.Fprintf(e.stdout, "no recommendation from %d approvals in %s\n", n, logPath)
-		return
-	}
-	for _, r := range recs {
-		fmt.Fprintf(e.stdout, "%s\n  %s\n", r.Grant, r.Reason)
-		for _, ev := range r.Evidence {
-			fmt.Fprintf(e.stdout, "  approved: %s\n", oneLine(ev))
-		}
-	}
 }

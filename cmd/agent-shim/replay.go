@@ -2,12 +2,11 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"io"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/replay"
+	"github.com/agent-shim/agent-shim/internal/report"
 )
 
 const replaySynopsis = "agent-shim replay [--config NEW] [--log FILE] [--json]"
@@ -78,37 +77,8 @@ func (e *env) replayWith(file string, load func(cwd string) (*gate.Gate, error),
 		return err
 	}
 	if asJSON {
-		return writeJSON(e.stdout, out)
+		return report.JSON(e.stdout, out)
 	}
-	writeReplay(e.stdout, out)
+	report.Replay(e.stdout, out)
 	return nil
-}
-
-func writeReplay(w io.Writer, r *replay.Result) {
-	fmt.Fprintf(w, "replayed %d decisions", r.Replayed)
-	if r.Skipped > 0 {
-		fmt.Fprintf(w, " (%d skipped: not a shell command, or decided by a session's answer)", r.Skipped)
-	}
-	fmt.Fprintln(w)
-	if len(r.Changes) == 0 {
-		fmt.Fprintln(w, "no verdict changes")
-		return
-	}
-	total := 0
-	for _, c := range r.Changes {
-		total += c.Count
-	}
-	fmt.Fprintf(w, "%d verdicts change:\n", total)
-	for _, c := range r.Changes {
-		how := "narrower"
-		if replay.Widens(c.From, c.To) {
-			how = "WIDER"
-		}
-		fmt.Fprintf(w, "  %-7s → %-7s %5d  (%s)\n", c.From, c.To, c.Count, how)
-	}
-	fmt.Fprintln(w)
-	for _, c := range r.Commands {
-		fmt.Fprintf(w, "%s → %s  ×%d  %s\n", c.From, c.To, c.Count, truncate(oneLine(c.Command), 80))
-		fmt.Fprintf(w, "    was: %s\n    now: %s\n", oneLine(c.Was), oneLine(c.Now))
-	}
 }
