@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
@@ -75,15 +74,9 @@ func (e *env) logcmd(args []string) error {
 			return usagef("log: --since: %v", err)
 		}
 	}
-	want := map[string]bool{}
-	for _, v := range strings.Split(*verdict, ",") {
-		switch v = strings.TrimSpace(v); v {
-		case "":
-		case "allow", "ask", "deny", "default":
-			want[v] = true
-		default:
-			return usagef("log: --verdict: unknown verdict %q (verdicts: allow, ask, deny, default)", v)
-		}
+	want, err := report.Verdicts(*verdict)
+	if err != nil {
+		return usagef("log: --verdict: %v", err)
 	}
 	if *n < 0 {
 		return usagef("log: -n must not be negative")
@@ -96,16 +89,7 @@ func (e *env) logcmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	var out []decisionlog.Entry
-	for _, en := range entries {
-		if !from.IsZero() && en.Time.Before(from) || len(want) > 0 && !want[en.Verdict] {
-			continue
-		}
-		out = append(out, en)
-	}
-	if *n > 0 && len(out) > *n {
-		out = out[len(out)-*n:]
-	}
+	out := report.Select(entries, from, want, *n)
 	if *asJSON {
 		for _, en := range out {
 			line, err := decisionlog.Marshal(en)

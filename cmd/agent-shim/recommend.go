@@ -4,10 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"slices"
 
 	"github.com/agent-shim/agent-shim/internal/approvals"
-	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/internal/report"
 	"github.com/agent-shim/agent-shim/internal/sessions"
 )
@@ -52,19 +50,11 @@ func (e *env) recommend(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var added, kept []string
-	err = sessions.UpdateConfig(ctx, path, func(f *config.File) bool {
-		added, kept = nil, nil
-		for _, r := range recs {
-			if slices.Contains(f.Grants.Allow, r.Grant) || slices.Contains(f.Grants.Ask, r.Grant) || slices.Contains(f.Grants.Deny, r.Grant) {
-				kept = append(kept, r.Grant)
-				continue
-			}
-			added = append(added, r.Grant)
-		}
-		f.Grants.Allow = append(slices.Clone(f.Grants.Allow), added...)
-		return len(added) > 0
-	})
+	grants := make([]string, len(recs))
+	for i, r := range recs {
+		grants[i] = r.Grant
+	}
+	added, kept, err := sessions.AddGrants(ctx, path, grants)
 	if err != nil {
 		return err
 	}

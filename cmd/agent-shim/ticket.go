@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/agent-shim/agent-shim/gate"
@@ -30,31 +28,11 @@ func (e *env) ticketStore() (tickets.Store, error) {
 // wantSeenTickets: see tickets.WantSeen.
 func wantSeenTickets(g *gate.Gate) bool { return tickets.WantSeen(g) }
 
-// recordTicket is hook mode's half: it leaves a ticket for a shell call
-// the hook did not deny. Other tools, and denied calls, leave none.
+// recordTicket is hook mode's half (tickets.Store.Record).
 func (e *env) recordTicket(ag *agents.Agent, in *hookInput, d gate.Decision) error {
-	if !gate.IsCommandTool(in.ToolName) {
-		return nil
-	}
-	kind := tickets.KindFor(d, ag.Asks)
-	if kind == "" {
-		return nil
-	}
-	cmd, err := in.Command()
-	if err != nil {
-		return err
-	}
 	st, err := e.ticketStore()
 	if err != nil {
 		return err
 	}
-	t := tickets.Ticket{Kind: kind, Agent: ag.Name, Session: in.SessionID, Dir: tickets.RealDir(in.Dir()), Command: cmd}
-	if t.Dir == "" { // no cwd given: the agent runs its hooks where it works
-		wd, err := os.Getwd()
-		if err != nil {
-			return fmt.Errorf("finding the working directory: %w", err)
-		}
-		t.Dir = tickets.RealDir(wd)
-	}
-	return st.Leave(t)
+	return st.Record(ag, in, d)
 }

@@ -278,3 +278,34 @@ func Recommendations(w io.Writer, logPath string, n int, recs []approvals.Recomm
 		}
 	}
 }
+
+// Verdicts reads --verdict: verdicts separated by commas; none is all.
+func Verdicts(list string) (map[string]bool, error) {
+	want := map[string]bool{}
+	for _, v := range strings.Split(list, ",") {
+		switch v = strings.TrimSpace(v); v {
+		case "":
+		case "allow", "ask", "deny", "default":
+			want[v] = true
+		default:
+			return nil, fmt.Errorf("unknown verdict %q (verdicts: allow, ask, deny, default)", v)
+		}
+	}
+	return want, nil
+}
+
+// Select keeps the entries since from (zero: all) with one of the
+// verdicts want (none: all), the last n of them (0: all).
+func Select(entries []decisionlog.Entry, from time.Time, want map[string]bool, n int) []decisionlog.Entry {
+	var out []decisionlog.Entry
+	for _, en := range entries {
+		if !from.IsZero() && en.Time.Before(from) || len(want) > 0 && !want[en.Verdict] {
+			continue
+		}
+		out = append(out, en)
+	}
+	if n > 0 && len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}

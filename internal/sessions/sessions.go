@@ -229,6 +229,25 @@ func PersistGrant(ctx context.Context, configPath, tool, pattern string) error {
 	})
 }
 
+// AddGrants adds grants to config.json's allow list as the user's own
+// (through UpdateConfig): those not in any grant list yet are added, the
+// rest kept as they are.
+func AddGrants(ctx context.Context, configPath string, grants []string) (added, kept []string, err error) {
+	err = UpdateConfig(ctx, configPath, func(f *config.File) bool {
+		added, kept = nil, nil
+		for _, g := range grants {
+			if slices.Contains(f.Grants.Allow, g) || slices.Contains(f.Grants.Ask, g) || slices.Contains(f.Grants.Deny, g) {
+				kept = append(kept, g)
+				continue
+			}
+			added = append(added, g)
+		}
+		f.Grants.Allow = append(slices.Clone(f.Grants.Allow), added...)
+		return len(added) > 0
+	})
+	return added, kept, err
+}
+
 // UpdateConfig changes config.json through config.Update, the one writer
 // agents-setup shares: under the config's lock, atomically, keeping every
 // key it does not touch, and writing through a symlinked config.json.

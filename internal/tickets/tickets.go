@@ -176,6 +176,32 @@ func WantSeen(g *gate.Gate) bool {
 	return on || !known
 }
 
+// Record is hook mode's half: it leaves a ticket for a shell call c of
+// agent ag that the hook decided d and did not deny. Other tools, and
+// denied calls, leave none.
+func (s Store) Record(ag *agents.Agent, c *gate.Call, d gate.Decision) error {
+	if !gate.IsCommandTool(c.ToolName) {
+		return nil
+	}
+	kind := KindFor(d, ag.Asks)
+	if kind == "" {
+		return nil
+	}
+	cmd, err := c.Command()
+	if err != nil {
+		return err
+	}
+	t := Ticket{Kind: kind, Agent: ag.Name, Session: c.SessionID, Dir: RealDir(c.Dir()), Command: cmd}
+	if t.Dir == "" { // no cwd given: the agent runs its hooks where it works
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("finding the working directory: %w", err)
+		}
+		t.Dir = RealDir(wd)
+	}
+	return s.Leave(t)
+}
+
 // Leave writes t (its expiry and nonce filled in; an ask ticket bound to
 // this process's parent and grandparent) and removes expired tickets.
 func (s Store) Leave(t Ticket) error {
