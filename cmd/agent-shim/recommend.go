@@ -10,7 +10,7 @@ import (
 	"github.com/agent-shim/agent-shim/internal/sessions"
 )
 
-// recommend turns the approval log into suggested grants (gate.Recommend)
+// recommend turns the approval log into suggested grants (approvals.Recommend)
 // and, with --apply, adds them to config.json's allow list as the user's
 // own grants, under the lock agents-setup takes.
 func (e *env) recommend(ctx context.Context, args []string) error {
