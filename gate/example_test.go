@@ -3,7 +3,6 @@ package gate_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,37 +13,28 @@ import (
 	"github.com/agent-shim/agent-shim/matcher"
 )
 
-// A Go agent builds one gate and consults it before every tool call.
+// A Go agent builds one gate and consults it before every tool call:
+// the tool's name and its key (the command line, the path) in, nil or the
+// reason it may not run out. With no Prompter, whatever needs a person is
+// refused.
 func Example() {
-	policy := matcher.New()
-	policy.Add(matcher.Allow, "git status", matcher.Source{})
-	policy.Add(matcher.Allow, "go test", matcher.Source{})
-	policy.Add(matcher.Ask, "git push", matcher.Source{})
-
-	g := gate.New(gate.Options{
-		Policy: policy,
-		Level:  gate.LevelLocalChanges,
-		Scope:  gate.NewScope("/nonexistent/project"),
-		// No Prompter: whatever needs a person is refused.
-	})
+	config := `{"userSettings": {"globalPermissionGrants": {
+  "allow": ["command(git status)", "command(go test)"], "ask": ["command(git push)"]}}}`
+	g, err := gate.Parse("config.json", []byte(config), gate.Options{Scope: gate.NewScope("/nonexistent/project")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	ctx := context.Background()
 	for _, cmd := range []string{"git status && go test ./...", "git push origin main", "sudo rm -fr //"} {
-		err := g.Check(ctx, "Bash", cmd)
-		switch {
-		case err == nil:
-			fmt.Printf("run %q\n", cmd)
-		case errors.Is(err, gate.ErrNeedsApproval):
-			fmt.Printf("hold %q: %v\n", cmd, err)
-		case errors.Is(err, gate.ErrDenied):
-			fmt.Printf("refuse %q: %v\n", cmd, err)
-		}
+		fmt.Printf("%s: %v\n", cmd, g.Check(ctx, "Bash", cmd))
 	}
 	fmt.Println(g.Check(ctx, "Write", "/nonexistent/project/main.go"))
 	fmt.Println(g.Check(ctx, "Read", "/etc/shadow"))
 	// Output:
-	// run "git status && go test ./..."
-	// hold "git push origin main": needs approval: matches an ask rule: `git push`, and nobody can be asked
-	// refuse "sudo rm -fr //": denied: never allowed: `rm -r /`
+	// git status && go test ./...: <nil>
+	// git push origin main: needs approval: matches an ask rule: `command(git push)`, and nobody can be asked
+	// sudo rm -fr //: denied: never allowed: `rm -r /`
 	// <nil>
 	// needs approval: read of /etc/shadow, outside the scope, and nobody can be asked
 }
