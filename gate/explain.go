@@ -268,7 +268,7 @@ func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, l
 			return byRule(Deny, "never allowed: `"+mv.Rule.Text+"`")
 		}
 		if !approved {
-			return byRule(Ask, "may be never allowed (`"+mv.Rule.Text+"`): a word is not known statically")
+			return byRule(Ask, "may be never allowed (`"+mv.Rule.Text+"`): "+mv.Reason)
 		}
 	}
 	tv, key := ToolUnmatched, ""
