@@ -20,8 +20,10 @@ func FuzzDecide(f *testing.F) {
 	for _, row := range readCorpus(f, "testdata/adversarial.tsv") {
 		f.Add(row.command)
 	}
-	for _, row := range readCorpus(f, "testdata/adversarial-2.tsv") {
-		f.Add(row.command)
+	for _, name := range []string{"adversarial-2.tsv", "adversarial-3.tsv", "adversarial-5.tsv", "traffic.tsv"} {
+		for _, row := range readCorpus(f, "testdata/"+name) {
+			f.Add(row.command)
+		}
 	}
 	for _, tc := range decideTests {
 		f.Add(tc.in)

@@ -20,7 +20,7 @@ import (
 // match it. The key is exact: a grant the index leaves out of a command
 // is one its regex cannot match there.
 //
-// The key of a regex (see RegexKey) is a literal at the top level of its
+// The key of a regex (see grantKey) is a literal at the top level of its
 // concatenation (so every match holds it) that is bounded on the left by
 // a separator or by ^ (looking through parts that can match empty), and
 // on the right by a separator or by $. This covers what agents-setup
@@ -38,12 +38,12 @@ func isSep(r rune) bool {
 	return false
 }
 
-// RegexKey returns the key a command(regex:…) grant is indexed by, "" when
+// grantKey returns the key a command(regex:…) grant is indexed by, "" when
 // the grant is not a regex grant or may match any command. A regex that
 // does not compile is keyed by the literal word after its ^ when it has
 // one (so that a broken deny grant fails closed for that program's
 // commands only), else "".
-func RegexKey(text string) string {
+func grantKey(text string) string {
 	name, body, ok := grantShape(strings.TrimSpace(text))
 	if !ok || name != "command" {
 		return ""
@@ -66,7 +66,7 @@ func RegexKey(text string) string {
 // (a hook call may read thousands): ^, a word of letters, digits, _ and
 // -, then \s, [ \t] or a blank not made optional by what follows, or a $
 // that ends the regex; and no | outside groups and classes. ok is false
-// when src is not of that shape (RegexKey then parses it).
+// when src is not of that shape (grantKey then parses it).
 func fastKey(src string) (key string, ok bool) {
 	rest, ok := strings.CutPrefix(src, "^")
 	if !ok {

@@ -61,8 +61,8 @@ func TestRegexKey(t *testing.T) {
 		{`command(regex:^tool\sa)|(b)`, ""},
 		{`command(regex:^tool\s\)|x)`, ""}, // an escaped ), then a | at the top
 	} {
-		if got := RegexKey(tc.grant); got != tc.want {
-			t.Errorf("RegexKey(%s) = %q, want %q", tc.grant, got, tc.want)
+		if got := grantKey(tc.grant); got != tc.want {
+			t.Errorf("grantKey(%s) = %q, want %q", tc.grant, got, tc.want)
 		}
 		// The fast path, where it answers, answers alike.
 		src, isRegex := strings.CutPrefix(strings.TrimSuffix(strings.TrimPrefix(tc.grant, "command("), ")"), "regex:")
@@ -193,7 +193,7 @@ func FuzzIndex(f *testing.F) {
 			}
 		}
 		_, broken := regexp.Compile(re)
-		key := RegexKey(g)
+		key := grantKey(g)
 		for _, lists := range [][3][]string{{{g}, nil, nil}, {nil, {g}, nil}, {nil, nil, {g}}} {
 			indexed, plain := twinPolicies(lists[0], lists[1], lists[2])
 			if broken == nil || key == "" {

@@ -86,7 +86,7 @@ func (p *Policy) AddLines(d Decision, texts []string, src Source) []*Rule {
 	return out
 }
 
-// add adds r, indexed by its program, else by its regex key (RegexKey).
+// add adds r, indexed by its program, else by its regex key (grantKey).
 func (p *Policy) add(r *Rule) {
 	r.seq = p.next
 	p.next++
@@ -96,7 +96,7 @@ func (p *Policy) add(r *Rule) {
 		p.byProg[prog] = append(p.byProg[prog], r)
 		return
 	}
-	key := RegexKey(r.Text)
+	key := grantKey(r.Text)
 	r.key = key
 	if key != "" && !p.noIndex {
 		if p.byKey == nil {
@@ -253,11 +253,6 @@ func (p *Policy) Decide(line string) *Result {
 	if err != nil {
 		return &Result{Decision: Ask, Err: err, Reason: fmt.Sprintf("does not parse: %v", err)}
 	}
-	return p.DecideScript(s)
-}
-
-// DecideScript decides the commands of a parsed line.
-func (p *Policy) DecideScript(s *shellparse.Script) *Result {
 	return p.decideScript(s, 0)
 }
 

@@ -448,5 +448,5 @@ func decideLocal(p *Policy, line string) *Result {
 		}
 		c.Redirs = keep
 	}
-	return p.DecideScript(s)
+	return p.decideScript(s, 0)
 }

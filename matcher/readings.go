@@ -58,7 +58,7 @@ func (p *Policy) readArgs(c *call, cmd *shellparse.Command, depth int) (r *Rule,
 		// time, each is decided when it runs).
 		return nil, "", false, ""
 	}
-	hasArgs := len(cmd.Args) > 1
+	hasArgs := len(cmd.Args) > 1 || len(cmd.Assigns) > 0
 	hasInput := cmd.Stdin != nil && cmd.Stdin.Static && strings.TrimSpace(cmd.Stdin.Text) != ""
 	if !hasArgs && !hasInput {
 		return nil, "", false, ""
@@ -96,6 +96,13 @@ func (p *Policy) readArgs(c *call, cmd *shellparse.Command, depth int) (r *Rule,
 		}
 		if rd.budget < 0 {
 			break
+		}
+	}
+	// Values the line gives it in its environment may be command lines
+	// it runs (MYTOOL_HOOK='…' mytool): read as words.
+	for _, a := range cmd.Assigns {
+		if rd.best == nil && a.Value.Static && rd.budget >= 0 {
+			rd.word(a.Value.Text, false)
 		}
 	}
 	if hasInput && rd.best == nil {
@@ -281,12 +288,12 @@ func wordParts(t string) []part {
 			}
 		}
 		out = append(out, part{text: s, whole: whole, marked: marked})
-		// An escape: !CMD, :!CMD, |CMD.
-		if e := strings.TrimLeft(s, ":!| \t"); e != s {
+		// An escape: !CMD, :!CMD, |CMD, +!CMD.
+		if e := strings.TrimLeft(s, ":!|+ \t"); e != s {
 			add(e, whole, marked)
 		}
 	}
-	if e := strings.TrimLeft(t, ":!| \t"); e != t {
+	if e := strings.TrimLeft(t, ":!|+ \t"); e != t {
 		add(e, true, false)
 	}
 	// A prefix: EXEC:CMD, SYSTEM:CMD, --exec=CMD, exec=CMD.
@@ -310,6 +317,8 @@ func wordParts(t string) []part {
 			closer = '}'
 		case '[':
 			closer = ']'
+		case '(':
+			closer = ')' // execute(CMD)
 		}
 		if closer == 0 {
 			continue
@@ -405,7 +414,7 @@ func lineOption(t string) bool {
 // mayDeny reports whether a deny rule could match a command of this
 // program: one filed under its name, or one that may match any program
 // (command(*), a regex grant with no key). A regex grant keyed by a word
-// (see RegexKey) does not make a reading worth making, so that what is
+// (see grantKey) does not make a reading worth making, so that what is
 // read does not depend on the index; what is read is decided by every
 // rule. A section that cannot be read counts as a deny rule (fail
 // closed: the reading is made).

@@ -50,7 +50,7 @@ type Rule struct {
 	lead string // leadWords of Text, set when added; "" when it has none
 	// lead2 is the second subcommand word leadWords found, or "".
 	lead2 string
-	key   string // RegexKey of a regex grant, set when added
+	key   string // grantKey of a regex grant, set when added
 	once  sync.Once
 	c     *compiled // set by compile; a pointer keeps uncompiled rules small
 	err   error

@@ -28,7 +28,7 @@ import (
 //     lead2" when it has two (see leadWords); the section one word
 //     shorter then lists the last word in its Leads, even when it holds
 //     no rule of its own;
-//   - a regex grant with a key (see RegexKey): the key; a key and a
+//   - a regex grant with a key (see grantKey): the key; a key and a
 //     program of the same spelling share the section;
 //   - any other rule: "", read when the policy is opened.
 
@@ -37,7 +37,7 @@ type Stored struct {
 	Decision Decision
 	Text     string
 	Source   Source
-	Key      string // RegexKey of a regex grant
+	Key      string // grantKey of a regex grant
 	Seq      int    // position in the policy's rules
 }
 

@@ -36,7 +36,7 @@ func BenchmarkParse(b *testing.B) {
 		struct{ name, src string }{"Pathological600KBParens", strings.Repeat("(", 600<<10)},
 		struct{ name, src string }{"Pathological1MBAndChain", strings.Repeat("a && ", (1<<20)/5-1) + "a"},
 		struct{ name, src string }{"PathologicalNestedDollar", strings.Repeat("$(", 12<<10) + strings.Repeat(")", 12<<10)},
-		struct{ name, src string }{"DeepButAllowed", strings.Repeat("$(", MaxNesting/2) + "a" + strings.Repeat(")", MaxNesting/2)},
+		struct{ name, src string }{"DeepButAllowed", strings.Repeat("$(", maxNesting/2) + "a" + strings.Repeat(")", maxNesting/2)},
 	)
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {

@@ -5,20 +5,20 @@ import (
 	"strings"
 )
 
-// MaxSize is the longest text Parse reads, in bytes. A longer line is
+// maxSize is the longest text Parse reads, in bytes. A longer line is
 // refused with an error rather than parsed.
-const MaxSize = 1 << 20
+const maxSize = 1 << 20
 
-// MaxNesting bounds how deeply constructs may nest in one text before Parse
+// maxNesting bounds how deeply constructs may nest in one text before Parse
 // refuses it: brackets, substitutions, quotes, compound commands and the
 // operators of one && / || / | chain or arithmetic expression all count.
 // mvdan.cc/sh parses nesting by recursion and builds operator chains as
 // trees as deep as the chain is long, so without this bound a few hundred
 // kilobytes of `(` exhaust the Go stack (a fatal error, not a panic).
-const MaxNesting = 1000
+const maxNesting = 1000
 
-// checkBounds refuses text longer than MaxSize or nested deeper than
-// MaxNesting, before the parser sees it. It is a single pass over the
+// checkBounds refuses text longer than maxSize or nested deeper than
+// maxNesting, before the parser sees it. It is a single pass over the
 // bytes, a lexer just precise enough to over-approximate the parser's
 // recursion: it treats as literal only what bash and the parser
 // certainly read as literal (single-quoted text outside ${ }, escaped
@@ -27,10 +27,10 @@ const MaxNesting = 1000
 // unsure of counts as nesting, so it may refuse a strange line the parser
 // would read, never the other way round.
 func checkBounds(src string) error {
-	if len(src) > MaxSize {
-		return fmt.Errorf("line is longer than %d bytes (%d)", MaxSize, len(src))
+	if len(src) > maxSize {
+		return fmt.Errorf("line is longer than %d bytes (%d)", maxSize, len(src))
 	}
-	if len(src) <= MaxNesting {
+	if len(src) <= maxNesting {
 		// Every level of nesting the scan counts takes at least one
 		// byte: a line this short cannot go deeper.
 		return nil
@@ -75,14 +75,14 @@ type bounds struct {
 }
 
 func (b *bounds) err(i int) error {
-	return fmt.Errorf("%d:%d: nesting deeper than %d", b.line, i-b.lineStart+1, MaxNesting)
+	return fmt.Errorf("%d:%d: nesting deeper than %d", b.line, i-b.lineStart+1, maxNesting)
 }
 
 func (b *bounds) push(i int, f bframe) error {
 	b.stack = append(b.stack, f)
 	b.depth++
 	b.max = max(b.max, b.depth)
-	if b.depth > MaxNesting {
+	if b.depth > maxNesting {
 		return b.err(i)
 	}
 	return nil
@@ -101,7 +101,7 @@ func (b *bounds) op(i int) error {
 	b.stack[len(b.stack)-1].ops++
 	b.depth++
 	b.max = max(b.max, b.depth)
-	if b.depth > MaxNesting {
+	if b.depth > maxNesting {
 		return b.err(i)
 	}
 	return nil

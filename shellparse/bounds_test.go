@@ -35,7 +35,7 @@ var pathological = []struct {
 	{"caseHidesParens", "case x in " + strings.Repeat("a) ", 1000) + strings.Repeat("(", 200<<10), "nesting deeper than"},
 	{"heredocDollars", "cat <<E\n" + strings.Repeat("$(", 50<<10) + "\nE", "nesting deeper than"},
 	{"procSubst", strings.Repeat("<(", 100<<10), "nesting deeper than"},
-	{"huge", strings.Repeat("a\n", MaxSize), "longer than 1048576 bytes"},
+	{"huge", strings.Repeat("a\n", maxSize), "longer than 1048576 bytes"},
 }
 
 func TestPathological(t *testing.T) {
@@ -57,8 +57,8 @@ func TestPathological(t *testing.T) {
 // TestWithinBounds checks that what real scripts hold is not refused.
 func TestWithinBounds(t *testing.T) {
 	for _, in := range []string{
-		strings.Repeat("a && ", MaxNesting/2) + "a",
-		strings.Repeat("(", MaxNesting/2) + "a" + strings.Repeat(")", MaxNesting/2),
+		strings.Repeat("a && ", maxNesting/2) + "a",
+		strings.Repeat("(", maxNesting/2) + "a" + strings.Repeat(")", maxNesting/2),
 		strings.Repeat("echo $(date) | grep x && ls\n", 20000),
 		strings.Repeat("cat <<'EOF'\n((((((((((( if for while\nEOF\n", 2000),
 		strings.Repeat("cat <<EOF\n:-( if for while ${x} $(date)\nEOF\n", 2000),

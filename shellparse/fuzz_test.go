@@ -38,7 +38,7 @@ func treeDepth(f *syntax.File) int {
 }
 
 // FuzzParse: parsing never panics; a line the bounds check accepts is no
-// deeper than the check measured (so MaxNesting bounds the recursion of
+// deeper than the check measured (so maxNesting bounds the recursion of
 // the parser and of every walk over its tree); the zsh reading never
 // panics either.
 func FuzzParse(f *testing.F) {

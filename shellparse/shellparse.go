@@ -35,8 +35,8 @@
 //     -e, …, see interp.go), followed as nested scripts;
 //   - zsh's own syntax, through ParseShell.
 //
-// Parse is bounded: a line longer than MaxSize or nested deeper than
-// MaxNesting is refused with an error before it reaches the parser, and
+// Parse is bounded: a line longer than 1 MiB or nested deeper than 1000
+// levels is refused with an error before it reaches the parser, and
 // the cost of reading a line is linear in its length.
 package shellparse
 
@@ -51,9 +51,9 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// MaxDepth bounds how many nested scripts (bash -c, eval, $( ), …) are
+// maxDepth bounds how many nested scripts (bash -c, eval, $( ), …) are
 // followed. Deeper scripts yield a Command with Unknown set.
-const MaxDepth = 16
+const maxDepth = 16
 
 // nestedBudget bounds the text of all nested scripts (bash -c, eval, …)
 // read for one line, as a multiple of the line's length (plus 64 KiB).
@@ -260,8 +260,8 @@ var parserPool = sync.Pool{New: func() any {
 
 // Parse parses src in the bash dialect and returns every command it would
 // execute. A syntax error is returned with its position ("1:6: reached EOF
-// without closing quote `'`"). A line longer than MaxSize bytes or nested
-// deeper than MaxNesting is refused with an error before it is parsed.
+// without closing quote `'`"). A line longer than 1 MiB or nested deeper
+// than 1000 levels is refused with an error before it is parsed.
 func Parse(src string) (*Script, error) {
 	return parseAs(src, false)
 }

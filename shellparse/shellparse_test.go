@@ -301,7 +301,7 @@ func TestParseErrors(t *testing.T) {
 
 func TestDepthLimit(t *testing.T) {
 	// Each eval parses the rest of the line again, one level deeper.
-	line := strings.Repeat("eval ", MaxDepth+2) + "rm -rf /"
+	line := strings.Repeat("eval ", maxDepth+2) + "rm -rf /"
 	s, err := Parse(line)
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +311,7 @@ func TestDepthLimit(t *testing.T) {
 		if strings.Contains(c.Unknown, "nested deeper than") {
 			unknown++
 		}
-		if len(c.Nesting) > MaxDepth {
+		if len(c.Nesting) > maxDepth {
 			t.Errorf("command nested %d deep: %v", len(c.Nesting), summary([]*Command{c}))
 		}
 	}

@@ -73,8 +73,8 @@ func (w *walker) expansions(cmd *Command, c ctx) {
 // document walks the substitutions of text read as the body of a
 // here-document: expansions and substitutions run, quotes are text.
 func (w *walker) document(kind string, text Word, cmd *Command, c ctx) {
-	if c.depth+1 > MaxDepth {
-		w.unknownCopy(cmd, fmt.Sprintf("nested deeper than %d scripts", MaxDepth))
+	if c.depth+1 > maxDepth {
+		w.unknownCopy(cmd, fmt.Sprintf("nested deeper than %d scripts", maxDepth))
 		return
 	}
 	if w.budget -= len(text.Text); w.budget < 0 {

@@ -1160,8 +1160,8 @@ func (w *walker) find(cmd *Command, c ctx) {
 
 // nested parses and walks a script run by cmd (bash -c, eval, …).
 func (w *walker) nested(kind string, script Word, cmd *Command, c ctx) {
-	if c.depth+1 > MaxDepth {
-		w.unknown(cmd, fmt.Sprintf("nested deeper than %d scripts", MaxDepth))
+	if c.depth+1 > maxDepth {
+		w.unknown(cmd, fmt.Sprintf("nested deeper than %d scripts", maxDepth))
 		return
 	}
 	if !script.Static {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,9 +81,10 @@ func checkCorpus(t *testing.T, cfg string) {
 	checkCorpusFile(t, cfg, "adversarial.tsv", 100)
 }
 
-// checkCorpusFile is checkCorpus for one corpus of matcher/testdata. Rows
-// listed in its .pending file (waiting on package shellparse) are
-// reported without failing.
+// checkCorpusFile is checkCorpus for one corpus of matcher/testdata,
+// through explain --json and through Claude Code's hook. Rows listed in
+// its .pending file (waiting on package shellparse) are reported without
+// failing.
 func checkCorpusFile(t *testing.T, cfg, name string, minRows int) {
 	t.Helper()
 	dir := filepath.Join("..", "..", "matcher", "testdata")
@@ -116,7 +118,7 @@ func checkCorpusFile(t *testing.T, cfg, name string, minRows int) {
 	if len(rows) < minRows {
 		t.Fatalf("corpus has %d rows", len(rows))
 	}
-	for _, row := range rows {
+	for i, row := range rows {
 		f := strings.Split(row, "\t")
 		line := strings.NewReplacer("␤", "\n", "⇥", "\t").Replace(f[0])
 		want := strings.ToLower(f[1])
@@ -134,12 +136,30 @@ func checkCorpusFile(t *testing.T, cfg, name string, minRows int) {
 		if pending[line] {
 			errorf = t.Logf // waits on package shellparse
 		}
-		switch {
-		case rank[res.Verdict] < rank[want]:
-			errorf("%s: %q: explain says %s, want %s (weaker)", name, line, res.Verdict, want)
-		case res.Verdict != want && !strings.Contains(f[2], "(floor") && !stricter[line] && res.NeverAllow == "":
-			// Hook and shell mode add the built-in never-allow list.
-			errorf("%s: %q: explain says %s, want exactly %s", name, line, res.Verdict, want)
+		in, err := json.Marshal(map[string]any{"session_id": "corpus", "cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+			"tool_input": map[string]string{"command": line}, "tool_use_id": fmt.Sprint("t", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout.Reset()
+		stderr.Reset()
+		code = run(context.Background(), []string{"agent-shim", "hook", "claude-code", "--config", cfg}, bytes.NewReader(in), &stdout, &stderr)
+		var out struct {
+			HookSpecificOutput struct{ PermissionDecision string }
+		}
+		if code != 0 || (stdout.Len() > 0 && json.Unmarshal(stdout.Bytes(), &out) != nil) {
+			t.Errorf("%s: %q: hook exit %d: %s%s", name, line, code, stdout.String(), stderr.String())
+			continue
+		}
+		hook := map[string]string{"": "default", "allow": "allow", "ask": "ask", "deny": "deny"}[out.HookSpecificOutput.PermissionDecision]
+		for _, got := range []struct{ via, verdict string }{{"explain", res.Verdict}, {"hook", hook}} {
+			switch {
+			case rank[got.verdict] < rank[want]:
+				errorf("%s: %q: %s says %s, want %s (weaker)", name, line, got.via, got.verdict, want)
+			case got.verdict != want && !strings.Contains(f[2], "(floor") && !stricter[line] && res.NeverAllow == "":
+				// Hook and shell mode add the built-in never-allow list.
+				errorf("%s: %q: %s says %s, want exactly %s", name, line, got.via, got.verdict, want)
+			}
 		}
 	}
 }
