@@ -13,6 +13,9 @@ const (
 	nrIoctl        = 16
 	nrConnect      = 42
 	nrIoUringSetup = 425
+	nrChroot       = 161
+	nrSetns        = 308
+	nrOpenat2      = 437
 	nrMknod        = 133
 	nrMknodat      = 259
 	x32Bit         = 0x40000000
@@ -49,7 +52,8 @@ var metaCalls = []metaCall{
 }
 
 // compatRefused are the i386 calls refused outright: the metadata calls
-// (16- and 32-bit ids), socketcall and connect, io_uring, mknod. A 32-bit
+// (16- and 32-bit ids), socketcall and connect, io_uring, mknod,
+// chroot and setns. A 32-bit
 // program has no business with them under the supervisor, and reading
 // their arguments would need a second decoder.
 var compatRefused = []uint32{
@@ -58,4 +62,5 @@ var compatRefused = []uint32{
 	226, 227, 228, 235, 236, 237, 463, 466, // *setxattr *removexattr *xattrat
 	102, 362, 425, // socketcall connect io_uring_setup
 	14, 297, // mknod mknodat
+	61, 346, // chroot setns
 }

@@ -12,6 +12,9 @@ const (
 	nrIoctl        = 29
 	nrConnect      = 203
 	nrIoUringSetup = 425
+	nrChroot       = 51
+	nrSetns        = 268
+	nrOpenat2      = 437
 	nrMknod        = none // only mknodat
 	nrMknodat      = 33
 	x32Bit         = 0
@@ -41,11 +44,13 @@ var metaCalls = []metaCall{
 }
 
 // compatRefused are the 32-bit ARM calls refused outright: the metadata
-// calls, connect, io_uring and mknod.
+// calls, connect, io_uring, mknod,
+// chroot and setns.
 var compatRefused = []uint32{
 	15, 16, 94, 95, 182, 198, 207, 212, // chmod lchown fchmod fchown chown lchown32 fchown32 chown32
 	269, 333, 348, 325, 326, 452, // utimes futimesat utimensat fchownat fchmodat fchmodat2
 	226, 227, 228, 235, 236, 237, 463, 466, // *setxattr *removexattr *xattrat
 	283, 425, // connect io_uring_setup
 	14, 324, // mknod mknodat
+	61, 375, // chroot setns
 }

@@ -115,6 +115,13 @@ var fsIoctlReads = []uint32{
 	0x40049409, 0x4020940d, // FICLONE, FICLONERANGE (the target is open for writing)
 }
 
+// setnsAllowed are the namespaces the tree may join: those that change
+// no path's meaning. A mount namespace (or a user namespace, on the way
+// to one, or a PID namespace, which /proc shows) of a process outside
+// the tree would make the paths the tree executes name other files for
+// the kernel than for the supervisor.
+const setnsAllowed = unix.CLONE_NEWNET | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC
+
 // File types in a mode (mknod's).
 const (
 	sIFMT  = 0o170000
@@ -133,6 +140,10 @@ const (
 //     them) would pass the filter unseen;
 //   - mknod and mknodat of a character or block device fail with EPERM
 //     (as Landlock does, and the missing CAP_MKNOD);
+//   - chroot fails with EPERM, and so does setns but into a network, UTS
+//     or IPC namespace: the tree's root and mount namespace stay the
+//     supervisor's (Landlock refuses pivot_root and every mount), so a
+//     path names the same file for both;
 //   - a new seccomp listener is refused (the first listener on an execve
 //     would see it instead of the supervisor, once the supervisor is gone);
 //   - the compatibility mode may not exec, connect, change metadata or
@@ -160,6 +171,8 @@ func filterProgram(meta bool) []insn {
 		insn{code: bpfJeq, k: nrIoctl, jt: "ioctl"},
 		insn{code: bpfJeq, k: nrIoUringSetup, jt: "eperm"},
 		insn{code: bpfJeq, k: nrMknodat, jt: "mknodat"},
+		insn{code: bpfJeq, k: nrChroot, jt: "eperm"},
+		insn{code: bpfJeq, k: nrSetns, jt: "setns"},
 	)
 	if nrMknod != none {
 		prog = append(prog, insn{code: bpfJeq, k: nrMknod, jt: "mknod"})
@@ -189,6 +202,13 @@ func filterProgram(meta bool) []insn {
 
 		// mknod's mode is args[1], mknodat's args[2]: a device's type
 		// is refused.
+	)
+	prog = append(prog,
+		// setns's nstype is args[1]: 0 (any) may be a mount namespace.
+		insn{label: "setns", code: bpfLdAbs, k: offArg1Low},
+		insn{code: bpfJeq, k: 0, jt: "eperm"},
+		insn{code: bpfAnd, k: ^uint32(setnsAllowed)},
+		insn{code: bpfJeq, k: 0, jt: "allow", jf: "eperm"},
 	)
 	for _, m := range []struct {
 		label string

@@ -426,9 +426,6 @@ func (l *loop) read(n *seccompNotif, m *mem) (Exec, error) {
 	}
 	x.rawPath = path
 	r := newResolver(x.Pid)
-	if err := r.checkRoot(); err != nil {
-		return x, err
-	}
 	if x.Dir, err = readlink(r.proc + "/cwd"); err != nil {
 		return x, fmt.Errorf("reading its working directory: %w", err)
 	}

@@ -24,8 +24,10 @@ const maxLinks = 40
 var errNoFile = errors.New("not a file of the file system")
 
 // resolver resolves paths as one thread of the tree sees them: its
-// working directory, its descriptors and its root are its own, never the
-// supervisor's. A thread may have its own descriptor table and working
+// working directory and its descriptors are its own, never the
+// supervisor's; its root and mount namespace are the supervisor's (the
+// filter refuses chroot and setns into another mount namespace, Landlock
+// pivot_root and every mount). A thread may have its own descriptor table and working
 // directory (unshare(CLONE_FILES), unshare(CLONE_FS)), and the kernel
 // resolves what the path names through the thread's own (a relative
 // path, execveat's descriptor, /proc/thread-self) or its process's
@@ -73,21 +75,6 @@ func (r *resolver) process() (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("reading its process: no Tgid in %s/status", r.proc)
-}
-
-// checkRoot fails when the process has a root other than the
-// supervisor's (chroot): paths would name other files than the ones the
-// supervisor sees.
-func (r *resolver) checkRoot() error {
-	var buf [unix.PathMax + 1]byte
-	root, err := rawReadlink(r.proc+"/root", buf[:])
-	if err != nil {
-		return fmt.Errorf("reading its root directory: %w", err)
-	}
-	if root != "/" {
-		return fmt.Errorf("it runs in a changed root (%s)", root)
-	}
-	return nil
 }
 
 // at returns the absolute path the process means by path relative to its

@@ -45,11 +45,12 @@
 // cwd, exe) followed to the file it holds, which must still be at its
 // name. A path that names one file for the thread and another for its
 // process is refused: the program would read the one, the kernel run the
-// other. Nor may the tree mount anything (Landlock refuses mounts in its
-// domain, in a namespace of its own too), so a path names for it what it
-// names for the supervisor. A memfd, a deleted
-// file, a pipe, or a file whose name now holds another, cannot be run. A
-// process whose root is not the supervisor's (chroot) cannot run anything.
+// other. Nor may the tree change what a path names for it: it may not
+// mount anything (Landlock refuses mounts in its domain, in a namespace
+// of its own too), chroot, or join another mount namespace (the filter
+// refuses both), so its root and its files are the supervisor's. A
+// memfd, a deleted file, a pipe, or a file whose name now holds another,
+// cannot be run.
 // A dynamic loader (ld-linux*.so*, ld.so, a copy of one) is a runner: the
 // program it loads is an execution too (Exec.Loaded), and its --preload,
 // --audit and --library-path count as the variables. The variables that

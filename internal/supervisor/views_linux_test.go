@@ -5,6 +5,7 @@ package supervisor
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -228,6 +229,57 @@ func TestRunNoMounts(t *testing.T) {
 		}
 		if st.Code != 0 || !strings.Contains(stdout, "done") || strings.Contains(stdout, "mount=0") {
 			t.Errorf("confine %v: status %+v, stdout %q\n%s", confine, st, stdout, out)
+		}
+	}
+}
+
+// Nor can it take another root or another mount namespace, where the
+// paths it executes would name other files: chroot fails, and so does
+// joining a mount namespace made outside the tree, even for a line
+// granted root's capabilities (which nsenter needs). Here that
+// namespace, kept on a file, holds touch where ours holds ls.
+func TestRunNoOtherRoot(t *testing.T) {
+	needKernel(t)
+	needRoot(t)
+	touch, err := exactPath("touch")
+	if err != nil {
+		skipLacking(t, "no touch to refuse: %v", err)
+	}
+	ls, err := exactPath("ls")
+	if err != nil {
+		skipLacking(t, "no ls to allow: %v", err)
+	}
+	for _, prog := range []string{"unshare", "nsenter", "chroot", "mount", "umount"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			skipLacking(t, "no %s: %v", prog, err)
+		}
+	}
+	dir := t.TempDir()
+	if b, err := os.ReadFile(ls); err != nil || os.WriteFile(filepath.Join(dir, "ls"), b, 0o755) != nil {
+		t.Fatal(err)
+	}
+	// A mount namespace made outside the tree, where dir/ls is touch,
+	// kept on the file ns/mnt (of a private mount, as unshare needs).
+	nsDir, nsFile := filepath.Join(dir, "ns"), filepath.Join(dir, "ns", "mnt")
+	sh := func(script string, args ...string) {
+		t.Helper()
+		if out, err := exec.Command("sh", append([]string{"-c", script, "sh"}, args...)...).CombinedOutput(); err != nil {
+			skipLacking(t, "cannot make a mount namespace on a file: %v\n%s", err, out)
+		}
+	}
+	sh(`mkdir "$1" && mount -t tmpfs none "$1" && mount --make-private "$1" && touch "$2"`, nsDir, nsFile)
+	t.Cleanup(func() { exec.Command("umount", nsFile).Run(); exec.Command("umount", nsDir).Run() })
+	sh(`unshare --mount="$1" --propagation private mount --bind "$2" "$3"`, nsFile, touch, filepath.Join(dir, "ls"))
+	r := &recorder{deny: map[string]bool{"touch": true}}
+	script := `nsenter --mount=ns/mnt "$PWD/ls" "$PWD/denied"; echo "nsenter=$?"
+mkdir -p sub && cp ` + ls + ` sub/ls && unshare -r chroot "$PWD/sub" /ls; echo "chroot=$?"`
+	_, stdout, outs := runScriptWith(t, dir, Config{Decide: r.decide, Grant: Grant{Privileged: true}}, script)
+	if _, err := os.Stat(filepath.Join(dir, "denied")); err == nil {
+		t.Errorf("touch ran as %s/ls in another mount namespace:\n%s%s", dir, stdout, outs)
+	}
+	for _, want := range []string{"nsenter: reassociate to namespace 'ns/mnt' failed: Operation not permitted", "chroot: cannot change root directory to"} {
+		if !strings.Contains(outs, want) {
+			t.Errorf("no %q in\n%s%s", want, stdout, outs)
 		}
 	}
 }
