@@ -9,13 +9,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 )
 
-var execCost = flag.Int("execcost", 20, "rounds of TestExecCost")
+var (
+	execCostBase = flag.String("execcostbase", "", "an agent-shim `binary` to measure beside this one (an earlier build)")
+	execCost     = flag.Int("execcost", 20, "rounds of TestExecCost")
+	execCostRun = flag.String("execcostrun", "", "run only the variants of TestExecCost whose names match this `regexp`")
+)
 
 // TestExecCost measures the run-time layer's CPU against its yardsticks,
 // whole processes, in rounds that run every variant once in a rotating
@@ -26,11 +31,12 @@ var execCost = flag.Int("execcost", 20, "rounds of TestExecCost")
 //     that answers every execve "continue" at once and reads nothing);
 //     under `agent-shim run` (every exec decided by the default policy,
 //     writes confined). Target: agent-shim within 1.15× the floor.
-//   - a line of one execution (/bin/true): what the layer adds to
-//     `agent-shim run` (runtime "on" against "off", which execs the
-//     program), against what bubblewrap adds to the program (a read-only
-//     root, the checkout and /tmp writable, its own /dev and /proc, a PID
-//     namespace). Target: within bubblewrap's + 1 ms.
+//   - a line of one execution: what the layer adds to shell mode
+//     (`agent-shim -c 'seq 1'`, runtime "on" against "off", which execs
+//     bash) and to `agent-shim run -- /bin/true`, against what bubblewrap
+//     adds to `bash -c 'seq 1'` (a read-only root, the checkout and /tmp
+//     writable, its own /dev and /proc; no PID namespace, whose processes'
+//     CPU no parent is charged with). Target: within bubblewrap's + 1 ms.
 //   - `make -s -B -j2` of 40 small C files: plain, and under agent-shim
 //     run. Target: ≤ 1.1×.
 //
@@ -38,6 +44,8 @@ var execCost = flag.Int("execcost", 20, "rounds of TestExecCost")
 // decider that allows all) is shown beside agent-shim. Run it with
 //
 //	go test -tags measure -run TestExecCost -v ./internal/supervisor -execcost 20
+//
+// and -execcostbase BINARY to measure an earlier agent-shim beside it.
 func TestExecCost(t *testing.T) {
 	needKernel(t)
 	cc, err := exec.LookPath("cc")
@@ -87,7 +95,7 @@ func TestExecCost(t *testing.T) {
 	bwrap, _ := exec.LookPath("bwrap")
 	bw := func(argv ...string) []string {
 		return append([]string{bwrap, "--ro-bind", "/", "/", "--bind", ck, ck, "--bind", "/tmp", "/tmp",
-			"--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--"}, argv...)
+			"--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--"}, argv...)
 	}
 	// Shell mode reads the config of $GEMINI_CONFIG_DIR.
 	shell := func(cfg string, line string) []string {
@@ -105,18 +113,37 @@ func TestExecCost(t *testing.T) {
 		{"one: /bin/true", run("/bin/true")},
 		{"one: agent-shim run, layer off", shimRun(off, "/bin/true")},
 		{"one: agent-shim run, layer on", shimRun(on, "/bin/true")},
-		{"one: supervisor", run(self, "supervise", "/bin/true")},
 		{"line: bash -c 'seq 1'", run("/usr/bin/env", bash, "-c", "seq 1")},
 		{"line: shell mode, layer off", shell(off, "seq 1")},
 		{"line: shell mode, layer on", shell(on, "seq 1")},
 		{"make: plain", run("make", "-s", "-B", "-j2")},
 		{"make: agent-shim run", shimRun(on, "make", "-s", "-B", "-j2")},
 	}
+	if base := *execCostBase; base != "" {
+		with := func(argv []string) []string {
+			argv = slices.Clone(argv)
+			for i, a := range argv {
+				if a == shim {
+					argv[i] = base
+				}
+			}
+			return argv
+		}
+		for _, v := range slices.Clone(variants) {
+			if strings.Contains(v.name, "agent-shim") || strings.Contains(v.name, "shell mode") {
+				variants = append(variants, variant{"base " + v.name, with(v.argv)})
+			}
+		}
+	}
 	if bwrap != "" {
 		variants = append(variants, variant{"one: bubblewrap", bw("/bin/true")},
 			variant{"line: bubblewrap bash -c 'seq 1'", append([]string{"/usr/bin/env"}, bw(bash, "-c", "seq 1")...)})
 	} else {
 		t.Log("no bwrap: bubblewrap's figure is missing")
+	}
+	if *execCostRun != "" {
+		re := regexp.MustCompile(*execCostRun)
+		variants = slices.DeleteFunc(variants, func(v variant) bool { return !re.MatchString(v.name) })
 	}
 	cpu := func(v variant) float64 {
 		cmd := exec.Command(v.argv[0], v.argv[1:]...)
@@ -148,12 +175,12 @@ func TestExecCost(t *testing.T) {
 	for _, v := range variants {
 		t.Logf("%-34s median %8.2f ms CPU", v.name, med(v.name))
 	}
-	// Ratios of medians; the rounds interleave the variants.
+	// Ratios of medians (NaN or Inf where a variant did not run); the
+	// rounds interleave the variants.
 	t.Logf("loop: floor / plain             %.3f", med("loop: floor")/med("loop: plain bash"))
 	t.Logf("loop: supervisor / floor        %.3f", med("loop: supervisor")/med("loop: floor"))
 	t.Logf("loop: agent-shim run / floor    %.3f   (target ≤ 1.15)", med("loop: agent-shim run")/med("loop: floor"))
 	t.Logf("one: the layer adds             %.2f ms (agent-shim run, on - off)", med("one: agent-shim run, layer on")-med("one: agent-shim run, layer off"))
-	t.Logf("one: the supervisor adds        %.2f ms (supervise /bin/true - /bin/true, Go start-up included)", med("one: supervisor")-med("one: /bin/true"))
 	if bwrap != "" {
 		t.Logf("one: bubblewrap adds            %.2f ms   (target: the layer ≤ this + 1 ms)", med("one: bubblewrap")-med("one: /bin/true"))
 	}
@@ -162,6 +189,12 @@ func TestExecCost(t *testing.T) {
 		t.Logf("line: bubblewrap adds           %.2f ms   (target: the layer ≤ this + 1 ms)", med("line: bubblewrap bash -c 'seq 1'")-med("line: bash -c 'seq 1'"))
 	}
 	t.Logf("make: agent-shim run / plain    %.3f   (target ≤ 1.1)", med("make: agent-shim run")/med("make: plain"))
+	if *execCostBase != "" {
+		t.Logf("base: loop: agent-shim run / floor  %.3f", med("base loop: agent-shim run")/med("loop: floor"))
+		t.Logf("base: one: the layer adds          %.2f ms", med("base one: agent-shim run, layer on")-med("base one: agent-shim run, layer off"))
+		t.Logf("base: line: the layer adds         %.2f ms", med("base line: shell mode, layer on")-med("base line: shell mode, layer off"))
+		t.Logf("base: make: agent-shim run / plain %.3f", med("base make: agent-shim run")/med("make: plain"))
+	}
 }
 
 func init() {

@@ -252,11 +252,46 @@ func (m *mem) string(addr uint64) (string, error) {
 // environment); keep, when not nil, says which strings to keep (the
 // others are read and checked for length only).
 func (m *mem) strings(addr uint64, keep func(string) bool) ([]string, error) {
-	if addr == 0 {
-		return nil, nil // Linux runs the program with an empty argv
+	ptrs, err := m.pointers(addr, nil)
+	if err != nil {
+		return nil, err
 	}
-	ptrs := m.ptrs[:0]
-	defer func() { m.ptrs = ptrs[:0] }()
+	m.fetchStrings(ptrs)
+	return m.texts(ptrs, keep, "argument")
+}
+
+// argvEnv reads an argv and an environment as strings does, the pages of
+// all their strings in one call; keepEnv says which variables to keep.
+func (m *mem) argvEnv(argv, env uint64, keepEnv func(string) bool) ([]string, []string, error) {
+	ptrs, err := m.pointers(argv, m.ptrs[:0])
+	if err != nil {
+		return nil, nil, err
+	}
+	nArgv := len(ptrs)
+	if ptrs, err = m.pointers(env, ptrs); err != nil {
+		return nil, nil, fmt.Errorf("reading the environment: %w", err)
+	}
+	m.ptrs = ptrs[:0]
+	m.fetchStrings(ptrs)
+	a, err := m.texts(ptrs[:nArgv], nil, "argument")
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := m.texts(ptrs[nArgv:], keepEnv, "variable")
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the environment: %w", err)
+	}
+	return a, e, nil
+}
+
+// pointers appends to ptrs the pointers of the NULL-terminated array at
+// addr (none for a null array: Linux runs the program with an empty
+// argv).
+func (m *mem) pointers(addr uint64, ptrs []uint64) ([]uint64, error) {
+	if addr == 0 {
+		return ptrs, nil
+	}
+	start := len(ptrs)
 	for i := 0; ; i++ {
 		if i == maxArgs {
 			return nil, errors.New("too many arguments to check")
@@ -270,21 +305,31 @@ func (m *mem) strings(addr uint64, keep func(string) bool) ([]string, error) {
 		}
 		ptrs = append(ptrs, p)
 	}
-	m.spans = append(m.spans, span{addr, 8 * (len(ptrs) + 1)})
-	// The pages the strings start on, in one call.
-	bases := make([]uint64, 0, 8)
+	m.spans = append(m.spans, span{addr, 8 * (len(ptrs) - start + 1)})
+	return ptrs, nil
+}
+
+// fetchStrings reads the pages the strings at ptrs start on, in one call.
+func (m *mem) fetchStrings(ptrs []uint64) {
+	bases := m.bases[:0]
 	for _, p := range ptrs {
 		if b := p &^ (pageSize - 1); !containsBase(bases, b) && len(bases) < maxIov {
 			bases = append(bases, b)
 		}
 	}
+	m.bases = bases[:0]
 	m.fetch(bases...)
+}
+
+// texts reads the strings at ptrs (what names one in errors); keep, when
+// not nil, says which to keep.
+func (m *mem) texts(ptrs []uint64, keep func(string) bool, what string) ([]string, error) {
 	var out []string
 	total := 0
 	for i, p := range ptrs {
 		n, err := m.strlen(p)
 		if err != nil {
-			return nil, fmt.Errorf("reading argument %d: %w", i, err)
+			return nil, fmt.Errorf("reading %s %d: %w", what, i, err)
 		}
 		if total += n + 1; total > maxArgBytes {
 			return nil, errors.New("arguments too long to check")

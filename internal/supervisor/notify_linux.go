@@ -74,6 +74,11 @@ type loop struct {
 	// restricted thread, which makes none of the calls it watches, and
 	// the child is its only process until that execve succeeds.
 	first bool
+	// allowed are the executions allowed on this line, by key: one
+	// that is the same in every field the decider reads is allowed
+	// again without asking it (see Config.Decide). Refusals are asked
+	// again, and reported, every time.
+	allowed map[string]struct{}
 	// restricted is the thread the restrictions were put on, which
 	// starts the program and ends: the tree's domain holds it until
 	// then, and through it this process's memory. The first answer
@@ -84,7 +89,7 @@ type loop struct {
 // newLoop makes the loop of listener, which it owns from then on (closes
 // on failure).
 func newLoop(listener int, cfg *Config) (*loop, error) {
-	l := &loop{listener: listener, cfg: cfg, sem: make(chan struct{}, maxWorkers), startEnv: map[string]bool{}, mem: newMem(), first: true}
+	l := &loop{listener: listener, cfg: cfg, sem: make(chan struct{}, maxWorkers), startEnv: map[string]bool{}, mem: newMem(), first: true, allowed: map[string]struct{}{}}
 	for _, kv := range cfg.Env {
 		l.startEnv[kv] = true
 	}
@@ -316,11 +321,11 @@ func (l *loop) answerStart(n *seccompNotif) (unix.Errno, bool) {
 		}
 	}
 	r := newResolver(os.Getpid())
-	real, rerr := r.resolve(x.Path, true)
-	if missing(rerr) {
+	pr := r.probe(x.Path)
+	if missing(pr.err) {
 		return unix.ENOENT, false
 	}
-	if err := l.identifyResolved(r, &x, real, rerr, 0); err != nil {
+	if err := l.identifyProbed(r, &x, pr, 0); err != nil {
 		l.report("agent-shim: denied at run time: %s: %v", x, err)
 		return unix.EPERM, false
 	}
@@ -365,12 +370,22 @@ func (l *loop) decide(x Exec) (unix.Errno, bool) {
 		l.report("agent-shim: denied at run time: %s: nothing decides executions", x)
 		return unix.EPERM, false
 	}
+	key := x.key()
+	if _, ok := l.allowed[key]; ok {
+		return 0, false
+	}
 	if v := l.cfg.Decide(x); !v.Allow {
 		l.report("agent-shim: denied at run time: %s: %s", x, v.Reason)
 		return unix.EPERM, false
 	}
+	if len(l.allowed) < maxAllowed {
+		l.allowed[key] = struct{}{}
+	}
 	return 0, false
 }
+
+// maxAllowed bounds the executions a line remembers as allowed.
+const maxAllowed = 4096
 
 func (l *loop) report(format string, args ...any) {
 	if l.cfg.Report == nil {
@@ -420,14 +435,24 @@ func (l *loop) openMem(n *seccompNotif) (*mem, func(), error) {
 func (l *loop) read(n *seccompNotif, m *mem) (Exec, error) {
 	x := Exec{Pid: int(n.pid)}
 	dirfd, pathPtr, argvPtr, envPtr, flags := execArgs(n)
+	// The pages of the path and of the argv and environment arrays, in
+	// one call.
+	m.fetch(pathPtr&^(pageSize-1), argvPtr&^(pageSize-1), envPtr&^(pageSize-1))
 	path, err := m.string(pathPtr)
 	if err != nil {
 		return x, fmt.Errorf("reading the program's path: %w", err)
 	}
 	x.rawPath = path
 	r := newResolver(x.Pid)
-	if x.Dir, err = readlink(r.proc + "/cwd"); err != nil {
-		return x, fmt.Errorf("reading its working directory: %w", err)
+	cwd := func() error {
+		if x.Dir != "" {
+			return nil
+		}
+		var err error
+		if x.Dir, err = readlink(r.proc + "/cwd"); err != nil {
+			return fmt.Errorf("reading its working directory: %w", err)
+		}
+		return nil
 	}
 	var named string // the path to resolve, as the process means it
 	switch {
@@ -439,14 +464,15 @@ func (l *loop) read(n *seccompNotif, m *mem) (Exec, error) {
 		x.Path = named
 	case path == "":
 		return x, errors.New("runs an empty path")
+	case filepath.IsAbs(path):
+		named, x.Path = path, filepath.Clean(path)
 	default:
 		named = r.at(dirfd, path)
-		switch {
-		case filepath.IsAbs(path):
-			x.Path = filepath.Clean(path)
-		case dirfd == unix.AT_FDCWD:
-			x.Path = filepath.Join(x.Dir, path)
-		default:
+		if err := cwd(); err != nil {
+			return x, err
+		}
+		x.Path = filepath.Join(x.Dir, path)
+		if dirfd != unix.AT_FDCWD {
 			base, err := readlink(r.fd(dirfd))
 			if err != nil {
 				return x, fmt.Errorf("reading execveat's directory: %w", err)
@@ -457,23 +483,20 @@ func (l *loop) read(n *seccompNotif, m *mem) (Exec, error) {
 	// A program that does not exist (the misses of a PATH search) is
 	// answered before its arguments are read: the call fails with ENOENT,
 	// as the kernel would fail it; nothing runs.
-	real, rerr := r.resolve(named, true)
-	if missing(rerr) {
+	pr := r.probe(named)
+	if missing(pr.err) {
 		return x, errMissing
 	}
-	if x.Argv, err = m.strings(argvPtr, nil); err != nil {
+	if err := cwd(); err != nil {
 		return x, err
 	}
-	if x.Env, err = m.strings(envPtr, l.loaderVar); err != nil {
-		return x, fmt.Errorf("reading the environment: %w", err)
-	}
-	if err := l.identifyResolved(r, &x, real, rerr, 0); err != nil {
+	if x.Argv, x.Env, err = m.argvEnv(argvPtr, envPtr, l.loaderVar); err != nil {
 		return x, err
 	}
-	if !l.valid(n.id) {
-		return x, errGone
-	}
-	return x, nil
+	// Whether the process is still the one that waits is asked once,
+	// after the second reading (reread): what was read from another
+	// process (its pid reused) is never answered.
+	return x, l.identifyProbed(r, &x, pr, 0)
 }
 
 // maxChain bounds the interpreters and loaders one execution goes
@@ -488,32 +511,25 @@ func (l *loop) identify(r *resolver, x *Exec, named string, depth int) error {
 	if depth > maxChain {
 		return fmt.Errorf("%s: more than %d interpreters and loaders", x.Path, maxChain)
 	}
-	real, err := r.resolve(named, true)
-	return l.identifyResolved(r, x, real, err, depth)
+	return l.identifyProbed(r, x, r.probe(named), depth)
 }
 
-// identifyResolved is identify once the program's path is resolved (real,
-// or the error resolving it).
-func (l *loop) identifyResolved(r *resolver, x *Exec, real string, err error, depth int) error {
+// identifyProbed is identify once the program's file is found and read
+// (pr).
+func (l *loop) identifyProbed(r *resolver, x *Exec, pr probe, depth int) error {
 	switch {
-	case missing(err):
+	case missing(pr.err):
 		return errMissing
-	case err != nil:
-		return fmt.Errorf("finding %s: %w", x.Path, err)
+	case pr.err != nil:
+		return fmt.Errorf("finding %s: %w", x.Path, pr.err)
 	}
-	x.Real = real
-	var st unix.Stat_t
-	x.Interp, err = interpreterStat(real, &st)
-	switch {
-	case missing(err):
-		return errMissing
-	case err != nil:
-		return fmt.Errorf("finding %s: %w", real, err)
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+	real, st := pr.real, &pr.st
+	x.Real, x.Interp = real, pr.interp
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil // the kernel refuses it (EACCES)
 	}
-	if l.checkCopy(real, &st) {
-		x.Copies = l.copies.of(real, &st)
+	if l.checkCopy(real, st) {
+		x.Copies = l.copies.of(real, st)
 	}
 	if len(x.Interp) > 0 {
 		// The kernel runs the interpreter with the script's path as
@@ -661,6 +677,11 @@ func interpreterStat(path string, st *unix.Stat_t) ([]string, error) {
 		return nil, nil // a file that cannot be read (mode 0111) is no script we can read
 	}
 	defer rawClose(fd)
+	return interpreterFd(fd, st)
+}
+
+// interpreterFd is interpreterStat of an open file.
+func interpreterFd(fd int, st *unix.Stat_t) ([]string, error) {
 	if err := rawFstat(fd, st); err != nil {
 		return nil, err
 	}

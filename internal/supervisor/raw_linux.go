@@ -85,6 +85,22 @@ func rawOpen(path string) (int, error) {
 	return int(fd), nil
 }
 
+// rawOpenat2 opens path (from the working directory) with openat2's
+// flags and resolve flags.
+func rawOpenat2(path string, flags uint64, resolve uint64) (int, error) {
+	p, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return -1, err
+	}
+	how := unix.OpenHow{Flags: flags, Resolve: resolve}
+	fd, _, errno := syscall.RawSyscall6(unix.SYS_OPENAT2, uintptr(atFdcwd), uintptr(unsafe.Pointer(p)),
+		uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(fd), nil
+}
+
 func rawFstat(fd int, st *unix.Stat_t) error {
 	_, _, errno := syscall.RawSyscall(unix.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(st)), 0)
 	return rawErr(errno)

@@ -257,3 +257,58 @@ func sameFile(link, target string) error {
 func missing(err error) bool {
 	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR)
 }
+
+// probe is what identifying a program reads of its file: its path with
+// every link resolved, its status and its #! line; or the error finding
+// it (missing, for a file that does not exist).
+type probe struct {
+	real   string
+	st     unix.Stat_t
+	interp []string
+	err    error
+}
+
+// probe finds the file named (an absolute path, a thread's entries
+// spelled with r.proc) as the kernel will for the thread, and reads it.
+func (r *resolver) probe(named string) probe {
+	if pr, ok := probeOpen(named); ok {
+		return pr
+	}
+	real, err := r.resolve(named, true)
+	if err != nil {
+		return probe{err: err}
+	}
+	pr := probe{real: real}
+	pr.interp, pr.err = interpreterStat(real, &pr.st)
+	return pr
+}
+
+// probeOpen is probe by one openat2, which resolves the path in the
+// kernel, when that reading is the tree's: an absolute path that neither
+// goes through /proc nor crosses a mount (RESOLVE_NO_XDEV: the tree's root
+// and mounts are the supervisor's; /proc is one) nor follows a magic
+// link. ok is false where probe must walk the path itself: below /proc,
+// across a mount, a file that cannot be opened, a kernel without
+// openat2.
+func probeOpen(named string) (probe, bool) {
+	if !filepath.IsAbs(named) || named == "/proc" || strings.HasPrefix(named, "/proc/") {
+		return probe{}, false
+	}
+	fd, err := rawOpenat2(named, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY,
+		unix.RESOLVE_NO_XDEV|unix.RESOLVE_NO_MAGICLINKS)
+	switch {
+	case missing(err):
+		return probe{err: &os.PathError{Op: "open", Path: named, Err: err}}, true
+	case err != nil:
+		return probe{}, false
+	}
+	defer rawClose(fd)
+	var buf [unix.PathMax + 1]byte
+	real, err := rawReadlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:])
+	if err != nil || !filepath.IsAbs(real) || strings.HasSuffix(real, " (deleted)") {
+		return probe{}, false
+	}
+	pr := probe{real: real}
+	pr.interp, pr.err = interpreterFd(fd, &pr.st)
+	return pr, true
+}

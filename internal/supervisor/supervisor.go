@@ -147,6 +147,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -173,7 +174,11 @@ type Config struct {
 	Confine  bool
 	Writable []string
 	// Decide decides one execution. It is called concurrently, and
-	// must not block on the tree. Nil refuses every execution.
+	// must not block on the tree. Nil refuses every execution. Its
+	// verdict must follow from the Exec alone, its Pid aside: an
+	// execution the same in every other field as one it allowed on this
+	// line (the same program, argv, directory, interpreter, loaded code,
+	// copies) is allowed again without asking it.
 	Decide func(Exec) Verdict
 	// Report receives one line for every execution refused; nil drops
 	// them.
@@ -315,6 +320,45 @@ func (x Exec) Spellings() [][]string {
 		out = append(out, x.Loaded.Spellings()...)
 	}
 	return out
+}
+
+// key is x as the decider reads it, every field but Pid, in one string:
+// two executions with the same key are one decision.
+func (x Exec) key() string {
+	var b strings.Builder
+	x.writeKey(&b)
+	return b.String()
+}
+
+func (x Exec) writeKey(b *strings.Builder) {
+	str := func(s string) {
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	list := func(l []string) {
+		b.WriteString(strconv.Itoa(len(l)))
+		b.WriteByte('[')
+		for _, s := range l {
+			str(s)
+		}
+	}
+	str(x.Path)
+	str(x.Real)
+	str(x.Dir)
+	str(x.rawPath)
+	list(x.Argv)
+	list(x.Interp)
+	list(x.Env)
+	list(x.Copies)
+	for _, y := range []*Exec{x.Loaded, x.Interpreted} {
+		if y == nil {
+			b.WriteByte('-')
+			continue
+		}
+		b.WriteByte('+')
+		y.writeKey(b)
+	}
 }
 
 // String is the execution as one line, for messages.

@@ -241,12 +241,12 @@ func TestRunNested(t *testing.T) {
 	}
 }
 
-// Many executions at once are all answered.
+// Many executions at once (each its own decision) are all answered.
 func TestRunManyExecs(t *testing.T) {
 	needKernel(t)
 	r := &recorder{deny: map[string]bool{"touch": true}}
 	dir := t.TempDir()
-	st, _, out := runScript(t, dir, r, false, nil, `for i in $(seq 300); do /bin/true & done; touch x & wait; echo done`)
+	st, _, out := runScript(t, dir, r, false, nil, `for i in $(seq 300); do /bin/true $i & done; touch x & wait; echo done`)
 	if st.Code != 0 {
 		t.Errorf("status %+v\n%s", st, out)
 	}
@@ -594,5 +594,51 @@ func TestLayerRequired(t *testing.T) {
 		case required && (err == nil || !strings.Contains(s, "--- FAIL: TestRunStatus")):
 			t.Errorf("required: %v, want a failure:\n%s", err, s)
 		}
+	}
+}
+
+// An execution the same as one allowed on the line, in every field the
+// decider reads, is allowed without asking it again; one that differs in
+// any (its argv, its program's file behind the same name, its #! line)
+// is asked about, and a refusal is asked about and reported every time.
+func TestRunDecidesOnce(t *testing.T) {
+	needKernel(t)
+	dir := t.TempDir()
+	r := &recorder{deny: map[string]bool{"touch": true}}
+	script := `for i in 1 2 3; do /bin/true same; done; /bin/true other
+printf '#!/bin/sh\n' > s; chmod +x s; ./s; ./s; printf '#!/bin/bash\n' > s; ./s
+ln -s /bin/true p; ./p; ./p; rm p; ln -s /bin/echo p; ./p
+for i in 1 2; do touch denied; done; echo done`
+	st, stdout, out := runScriptWith(t, dir, Config{Decide: r.decide}, script)
+	if st.Code != 0 || !strings.HasSuffix(stdout, "done\n") {
+		t.Fatalf("status %+v, stdout %q\n%s", st, stdout, out)
+	}
+	count := map[string]int{}
+	for _, x := range r.seen {
+		count[x.String()+"|"+x.Real+"|"+strings.Join(x.Interp, " ")]++
+	}
+	real := func(name string) string {
+		p, err := exactPath(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	touch := real("touch")
+	for k, want := range map[string]int{
+		"/bin/true same|" + real("true") + "|":  1,
+		"/bin/true other|" + real("true") + "|": 1,
+		dir + "/s|" + dir + "/s|/bin/sh":        1,
+		dir + "/s|" + dir + "/s|/bin/bash":      1,
+		dir + "/p|" + real("true") + "|":        1,
+		dir + "/p|" + real("echo") + "|":        1,
+		touch + " denied|" + touch + "|":        2,
+	} {
+		if count[k] != want {
+			t.Errorf("%q decided %d times, want %d (all: %v)", k, count[k], want, count)
+		}
+	}
+	if n := strings.Count(out, "denied at run time"); n != 2 {
+		t.Errorf("%d refusals reported, want 2:\n%s", n, out)
 	}
 }
