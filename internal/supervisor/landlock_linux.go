@@ -3,6 +3,7 @@
 package supervisor
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -64,7 +65,7 @@ type pathBeneathAttr struct {
 }
 
 // restrictWrites confines the calling thread's writes (and its future
-// children's) to writable; with confine false it only creates a domain
+// children's) to writable (resolved: no link on the way); with confine false it only creates a domain
 // that handles making device nodes, so that the tree still cannot ptrace
 // processes outside it (the supervisor among them) nor mount anything,
 // and REFER, allowed everywhere. Writable directories get every right but
@@ -117,9 +118,14 @@ func restrictWrites(confine bool, writable []string) error {
 }
 
 // allowBeneath allows rights beneath path (a directory), or on it (a
-// file). A path that does not exist is skipped.
+// file). A path that does not exist, or that a link now leads through
+// (it was resolved: a link made since is not the person's grant), is
+// skipped.
 func allowBeneath(ruleset int, path string, rights uint64) error {
-	pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	pfd, err := rawOpenat2(path, unix.O_PATH|unix.O_CLOEXEC, unix.RESOLVE_NO_SYMLINKS)
+	if errors.Is(err, unix.ENOSYS) {
+		pfd, err = unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	}
 	if err != nil {
 		return nil // nothing there to write to
 	}

@@ -88,15 +88,14 @@ type loop struct {
 
 // newLoop makes the loop of listener, which it owns from then on (closes
 // on failure).
-func newLoop(listener int, cfg *Config) (*loop, error) {
-	l := &loop{listener: listener, cfg: cfg, sem: make(chan struct{}, maxWorkers), startEnv: map[string]bool{}, mem: newMem(), first: true, allowed: map[string]struct{}{}}
+func newLoop(listener int, cfg *Config, writes []string) (*loop, error) {
+	l := &loop{listener: listener, cfg: cfg, sem: make(chan struct{}, maxWorkers), startEnv: map[string]bool{}, mem: newMem(), first: true, allowed: map[string]struct{}{}, writes: writes}
 	for _, kv := range cfg.Env {
 		l.startEnv[kv] = true
 	}
 	if len(cfg.Programs) > 0 {
 		l.copies = newCopies(cfg.Programs, cfg.Env)
 	}
-	l.writes = resolveWritable(cfg.writable())
 	// The loop waits in the runtime's poller (epoll), parked, not in a
 	// blocking system call: a thread blocked in poll makes the runtime's
 	// monitor wake every few milliseconds, and preempt the loop as a
@@ -120,10 +119,20 @@ func newLoop(listener int, cfg *Config) (*loop, error) {
 
 // resolveWritable resolves the writable paths as EvalSymlinks does,
 // leaving out those it cannot resolve, but with one Lstat per directory
-// of them all (they share /tmp, /dev, the checkout's parents).
-func resolveWritable(ws []string) []string {
-	var out []string
+// of them all (they share /tmp, /dev, the checkout's parents). A path
+// reached through a link that lies in a directory the tree may write
+// (one of the others), to a directory it may not, is left out too, and
+// returned in planted: an earlier line may have made that link
+// (TMPDIR=/tmp/x, x replaced by a link to the home directory), and
+// writing through it is not the person's grant.
+func resolveWritable(ws []string) (out, planted []string) {
 	real := realDirs{}
+	var direct []string // the writable paths no link leads to
+	for _, w := range ws {
+		if c := filepath.Clean(w); filepath.IsAbs(w) && real.state(c) == dirReal {
+			direct = append(direct, c)
+		}
+	}
 	for _, w := range ws {
 		if filepath.IsAbs(w) {
 			switch c := filepath.Clean(w); real.state(c) {
@@ -134,11 +143,69 @@ func resolveWritable(ws []string) []string {
 				continue
 			}
 		}
-		if r, err := filepath.EvalSymlinks(w); err == nil {
-			out = append(out, r)
+		r, err := filepath.EvalSymlinks(w)
+		if err != nil {
+			continue
+		}
+		if l := linkIn(w, direct); l != "" && !within(r, direct) {
+			planted = append(planted, w+" (through "+l+")")
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, planted
+}
+
+// within reports whether p lies in (or is) one of dirs.
+func within(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, d+"/") || d == "/" {
+			return true
 		}
 	}
-	return out
+	return false
+}
+
+// linkIn returns the first link on the way to p (absolute) that lies in
+// one of the directories dirs (real paths), or "".
+func linkIn(p string, dirs []string) string {
+	if !filepath.IsAbs(p) {
+		return ""
+	}
+	resolved, rest := "/", p
+	for links := 0; rest != "" && links <= maxLinks; {
+		var c string
+		c, rest, _ = strings.Cut(rest, "/")
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return ""
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		if within(resolved, dirs) {
+			return next
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return ""
+		}
+		links++
+		if filepath.IsAbs(target) {
+			resolved = "/"
+		}
+		rest = target + "/" + rest
+	}
+	return ""
 }
 
 // stop ends run, waits for the answers in flight and closes the listener:

@@ -169,8 +169,11 @@ type Config struct {
 	Stdin, Stdout, Stderr *os.File
 	// Confine confines the tree's file writes to Writable: directories
 	// (and the files in them) or single files, absolute. Paths that do
-	// not exist are left out. Without Confine the tree may write where
-	// the user may.
+	// not exist are left out, and so is a path reached through a link
+	// that lies in another of them and leads outside them all (an
+	// earlier line could have made it: TMPDIR under /tmp replaced by a
+	// link to the home directory); Report says so. Without Confine the
+	// tree may write where the user may.
 	Confine  bool
 	Writable []string
 	// Decide decides one execution. It is called concurrently, and

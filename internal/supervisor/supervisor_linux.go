@@ -251,14 +251,24 @@ func restrictThread(cfg *Config) (*loop, error) {
 			return nil, unavailable("%v", err)
 		}
 	}
-	if err := restrictWrites(cfg.Confine, cfg.writable()); err != nil {
+	var writes []string
+	if cfg.Confine {
+		var planted []string
+		writes, planted = resolveWritable(cfg.writable())
+		for _, p := range planted {
+			if cfg.Report != nil {
+				fmt.Fprintf(cfg.Report, "agent-shim: warning: the tree may not write %s: it is reached through a link in a directory the tree may write, which an earlier line may have made\n", p)
+			}
+		}
+	}
+	if err := restrictWrites(cfg.Confine, writes); err != nil {
 		return nil, unavailable("%v", err)
 	}
 	listener, err := installFilter(cfg.Confine)
 	if err != nil {
 		return nil, unavailable("%v", err)
 	}
-	l, err := newLoop(listener, cfg)
+	l, err := newLoop(listener, cfg, writes)
 	if err != nil {
 		return nil, err
 	}

@@ -642,3 +642,42 @@ for i in 1 2; do touch denied; done; echo done`
 		t.Errorf("%d refusals reported, want 2:\n%s", n, out)
 	}
 }
+
+// A writable path reached through a link in a directory the tree may
+// write, to one it may not, is not writable: an earlier line may have
+// replaced TMPDIR (under /tmp) by a link to the home directory. A link
+// the tree could not have made (in a directory it may not write) still
+// leads where it says.
+func TestRunWritableThroughPlantedLink(t *testing.T) {
+	needKernel(t)
+	dir := t.TempDir()
+	tmp, home, ro, elsewhere := filepath.Join(dir, "tmp"), filepath.Join(dir, "home"), filepath.Join(dir, "ro"), filepath.Join(dir, "elsewhere")
+	for _, d := range []string{tmp, home, ro, elsewhere} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What an earlier line left: tmp/user-tmp, the person's TMPDIR, is now
+	// a link to home.
+	if err := os.Symlink(home, filepath.Join(tmp, "user-tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(ro, "link")); err != nil {
+		t.Fatal(err)
+	}
+	writable := []string{tmp, filepath.Join(tmp, "user-tmp"), filepath.Join(ro, "link")}
+	script := `echo x > tmp/user-tmp/planted; echo "planted=$?"; echo y > ro/link/ok; echo "ok=$?"; touch tmp/mine; chmod 600 tmp/user-tmp/ 2>/dev/null; echo end`
+	st, stdout, out := runScriptWith(t, dir, Config{Decide: (&recorder{}).decide, Confine: true, Writable: writable}, script)
+	if st.Code != 0 || !strings.Contains(stdout, "end") {
+		t.Fatalf("status %+v, stdout %q\n%s", st, stdout, out)
+	}
+	if _, err := os.Stat(filepath.Join(home, "planted")); err == nil {
+		t.Errorf("the tree wrote in the home directory through a link in tmp:\n%s%s", stdout, out)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "ok")); err != nil || !strings.Contains(stdout, "ok=0") {
+		t.Errorf("a link the tree could not have made: %v\n%s%s", err, stdout, out)
+	}
+	if !strings.Contains(out, "reached through a link in a directory the tree may write") || !strings.Contains(out, filepath.Join(tmp, "user-tmp")) {
+		t.Errorf("not reported:\n%s", out)
+	}
+}
