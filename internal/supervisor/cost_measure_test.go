@@ -19,7 +19,7 @@ import (
 var (
 	execCostBase = flag.String("execcostbase", "", "an agent-shim `binary` to measure beside this one (an earlier build)")
 	execCost     = flag.Int("execcost", 20, "rounds of TestExecCost")
-	execCostRun = flag.String("execcostrun", "", "run only the variants of TestExecCost whose names match this `regexp`")
+	execCostRun  = flag.String("execcostrun", "", "run only the variants of TestExecCost whose names match this `regexp`")
 )
 
 // TestExecCost measures the run-time layer's CPU against its yardsticks,
