@@ -591,7 +591,7 @@ func (l *loop) identifyProbed(r *resolver, x *Exec, pr probe, depth int) error {
 		return fmt.Errorf("finding %s: %w", x.Path, pr.err)
 	}
 	real, st := pr.real, &pr.st
-	x.Real, x.Interp = real, pr.interp
+	x.Real, x.Interp, x.ID = real, pr.interp, FileID{Dev: uint64(st.Dev), Ino: st.Ino}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil // the kernel refuses it (EACCES)
 	}

@@ -252,8 +252,9 @@ type Exec struct {
 	// Path is the file to execute as named, made absolute against the
 	// working directory (or execveat's directory); Real is it with
 	// every link resolved ("" when it cannot be resolved, for a file
-	// that does not exist).
+	// that does not exist), and ID the file itself, when it was read.
 	Path, Real string
+	ID         FileID
 	// Argv is what the program receives, argv[0] included.
 	Argv []string
 	// Dir is the calling process's working directory.
@@ -283,6 +284,9 @@ type Exec struct {
 
 	rawPath string // the path as the call gave it
 }
+
+// FileID is a file's identity: its device and inode.
+type FileID struct{ Dev, Ino uint64 }
 
 // Spellings returns every argv the execution may amount to, for a caller
 // that decides each and takes the strictest: the program as named and as
@@ -350,6 +354,10 @@ func (x Exec) writeKey(b *strings.Builder) {
 	str(x.Real)
 	str(x.Dir)
 	str(x.rawPath)
+	b.WriteString(strconv.FormatUint(x.ID.Dev, 16))
+	b.WriteByte(':')
+	b.WriteString(strconv.FormatUint(x.ID.Ino, 16))
+	b.WriteByte(':')
 	list(x.Argv)
 	list(x.Interp)
 	list(x.Env)

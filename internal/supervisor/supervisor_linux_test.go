@@ -125,6 +125,10 @@ func TestRunReadsExecs(t *testing.T) {
 			strings.Join(g.Interp, " ") != strings.Join(w.Interp, " ") {
 			t.Errorf("exec %d: got %+v\nwant %+v", i, g, w)
 		}
+		var st unix.Stat_t
+		if err := unix.Stat(g.Real, &st); err != nil || g.ID != (FileID{Dev: uint64(st.Dev), Ino: st.Ino}) {
+			t.Errorf("exec %d: ID %+v is not the file %s (%v)", i, g.ID, g.Real, err)
+		}
 	}
 }
 
