@@ -395,6 +395,14 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 				continue
 			}
 		}
+		if c.block != nil && c.block.Expands() != nil && a.Value.Static && (a.Name == "MAKEFLAGS" || a.Name == "MFLAGS" || a.Name == "GNUMAKEFLAGS") {
+			// make reads its flags' NAME=VALUE words as its own
+			// command-line assignments: X!=CMD runs CMD.
+			c.operandEffects(a.Value.Text)
+			for _, f := range strings.Fields(a.Value.Text) {
+				c.operandEffects(f)
+			}
+		}
 		switch {
 		case envSafe(a.Name, a.Value.Text, a.Value.Static):
 		case a.Name == "IFS" && c.prog == "read" && len(cmd.Args) > 0 && cmd.Args[0].Text == "read":

@@ -296,6 +296,10 @@ func wordParts(t string) []part {
 	if e := strings.TrimLeft(t, ":!|+ \t"); e != t {
 		add(e, true, false)
 	}
+	// An editor's range before the escape: 1,$!CMD, .!CMD, r !CMD.
+	if i := strings.IndexByte(t, '!'); i > 0 && i <= 16 && strings.Trim(t[:i], "0123456789,.$;%'+-/ rweRWE") == "" {
+		add(t[i+1:], false, false)
+	}
 	// A prefix: EXEC:CMD, SYSTEM:CMD, --exec=CMD, exec=CMD.
 	if i := strings.IndexAny(t, ":="); i > 0 && prefixName(t[:i]) {
 		name := strings.ToLower(strings.TrimLeft(t[:i], "-"))
@@ -324,7 +328,13 @@ func wordParts(t string) []part {
 			continue
 		}
 		if end := strings.IndexByte(t[i+1:], closer); end >= 0 {
-			add(t[i+1:i+1+end], false, false)
+			body := t[i+1 : i+1+end]
+			add(body, false, false)
+			if closer == ']' {
+				if argv, ok := stringList(body); ok {
+					add(argv, false, false) // ['git', 'push', '-f']
+				}
+			}
 			if closer == t[i] {
 				i += end + 1 // past a quoted string
 			}
@@ -463,4 +473,22 @@ func lessCommands(v string) []string {
 		}
 	}
 	return out
+}
+
+// stringList reads a list of quoted strings ('a', "b") as the words of a
+// command line, each quoted for the shell.
+func stringList(body string) (string, bool) {
+	var words []string
+	for _, item := range strings.Split(body, ",") {
+		item = strings.TrimSpace(item)
+		if len(item) < 2 || (item[0] != '\'' && item[0] != '"') || item[len(item)-1] != item[0] {
+			return "", false
+		}
+		q, err := syntax.Quote(item[1:len(item)-1], syntax.LangBash)
+		if err != nil {
+			return "", false
+		}
+		words = append(words, q)
+	}
+	return strings.Join(words, " "), len(words) > 0
 }

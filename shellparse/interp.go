@@ -151,6 +151,21 @@ func (w *walker) interp(l lang, cmd *Command, c ctx) {
 			script = true // the script file
 		}
 	}
+	if l == langPerl {
+		// PERL5OPT holds switches perl reads as its own: -M code.
+		for _, a := range cmd.Assigns {
+			if a.Name != "PERL5OPT" || !a.Value.Static {
+				continue
+			}
+			for _, f := range strings.Fields(a.Value.Text) {
+				if m, ok := strings.CutPrefix(strings.TrimPrefix(f, "-"), "M"); ok && strings.HasPrefix(f, "-") && m != "" {
+					modules = append(modules, Word{Text: m, Static: true})
+				} else if m, ok := strings.CutPrefix(strings.TrimPrefix(f, "-"), "m"); ok && strings.HasPrefix(f, "-") && m != "" {
+					modules = append(modules, Word{Text: m, Static: true})
+				}
+			}
+		}
+	}
 	kind := cmd.Name() + " code"
 	if len(code) == 0 && !script {
 		// The code comes on standard input.
