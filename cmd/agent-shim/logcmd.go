@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
-	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/report"
 )
 
@@ -28,27 +27,6 @@ func (e *env) decisionLog() *decisionlog.Writer {
 		return nil
 	}
 	return decisionlog.NewWriter(path, decisionlog.Options{})
-}
-
-// logHook records a hook call's decision. The agent asks its person
-// itself, so no answer is known here (PostToolUse records an approval in
-// the approval log).
-func (e *env) logHook(agentName string, in *hookInput, d gate.Decision) {
-	w := e.decisionLog()
-	if w == nil {
-		return
-	}
-	key := in.Key()
-	w.Log(entryOf(d, decisionlog.Entry{
-		Agent: agentName, Session: e.sessionID(in.SessionID), Layer: decisionlog.LayerHook,
-		Cwd: in.Cwd, Tool: in.ToolName, ToolUseID: in.ToolUseID, Command: key,
-	}))
-}
-
-// entryOf fills an entry's verdict, reason and deciding rule from d.
-func entryOf(d gate.Decision, e decisionlog.Entry) decisionlog.Entry {
-	e.Time = now()
-	return d.Record(e)
 }
 
 const logSynopsis = "agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]"

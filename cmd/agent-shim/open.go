@@ -39,9 +39,6 @@ func (e *env) open(ctx context.Context, o openOptions) (*shim, error) {
 
 func (s *shim) close() { s.audit.Close() }
 
-// sessionID: see sessions.ID.
-func (e *env) sessionID(given string) string { return sessions.ID(given, e.getenv) }
-
 // projectRoot: see sessions.ProjectRoot.
 func (e *env) projectRoot(dir string) string { return sessions.ProjectRoot(dir, e.getenv) }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/agent-shim/agent-shim/internal/hookmode"
 	"github.com/agent-shim/agent-shim/internal/runlayer"
 	"github.com/agent-shim/agent-shim/internal/shellmode"
 )
@@ -26,7 +27,7 @@ func (e *env) shellMode() *shellmode.Shell {
 	sh := &shellmode.Shell{
 		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Getenv: e.getenv,
 		OpenTTY: openTTY, Self: executable, Now: now, TicketNow: ticketNow,
-		Hint: approveHint, Export: e.exportDecisions,
+		Hint: hookmode.ApproveHint, Export: e.exportDecisions,
 		Layer: func(r *runlayer.Run) {
 			r.Supervise, r.Reraise, r.TempDirs, r.Child, r.Exec = superviseRun, reraise, tempDirs, runChild, execShell
 		},
@@ -42,6 +43,3 @@ func (e *env) shell(ctx context.Context, args []string) int { return e.shellMode
 
 // refuse reports why a command does not run and returns 126.
 func (e *env) refuse(err error) int { return shellmode.Refuse(e.stderr, err) }
-
-// sameFile: see shellmode.SameFile.
-func sameFile(a, b string) bool { return shellmode.SameFile(a, b) }

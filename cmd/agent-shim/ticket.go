@@ -25,11 +25,8 @@ func (e *env) ticketStore() (tickets.Store, error) {
 	return tickets.Store{Dir: dir, Now: ticketNow}, err
 }
 
-// wantSeenTickets: see tickets.WantSeen.
-func wantSeenTickets(g *gate.Gate) bool { return tickets.WantSeen(g) }
-
 // recordTicket is hook mode's half (tickets.Store.Record).
-func (e *env) recordTicket(ag *agents.Agent, in *hookInput, d gate.Decision) error {
+func (e *env) recordTicket(ag *agents.Agent, in *gate.Call, d gate.Decision) error {
 	st, err := e.ticketStore()
 	if err != nil {
 		return err

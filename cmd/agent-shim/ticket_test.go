@@ -35,9 +35,9 @@ func ticketEnv(t *testing.T) (*env, string) {
 	return &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return vars[k] }}, root
 }
 
-func hookCall(session, cwd, command string) *hookInput {
+func hookCall(session, cwd, command string) *gate.Call {
 	raw, _ := json.Marshal(command)
-	return &hookInput{SessionID: session, Cwd: cwd, Event: "PreToolUse", ToolName: "Bash",
+	return &gate.Call{SessionID: session, Cwd: cwd, Event: "PreToolUse", ToolName: "Bash",
 		ToolInput: map[string]json.RawMessage{"command": raw}}
 }
 
@@ -128,7 +128,7 @@ func TestTicketKinds(t *testing.T) {
 		}
 	}
 	// Other tools leave none.
-	in := &hookInput{SessionID: "s", Cwd: proj, Event: "PreToolUse", ToolName: "Write",
+	in := &gate.Call{SessionID: "s", Cwd: proj, Event: "PreToolUse", ToolName: "Write",
 		ToolInput: map[string]json.RawMessage{"file_path": json.RawMessage(`"x"`)}}
 	if err := e.recordTicket(agents.Claude, in, gate.Decision{Verdict: gate.Allow}); err != nil {
 		t.Fatal(err)

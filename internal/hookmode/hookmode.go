@@ -1,0 +1,185 @@
+// Package hookmode answers an agent's hook call: its pre-tool-use call
+// read strictly (gate.ParseCall), decided by the gate opened for the
+// agent's session (sessions.Open), logged, a ticket left for shell mode
+// (package tickets), and answered in the agent's protocol (package
+// agents); its post-tool-use call, for an agent that asks its person,
+// records their approval of a call the hook answered ask. Whatever goes
+// wrong is an error, which the command answers "blocked": never allow.
+package hookmode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agent-shim/agent-shim/decisionlog"
+	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/agents"
+	"github.com/agent-shim/agent-shim/internal/approvals"
+	"github.com/agent-shim/agent-shim/internal/sessions"
+	"github.com/agent-shim/agent-shim/internal/tickets"
+)
+
+// MaxInput bounds a hook's input: tool inputs carry whole files.
+const MaxInput = 64 << 20
+
+// Options say whose call it is and where its records go.
+type Options struct {
+	Agent *agents.Agent
+	// Config is the config.json to decide with ("" for the agent's).
+	Config string
+	Getenv func(string) string
+	// Log is the decision log; nil logs nothing.
+	Log *decisionlog.Writer
+	// Tickets is where tickets for shell mode go.
+	Tickets tickets.Store
+	// Warn gets the warnings: what went wrong beside the decision.
+	Warn io.Writer
+	// Now is the clock of the log; nil is time.Now.
+	Now func() time.Time
+}
+
+// Call reads one hook call from in and writes the agent's answer to out.
+// An error is no answer: the caller blocks the call.
+func Call(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
+	ag := o.Agent
+	data, err := io.ReadAll(io.LimitReader(in, MaxInput+1))
+	if err != nil {
+		return fmt.Errorf("reading the hook input: %w", err)
+	}
+	if len(data) > MaxInput {
+		return fmt.Errorf("hook input longer than %d bytes", MaxInput)
+	}
+	c, err := gate.ParseCall(data)
+	if err != nil {
+		return fmt.Errorf("%s hook input: %v", ag.Name, err)
+	}
+	switch {
+	case c.Event == ag.Pre:
+	case c.Event == ag.Post && ag.Post != "":
+		return recordApproval(ctx, o, c)
+	case c.Event == "":
+		return fmt.Errorf("%s hook input has no hook_event_name", ag.Name)
+	default:
+		return fmt.Errorf("%s hook: unknown event %q (this hook answers %s)", ag.Name, c.Event, ag.Pre)
+	}
+	if err := c.Check(); err != nil {
+		return fmt.Errorf("%s hook input: %v", ag.Name, err)
+	}
+	s, err := sessions.Open(ctx, sessions.Options{Config: o.Config, Cwd: c.Cwd, Dir: c.Dir(), Session: c.SessionID,
+		Getenv: o.Getenv, Warn: o.Warn})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	d, err := s.Gate.DecideCall(c)
+	if err != nil {
+		return err
+	}
+	if o.Log != nil {
+		now := time.Now
+		if o.Now != nil {
+			now = o.Now
+		}
+		// The agent asks its person itself, so no answer is known here
+		// (PostToolUse records an approval in the approval log).
+		o.Log.Log(d.Record(decisionlog.Entry{Time: now(), Agent: ag.Name, Session: sessions.ID(c.SessionID, o.Getenv),
+			Layer: decisionlog.LayerHook, Cwd: c.Cwd, Tool: c.ToolName, ToolUseID: c.ToolUseID, Command: c.Key()}))
+	}
+	// Leave a ticket for shell mode; without one shell mode only asks
+	// more, so a failure is a warning.
+	if d.Verdict != gate.Allow || tickets.WantSeen(s.Gate) {
+		if err := o.Tickets.Record(ag, c, d); err != nil {
+			fmt.Fprintf(o.Warn, "agent-shim: warning: %v\n", err)
+		}
+	}
+	hint := ""
+	if d.Verdict == gate.Ask || d.Verdict == gate.Default {
+		hint = ApproveHint(s.Config, d.Request)
+	}
+	if ag.Asks && ag.Post != "" && d.Verdict == gate.Ask {
+		// The agent asks the person; its post-tool-use call for this
+		// call means they approved.
+		a := sessions.AskedCall{ID: c.ToolUseID, Tool: c.ToolName, Key: d.Request.Key, Call: callKey(c), Time: time.Now().UTC()}
+		if err := s.Session.Ask(ctx, a); err != nil {
+			fmt.Fprintf(o.Warn, "agent-shim: warning: %v\n", err)
+		}
+	}
+	return ag.Answer(out, agents.Answer{Verdict: d.Verdict, Reason: d.Reason, Hint: hint})
+}
+
+// ApproveHint says how to approve a call for good: the grant an "always"
+// answer would save, and where.
+func ApproveHint(configPath string, req *gate.Request) string {
+	if req == nil {
+		return ""
+	}
+	if req.Always.Tool == "" {
+		return fmt.Sprintf("to allow it, add %q to agentShim.pathScope.allow in %s", req.Always.Pattern, configPath)
+	}
+	return fmt.Sprintf("to allow it, add %q to agentShim.tools.allow in %s", req.Always.Tool+":"+req.Always.Pattern, configPath)
+}
+
+// recordApproval handles a post-tool-use call: the call ran, so if the
+// hook had answered it "ask", the person approved it, and the approval is
+// logged. Other calls are none of the shim's business.
+func recordApproval(ctx context.Context, o Options, c *gate.Call) error {
+	auditPath, err := approvals.Path(o.Getenv)
+	if err != nil {
+		return err
+	}
+	id := sessions.ID(c.SessionID, o.Getenv)
+	sess := sessions.Of(auditPath, id)
+	if _, err := os.Stat(sess.Path); errors.Is(err, fs.ErrNotExist) {
+		return nil // the session asked nothing
+	}
+	call := callKey(c)
+	var found *sessions.AskedCall
+	now := time.Now()
+	err = sess.Update(ctx, func(sf *sessions.File) {
+		sf.Asked = slices.DeleteFunc(sf.Asked, func(a sessions.AskedCall) bool {
+			match := found == nil && (c.ToolUseID != "" && a.ID == c.ToolUseID ||
+				c.ToolUseID == "" && a.ID == "" && a.Call == call)
+			if match {
+				found = &a
+			}
+			return match || now.Sub(a.Time) > sessions.AskedKeep
+		})
+	})
+	if err != nil || found == nil {
+		return err
+	}
+	audit := &sessions.Audit{Path: auditPath}
+	defer audit.Close()
+	g := gate.New(gate.Options{Audit: audit, Session: id})
+	return g.Apply(gate.Request{Tool: found.Tool, Key: found.Key}, gate.AnswerOnce)
+}
+
+// callKey names a call by its tool and input, to match a post-tool-use
+// call to its pre-tool-use call when the agent gives no tool_use_id.
+func callKey(c *gate.Call) string {
+	keys := make([]string, 0, len(c.ToolInput))
+	for k := range c.ToolInput {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var sb strings.Builder
+	sb.WriteString(c.ToolName)
+	for _, k := range keys {
+		var buf bytes.Buffer
+		if json.Compact(&buf, c.ToolInput[k]) != nil {
+			buf.Reset()
+			buf.Write(c.ToolInput[k])
+		}
+		sb.WriteString("\x00" + k + "=" + buf.String())
+	}
+	return sb.String()
+}
