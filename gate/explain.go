@@ -394,37 +394,38 @@ func (g *Gate) guardWrites(cmd *shellparse.Command, argv []string, ls *lineState
 	for _, t := range wt {
 		targets = append(targets, target{t, prog, cmd.Static()})
 	}
-	reason := ""
-	note := func(why string) {
-		if reason == "" || strings.HasPrefix(why, "writes a protected path") && !strings.HasPrefix(reason, "writes a protected path") {
-			reason = why
+	// The first reason found, but a protected path's over any other.
+	reason, protected := "", false
+	note := func(why string, isProtected bool) {
+		if reason == "" || isProtected && !protected {
+			reason, protected = why, isProtected
 		}
 	}
 	if unknown {
-		note(prog + " writes a path not known statically")
+		note(prog+" writes a path not known statically", false)
 	}
 	var made []string
 	for _, t := range targets {
 		if !t.static {
-			note(fmt.Sprintf("writes %s (%s), a path not known statically", t.text, t.how))
+			note(fmt.Sprintf("writes %s (%s), a path not known statically", t.text, t.how), false)
 			continue
 		}
 		a := g.targetAbs(cmd, t.text, ls)
 		if a == "" {
-			note(fmt.Sprintf("writes %s (%s) from a directory the gate cannot tell", t.text, t.how))
+			note(fmt.Sprintf("writes %s (%s) from a directory the gate cannot tell", t.text, t.how), false)
 			continue
 		}
 		made = append(made, filepath.Clean(a))
 		if ls.madeUnknown || slices.ContainsFunc(ls.made, func(m string) bool { return within(filepath.Clean(a), m) }) {
-			note(fmt.Sprintf("writes %s (%s), which an earlier command on the line may have made a link", t.text, t.how))
+			note(fmt.Sprintf("writes %s (%s), which an earlier command on the line may have made a link", t.text, t.how), false)
 		}
 		real, ok := ls.resolve(g.scope, a)
 		if !ok {
-			note(fmt.Sprintf("writes %s (%s), which cannot be resolved (a link loop?)", t.text, t.how))
+			note(fmt.Sprintf("writes %s (%s), which cannot be resolved (a link loop?)", t.text, t.how), false)
 			continue
 		}
 		if why := g.protect.check(a, real); why != "" {
-			note(fmt.Sprintf("writes a protected path: %s (%s)", why, t.how))
+			note(fmt.Sprintf("writes a protected path: %s (%s)", why, t.how), true)
 			ls.wrote(a, real, t.how == "git" && t.text == gitConfigFile)
 		}
 	}
