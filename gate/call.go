@@ -123,7 +123,22 @@ func checkDir(dir string) error {
 	return nil
 }
 
-// DecideCall decides a call by its tool's Category: a shell tool by its
+// DecideJSON decides an agent's pre-tool-use hook JSON in one call: read
+// strictly (ParseCall), checked (Call.Check) and decided (DecideCall). An
+// input that cannot be decided is an error ("malformed tool input"): a
+// front end blocks the call.
+func (g *Gate) DecideJSON(data []byte) (Decision, error) {
+	c, err := ParseCall(data)
+	if err != nil {
+		return Decision{}, err
+	}
+	if err := c.Check(); err != nil {
+		return Decision{}, err
+	}
+	return g.DecideCall(c)
+}
+
+// DecideCall decides a call by its tool's category: a shell tool by its
 // command line, a file tool by every path it names (the worst verdict
 // wins), any other tool (web, MCP, subagents, unknown) as a whole. An
 // error (wrapping errMalformed) is a call that cannot be decided. A call

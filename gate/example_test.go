@@ -123,9 +123,10 @@ func ExampleLoad() {
 	// loading the gate: Options.Mode is config.json's agentShim.mode; leave it zero
 }
 
-// An agent's hook JSON is decided as it comes: one strict parse, one
-// decision. Parse takes a config.json's bytes, as Load takes its path.
-func ExampleGate_DecideCall() {
+// An agent's hook JSON is decided as it comes: one call reads it strictly,
+// checks it and decides it. Parse takes a config.json's bytes, as Load
+// takes its path.
+func ExampleGate_DecideJSON() {
 	g, err := gate.Parse("config.json", []byte(`{"userSettings": {"globalPermissionGrants": {"allow": ["command(git status)"]}}}`),
 		gate.Options{Scope: gate.NewScope("/")})
 	if err != nil {
@@ -135,16 +136,13 @@ func ExampleGate_DecideCall() {
 	for _, in := range []string{
 		`{"cwd": "/", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git status"}}`,
 		`{"cwd": "/", "tool_name": "Bash", "tool_input": {"command": "git status"}, "tool_name": "Read"}`,
+		`{"cwd": "relative", "tool_name": "Bash", "tool_input": {"command": "git status"}}`,
 	} {
-		call, err := gate.ParseCall([]byte(in))
-		if err != nil {
-			fmt.Println("block:", err)
-			continue
-		}
-		d, err := g.DecideCall(call)
+		d, err := g.DecideJSON([]byte(in))
 		fmt.Println(d.Verdict, err)
 	}
 	// Output:
 	// allow <nil>
-	// block: malformed tool input: duplicate key "tool_name"
+	// default malformed tool input: duplicate key "tool_name"
+	// default malformed tool input: cwd: "relative" is not absolute
 }

@@ -443,7 +443,7 @@ func (g *Gate) checkFileWrite(ctx context.Context, tool, path string) error {
 	return g.check(ctx, tool, path, g.decideFileWrite(tool, path))
 }
 
-// Check decides any tool call by the tool's Category: a shell
+// Check decides any tool call by the tool's category: a shell
 // tool's key is its command, a file tool's key its path; for other tools
 // the key is what the host wants tool patterns matched against.
 func (g *Gate) Check(ctx context.Context, tool, key string) error {
