@@ -58,8 +58,9 @@ type CommandExplanation struct {
 	// Protected says which protected path the command writes, or which
 	// write target cannot be told; "" if none.
 	Protected string
-	// Tool is how the tool patterns match the command.
-	Tool ToolVerdict
+	// Tool is how the tool patterns match the command: "allow",
+	// "deny", or "" when none matches.
+	Tool string
 	// InScope are the write redirections inside the scope, which the
 	// level allows.
 	InScope []string
@@ -167,7 +168,7 @@ func (g *Gate) explain(t toolID, command string) Explanation {
 			Always: Grant{Tool: "bash", Pattern: escapeGlob(command)}}
 	}
 	approved := g.sessionExact(t, command) || g.tools.exactAllow(t, command)
-	lineDeny := !g.tools.empty() && g.tools.match(t, command) == ToolDeny
+	lineDeny := !g.tools.empty() && g.tools.match(t, command) == toolDeny
 	s, err := shellparse.Parse(command)
 	x.ParseErr = err
 	switch {
@@ -271,22 +272,24 @@ func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, l
 			return byRule(Ask, "may be never allowed (`"+mv.Rule.Text+"`): "+mv.Reason)
 		}
 	}
-	tv, key := ToolUnmatched, ""
+	tv, key := toolUnmatched, ""
 	if !g.tools.empty() {
 		key = strings.Join(cmd.Argv(), " ")
 		tv = g.tools.match(t, key)
-		if tv != ToolDeny && len(mv.Argv) > 0 {
+		if tv != toolDeny && len(mv.Argv) > 0 {
 			if norm := strings.Join(mv.Argv, " "); norm != key {
 				tv = max(tv, g.tools.match(t, norm))
 			}
 		}
 	}
-	ce.Tool = tv
+	if tv != toolUnmatched {
+		ce.Tool = tv.String()
+	}
 	maybeDeny := mv.Decision == matcher.Ask && mv.Rule != nil && mv.Rule.Decision == matcher.Deny
 	switch {
 	case mv.Decision == matcher.Deny:
 		return byRule(Deny, mv.Explain())
-	case tv == ToolDeny:
+	case tv == toolDeny:
 		return set(Deny, "tool pattern denies `"+key+"`")
 	case approved:
 		ce.approved = true
@@ -313,7 +316,7 @@ func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, l
 	case g.sessionProgram(prog) && lift():
 		ce.bySession = true
 		return set(Allow, "program "+prog+" approved for the session")
-	case tv == ToolAllow && lift():
+	case tv == toolAllow && lift():
 		return set(Allow, "tool pattern allows `"+key+"`")
 	case mv.Decision == matcher.Ask:
 		ce.Verdict, ce.Reason, ce.Decider, ce.Floor = Ask, mv.Explain(), mv.Rule, floorOf(mv)

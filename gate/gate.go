@@ -661,8 +661,8 @@ func (g *Gate) decideFile(t toolID, path string, write bool) Decision {
 	// A deny pattern holds for the path as named and as resolved; an
 	// allow pattern must hold for where the call really lands.
 	tv := g.tools.match(t, real)
-	if real != abs && tv != ToolDeny && g.tools.match(t, abs) == ToolDeny {
-		tv = ToolDeny
+	if real != abs && tv != toolDeny && g.tools.match(t, abs) == toolDeny {
+		tv = toolDeny
 	}
 	exact := g.sessionExact(t, abs) || g.tools.exactAllow(t, abs)
 	guard := ""
@@ -675,7 +675,7 @@ func (g *Gate) decideFile(t toolID, path string, write bool) Decision {
 		guard = "read of " + abs + ", a secret of the host (Options.Secrets)"
 	}
 	switch {
-	case tv == ToolDeny:
+	case tv == toolDeny:
 		return Decision{Verdict: Deny, Reason: fmt.Sprintf("tool pattern denies %s of %s", what, abs)}
 	case guard != "" && exact:
 		return Decision{Verdict: Allow, Reason: "approved", Approved: true, Covers: fileCovers(tool, abs, real, write)}
@@ -686,7 +686,7 @@ func (g *Gate) decideFile(t toolID, path string, write bool) Decision {
 			Kind: KindFileWrite, Tool: tool, Key: abs, Reason: guard,
 			Always: Grant{Tool: t.canon, Pattern: escapeGlob(abs)},
 		}, Covers: fileCovers(tool, abs, real, write)}
-	case tv == ToolAllow:
+	case tv == toolAllow:
 		return Decision{Verdict: Allow, Reason: fmt.Sprintf("tool pattern allows %s of %s", what, abs)}
 	case exact:
 		return Decision{Verdict: Allow, Reason: "approved", Approved: true}
@@ -735,9 +735,9 @@ func (g *Gate) decide(t toolID, key string) Decision {
 		return g.decideFile(t, key, true)
 	}
 	switch g.tools.match(t, key) {
-	case ToolDeny:
+	case toolDeny:
 		return Decision{Verdict: Deny, Reason: "tool pattern denies " + tool}
-	case ToolAllow:
+	case toolAllow:
 		return Decision{Verdict: Allow, Reason: "tool pattern allows " + tool}
 	}
 	switch {

@@ -69,7 +69,7 @@ func TestGlobDenyBracket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.match(identify("Bash"), "rm ]x"); got != ToolDeny {
+	if got := p.match(identify("Bash"), "rm ]x"); got != toolDeny {
 		t.Errorf("rm ]x: %v, want deny", got)
 	}
 }

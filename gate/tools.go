@@ -120,28 +120,28 @@ func canonicalTool(tool string) string {
 	return t
 }
 
-// ToolVerdict is the result of matching a tool call against a ToolPolicy.
-type ToolVerdict int
+// toolVerdict is the result of matching a tool call against a ToolPolicy.
+type toolVerdict int
 
 const (
-	// ToolUnmatched means no pattern matches.
-	ToolUnmatched ToolVerdict = iota
-	// ToolAllow means an allow pattern matches and no deny pattern does.
-	ToolAllow
-	// ToolDeny means a deny pattern matches.
-	ToolDeny
+	// toolUnmatched means no pattern matches.
+	toolUnmatched toolVerdict = iota
+	// toolAllow means an allow pattern matches and no deny pattern does.
+	toolAllow
+	// toolDeny means a deny pattern matches.
+	toolDeny
 )
 
-func (v ToolVerdict) String() string {
+func (v toolVerdict) String() string {
 	switch v {
-	case ToolUnmatched:
+	case toolUnmatched:
 		return "unmatched"
-	case ToolAllow:
+	case toolAllow:
 		return "allow"
-	case ToolDeny:
+	case toolDeny:
 		return "deny"
 	}
-	return fmt.Sprintf("ToolVerdict(%d)", int(v))
+	return fmt.Sprintf("toolVerdict(%d)", int(v))
 }
 
 // ToolPolicy holds the user's `tool:glob` patterns (agentShim.tools in
@@ -309,27 +309,27 @@ func (p *ToolPolicy) parse(pattern string) (*toolPattern, error) {
 	return tp, nil
 }
 
-// Match decides a tool call: ToolDeny when a deny pattern matches,
-// ToolAllow when only an allow pattern does, else ToolUnmatched. A nil
+// Match decides a tool call: toolDeny when a deny pattern matches,
+// toolAllow when only an allow pattern does, else toolUnmatched. A nil
 // policy matches nothing.
-func (p *ToolPolicy) match(t toolID, key string) ToolVerdict {
+func (p *ToolPolicy) match(t toolID, key string) toolVerdict {
 	if p == nil {
-		return ToolUnmatched
+		return toolUnmatched
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	file := t.cat == catRead || t.cat == catWrite
 	for _, tp := range p.deny {
 		if tp.matches(t, key, file) {
-			return ToolDeny
+			return toolDeny
 		}
 	}
 	for _, tp := range p.allow {
 		if tp.matches(t, key, file) {
-			return ToolAllow
+			return toolAllow
 		}
 	}
-	return ToolUnmatched
+	return toolUnmatched
 }
 
 // empty reports whether the policy has no pattern.

@@ -65,28 +65,28 @@ func TestToolPolicyMatch(t *testing.T) {
 	}
 	tests := []struct {
 		tool, key string
-		want      ToolVerdict
+		want      toolVerdict
 	}{
-		{"Bash", "git status", ToolAllow},
-		{"run_shell_command", "git log", ToolAllow}, // bash: covers every shell tool
-		{"shell", "git diff", ToolAllow},
-		{"Bash", "git push origin main", ToolDeny}, // deny wins
-		{"Bash", "npm test", ToolUnmatched},
-		{"Read", "/proj/internal/tui/view.go", ToolAllow}, // read_file: covers Read, relative to the root
-		{"read_file", "/proj/internal/tui/a/b.go", ToolAllow},
-		{"Read", "/proj/internal/other.go", ToolUnmatched},
-		{"Read", "/proj/internal/tui/.env", ToolDeny},
-		{"Read", "internal/tui/view.go", ToolUnmatched}, // keys are absolute
-		{"Write", "/etc/passwd", ToolDeny},              // write_file: covers Write
-		{"Edit", "/etc/hosts", ToolDeny},
-		{"Write", "/tmp/out/x", ToolAllow},
-		{"write", "/tmp/out/x", ToolAllow},                        // tool names ignore case
-		{"Edit", "/tmp/out/x", ToolUnmatched},                     // Write: is that tool only
-		{"mcp__github__create_issue", `{"title":"x"}`, ToolAllow}, // bare glob names the tool
-		{"mcp__github__delete_repo", `{}`, ToolDeny},
-		{"mcp__gitlab__create_issue", `{}`, ToolUnmatched},
-		{"WebFetch", "https://go.dev/doc/x", ToolAllow}, // the tool part may be a glob
-		{"WebFetch", "https://evil.example/go.dev/", ToolUnmatched},
+		{"Bash", "git status", toolAllow},
+		{"run_shell_command", "git log", toolAllow}, // bash: covers every shell tool
+		{"shell", "git diff", toolAllow},
+		{"Bash", "git push origin main", toolDeny}, // deny wins
+		{"Bash", "npm test", toolUnmatched},
+		{"Read", "/proj/internal/tui/view.go", toolAllow}, // read_file: covers Read, relative to the root
+		{"read_file", "/proj/internal/tui/a/b.go", toolAllow},
+		{"Read", "/proj/internal/other.go", toolUnmatched},
+		{"Read", "/proj/internal/tui/.env", toolDeny},
+		{"Read", "internal/tui/view.go", toolUnmatched}, // keys are absolute
+		{"Write", "/etc/passwd", toolDeny},              // write_file: covers Write
+		{"Edit", "/etc/hosts", toolDeny},
+		{"Write", "/tmp/out/x", toolAllow},
+		{"write", "/tmp/out/x", toolAllow},                        // tool names ignore case
+		{"Edit", "/tmp/out/x", toolUnmatched},                     // Write: is that tool only
+		{"mcp__github__create_issue", `{"title":"x"}`, toolAllow}, // bare glob names the tool
+		{"mcp__github__delete_repo", `{}`, toolDeny},
+		{"mcp__gitlab__create_issue", `{}`, toolUnmatched},
+		{"WebFetch", "https://go.dev/doc/x", toolAllow}, // the tool part may be a glob
+		{"WebFetch", "https://evil.example/go.dev/", toolUnmatched},
 	}
 	for _, tc := range tests {
 		t.Logf("input: %s %q", tc.tool, tc.key)
@@ -95,7 +95,7 @@ func TestToolPolicyMatch(t *testing.T) {
 		}
 	}
 	var nilPolicy *ToolPolicy
-	if got := nilPolicy.match(identify("Bash"), "ls"); got != ToolUnmatched {
+	if got := nilPolicy.match(identify("Bash"), "ls"); got != toolUnmatched {
 		t.Errorf("nil policy: %v", got)
 	}
 }
@@ -129,7 +129,7 @@ func TestExactAllow(t *testing.T) {
 	if p.exactAllow(identify("Bash"), "rm build/x.o") {
 		t.Errorf("an exact pattern matched another line")
 	}
-	if p.match(identify("Bash"), "rm build/x.o") != ToolUnmatched {
+	if p.match(identify("Bash"), "rm build/x.o") != toolUnmatched {
 		t.Errorf("an escaped * matched as a glob")
 	}
 }

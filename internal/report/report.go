@@ -159,9 +159,7 @@ func ExplainJSON(config string, x gate.Explanation) any {
 			InScope:    c.InScope,
 			Fact:       c.Fact,
 		}
-		if c.Tool != gate.ToolUnmatched {
-			jc.Tool = c.Tool.String()
-		}
+		jc.Tool = c.Tool
 		if out.NeverAllow == "" {
 			out.NeverAllow = c.NeverAllow
 		}
