@@ -1,9 +1,8 @@
-package main
+package tickets
 
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,12 +14,32 @@ import (
 
 	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/agents"
-	"github.com/agent-shim/agent-shim/internal/tickets"
 )
 
-// ticketEnv is an env whose state lives in a temporary directory, working
-// in dir.
-func ticketEnv(t *testing.T) (*env, string) {
+// tenv is the hook's and shell mode's view of a state directory in a
+// temporary directory.
+type tenv struct {
+	getenv func(string) string
+}
+
+// testNow is the tickets' clock in the tests.
+var testNow = time.Now
+
+func (e *tenv) store() Store {
+	return Store{Dir: filepath.Join(e.getenv("XDG_STATE_HOME"), "agent-shim"), Now: func() time.Time { return testNow() }}
+}
+
+func (e *tenv) recordTicket(ag *agents.Agent, c *gate.Call, d gate.Decision) error {
+	return e.store().Record(ag, c, d)
+}
+
+func (e *tenv) takeTicket(line string) (*Ticket, string, error) {
+	return e.store().TakeLine(line, e.getenv)
+}
+
+// ticketEnv is a state directory in a temporary directory, working in
+// its proj.
+func ticketEnv(t *testing.T) (*tenv, string) {
 	t.Helper()
 	root := t.TempDir()
 	vars := map[string]string{
@@ -32,7 +51,7 @@ func ticketEnv(t *testing.T) (*env, string) {
 		t.Fatal(err)
 	}
 	t.Chdir(proj)
-	return &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return vars[k] }}, root
+	return &tenv{getenv: func(k string) string { return vars[k] }}, root
 }
 
 func hookCall(session, cwd, command string) *gate.Call {
@@ -43,9 +62,9 @@ func hookCall(session, cwd, command string) *gate.Call {
 
 func setNow(t *testing.T, at time.Time) {
 	t.Helper()
-	old := ticketNow
-	t.Cleanup(func() { ticketNow = old })
-	ticketNow = func() time.Time { return at }
+	old := testNow
+	t.Cleanup(func() { testNow = old })
+	testNow = func() time.Time { return at }
 }
 
 func TestTicketOnce(t *testing.T) {
@@ -83,7 +102,7 @@ func TestTicketOnce(t *testing.T) {
 	}
 	t.Chdir(proj)
 	tk, cmd, err := e.takeTicket("git push origin main")
-	if err != nil || tk == nil || tk.Kind != tickets.Ask || cmd != "git push origin main" {
+	if err != nil || tk == nil || tk.Kind != Ask || cmd != "git push origin main" {
 		t.Fatalf("took %+v %q, %v", tk, cmd, err)
 	}
 	// Used: gone.
@@ -100,14 +119,14 @@ func TestTicketKinds(t *testing.T) {
 		verdict gate.Verdict
 		want    string // "" is no ticket
 	}{
-		{"claude-code", gate.Allow, tickets.Seen},
-		{"claude-code", gate.Ask, tickets.Ask},
-		{"claude-code", gate.Default, tickets.Ask},
+		{"claude-code", gate.Allow, Seen},
+		{"claude-code", gate.Ask, Ask},
+		{"claude-code", gate.Default, Ask},
 		{"claude-code", gate.Deny, ""},
 		{"codex", gate.Ask, ""}, // answered deny: nothing runs
-		{"codex", gate.Allow, tickets.Seen},
+		{"codex", gate.Allow, Seen},
 		{"gemini-cli", gate.Ask, ""},
-		{"gemini-cli", gate.Default, tickets.Ask},
+		{"gemini-cli", gate.Default, Ask},
 	}
 	for i, tc := range tests {
 		t.Logf("input: %s %v", tc.agent, tc.verdict)
@@ -148,11 +167,11 @@ func TestTicketExpired(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setNow(t, t0.Add(tickets.TTL))
+	setNow(t, t0.Add(TTL))
 	if tk, _, _ := e.takeTicket("a"); tk == nil {
 		t.Fatal("a ticket at its expiry was refused")
 	}
-	setNow(t, t0.Add(tickets.TTL+time.Second))
+	setNow(t, t0.Add(TTL+time.Second))
 	if tk, _, _ := e.takeTicket("b"); tk != nil {
 		t.Fatal("an expired ticket was taken")
 	}
@@ -195,33 +214,33 @@ func TestTicketPruneRate(t *testing.T) {
 	}
 	setNow(t, t0)
 	record("a")
-	setNow(t, t0.Add(tickets.TTL+time.Second)) // a has expired
+	setNow(t, t0.Add(TTL+time.Second)) // a has expired
 	record("b")
 	if n := count(); n != 1 {
 		t.Fatalf("%d tickets after the first prune, want 1 (b)", n)
 	}
-	setNow(t, t0.Add(2*tickets.TTL+2*time.Second)) // b has expired
+	setNow(t, t0.Add(2*TTL+2*time.Second)) // b has expired
 	record("c")
 	if n := count(); n != 1 {
 		t.Fatalf("%d tickets, want 1 (c): pruning after pruneEvery", n)
 	}
-	t1 := t0.Add(3 * tickets.TTL)
+	t1 := t0.Add(3 * TTL)
 	setNow(t, t1)
-	record("x") // expires at t1+tickets.TTL
-	setNow(t, t1.Add(tickets.TTL-10*time.Second))
+	record("x") // expires at t1+TTL
+	setNow(t, t1.Add(TTL-10*time.Second))
 	record("d") // prunes (c), x still valid
-	setNow(t, t1.Add(tickets.TTL+20*time.Second))
+	setNow(t, t1.Add(TTL+20*time.Second))
 	record("e") // x has expired, but the last prune was 30 s ago
 	if n := count(); n != 3 {
 		t.Fatalf("%d tickets, want 3 (x, d, e): no second read within pruneEvery", n)
 	}
 	// A marker dated in the future (an agent's touch -d) does not stop
 	// pruning.
-	future := t1.Add(10 * tickets.TTL)
+	future := t1.Add(10 * TTL)
 	if err := os.Chtimes(filepath.Join(tdir, ".pruned"), future, future); err != nil {
 		t.Fatal(err)
 	}
-	setNow(t, t1.Add(tickets.TTL+25*time.Second))
+	setNow(t, t1.Add(TTL+25*time.Second))
 	record("f")
 	if n := count(); n != 3 {
 		t.Fatalf("%d tickets, want 3 (d, e, f): a marker dated in the future must not stop pruning", n)
@@ -251,13 +270,13 @@ func TestTicketMismatch(t *testing.T) {
 		t.Fatalf("no ticket for %q", cmd)
 		return ""
 	}
-	edit := func(path string, f func(*tickets.Ticket)) {
+	edit := func(path string, f func(*Ticket)) {
 		t.Helper()
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var tk tickets.Ticket
+		var tk Ticket
 		if err := json.Unmarshal(data, &tk); err != nil {
 			t.Fatal(err)
 		}
@@ -273,19 +292,19 @@ func TestTicketMismatch(t *testing.T) {
 		verdict gate.Verdict
 		forge   func(path string)
 	}{
-		{"expired", "a", gate.Ask, func(p string) { edit(p, func(tk *tickets.Ticket) { tk.Expires = ticketNow().Unix() - 1 }) }},
-		{"seen made ask", "b", gate.Allow, func(p string) { edit(p, func(tk *tickets.Ticket) { tk.Kind = tickets.Ask }) }},
-		{"other command", "c", gate.Ask, func(p string) { edit(p, func(tk *tickets.Ticket) { tk.Command = "c2" }) }},
-		{"other directory", "d", gate.Ask, func(p string) { edit(p, func(tk *tickets.Ticket) { tk.Dir = root }) }},
-		{"unknown kind", "e", gate.Ask, func(p string) { edit(p, func(tk *tickets.Ticket) { tk.Kind = "always" }) }},
+		{"expired", "a", gate.Ask, func(p string) { edit(p, func(tk *Ticket) { tk.Expires = testNow().Unix() - 1 }) }},
+		{"seen made ask", "b", gate.Allow, func(p string) { edit(p, func(tk *Ticket) { tk.Kind = Ask }) }},
+		{"other command", "c", gate.Ask, func(p string) { edit(p, func(tk *Ticket) { tk.Command = "c2" }) }},
+		{"other directory", "d", gate.Ask, func(p string) { edit(p, func(tk *Ticket) { tk.Dir = root }) }},
+		{"unknown kind", "e", gate.Ask, func(p string) { edit(p, func(tk *Ticket) { tk.Kind = "always" }) }},
 		// Bound to another agent process.
-		{"other pids", "f", gate.Ask, func(p string) { edit(p, func(tk *tickets.Ticket) { tk.PIDs = []int{os.Getpid()} }) }},
+		{"other pids", "f", gate.Ask, func(p string) { edit(p, func(tk *Ticket) { tk.PIDs = []int{os.Getpid()} }) }},
 		{"not JSON", "g", gate.Ask, func(p string) { os.WriteFile(p, []byte("ask"), 0o600) }},
 	}
 	for _, tc := range tests {
 		t.Logf("input: %s", tc.name)
 		tc.forge(record(tc.line, tc.verdict))
-		if tk, _, err := e.takeTicket(tc.line); tk != nil && tk.Kind == tickets.Ask || err != nil {
+		if tk, _, err := e.takeTicket(tc.line); tk != nil && tk.Kind == Ask || err != nil {
 			t.Errorf("%s: took %+v, %v", tc.name, tk, err)
 		}
 	}
@@ -333,13 +352,4 @@ func TestTicketRace(t *testing.T) {
 	if got != 1 {
 		t.Fatalf("%d shells took the ticket, want 1", got)
 	}
-}
-
-// takeTicket takes a ticket for line as shell mode does.
-func (e *env) takeTicket(line string) (*tickets.Ticket, string, error) {
-	st, err := e.ticketStore()
-	if err != nil {
-		return nil, "", err
-	}
-	return st.TakeLine(line, e.getenv)
 }
