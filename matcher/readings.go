@@ -43,6 +43,11 @@ const maxTails = 16
 // maxReadDepth is how deep in nested command lines arguments are read.
 const maxReadDepth = 1
 
+// maxTailSize bounds the text of one tail that is read: a longer one is
+// asked about rather than read (a line of 100,000 words would otherwise
+// be decided as several commands of 100,000 arguments).
+const maxTailSize = 64 << 10
+
 // readArgs reads the arguments of cmd as commands when its program is
 // one the table does not describe (see above). It returns the deny rule
 // of the first denied reading (a certain one if any), the reading's text
@@ -65,9 +70,11 @@ func (p *Policy) readArgs(c *call, cmd *shellparse.Command, depth int) (r *Rule,
 	}
 	rd := &reader{p: p, cmd: cmd, depth: depth, budget: 1 << 16}
 	args := cmd.Args[1:]
+	size := 0
 	for _, a := range args {
-		rd.budget += 4 * len(a.Text)
+		size += len(a.Text) + 1
 	}
+	rd.budget += 2 * size
 	marked := runner // a word asking for the command to run was seen
 	tails := 0
 	for i, a := range args {
@@ -79,6 +86,9 @@ func (p *Policy) readArgs(c *call, cmd *shellparse.Command, depth int) (r *Rule,
 			tails++
 			if tails > maxTails {
 				return rd.best, rd.text, false, fmt.Sprintf("its arguments name more commands than are read (%d)", maxTails)
+			}
+			if size > maxTailSize {
+				return rd.best, rd.text, false, fmt.Sprintf("its arguments name a command, and are too long (%d bytes) to read for it", size)
 			}
 			if rd.tail(args[i:], marked || assignedBefore(args[:i])) {
 				return rd.best, rd.text, true, ""
@@ -311,7 +321,9 @@ func wordParts(t string) []part {
 		add(rest, false, false)
 	}
 	// Quoted strings, braced and bracketed text: system("CMD"),
-	// \write18{CMD}, os:cmd("CMD").
+	// \write18{CMD}, os:cmd("CMD"). An opener with no closer after it
+	// ends the search for that closer: the scan stays linear.
+	var none [256]bool
 	for i := 0; i < len(t) && len(out) < 32; i++ {
 		closer := byte(0)
 		switch t[i] {
@@ -324,10 +336,15 @@ func wordParts(t string) []part {
 		case '(':
 			closer = ')' // execute(CMD)
 		}
-		if closer == 0 {
+		if closer == 0 || none[closer] {
 			continue
 		}
-		if end := strings.IndexByte(t[i+1:], closer); end >= 0 {
+		end := strings.IndexByte(t[i+1:], closer)
+		if end < 0 {
+			none[closer] = true
+			continue
+		}
+		{
 			body := t[i+1 : i+1+end]
 			add(body, false, false)
 			if closer == ']' {

@@ -177,7 +177,7 @@ func newKnowledge(tbl *programs.Table) *knowledge {
 		case programs.EnvExec, programs.EnvRuns:
 			k.envRuns[prog] = append(k.envRuns[prog], f.Args...)
 			continue
-		case programs.Exec, programs.Runs, programs.Ask, programs.Write, programs.Writes, programs.Inline, programs.Downloads:
+		case programs.Exec, programs.Runs, programs.Ask, programs.Write, programs.Writes, programs.Inline, programs.Downloads, programs.Ex, programs.Code:
 		default:
 			// Output options (go build -o bin/x) write where the
 			// agent works; the shim's engine asks when the path
@@ -190,7 +190,7 @@ func newKnowledge(tbl *programs.Table) *knowledge {
 		for _, a := range f.Args {
 			opt, _, _ := strings.Cut(a, "@")
 			switch {
-			case opt == "+!" || opt == "+|":
+			case opt == "+!" || opt == "+|" || opt == "+":
 				r.plus = true
 			case !strings.HasPrefix(opt, "-"):
 				// an operand shape (dd of=): not an option
@@ -372,7 +372,7 @@ func homeSpellings(words []string, home string) [][]string {
 // are spelled differently (or, as in 3, a list takes other grants), so
 // that agents-setup rewrites what an older version wrote
 // (TestGrantsVersion fails until it is bumped).
-const GrantsVersion = 6
+const GrantsVersion = 7
 
 // NewExpander returns an expander for a program table, such as the
 // built-in one merged with an overlay's .agents/config/programs.txt. For

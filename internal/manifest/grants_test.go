@@ -778,7 +778,7 @@ func TestDenyGrantsHome(t *testing.T) {
 // GrantsVersion and record the new digest here, so that agents-setup
 // rewrites the files an older version wrote.
 func TestGrantsVersion(t *testing.T) {
-	const version, probe = 6, "cae2d164b557aae89e2d7add262201c0"
+	const version, probe = 7, "cae2d164b557aae89e2d7add262201c0"
 	h := sha256.New()
 	for _, line := range []string{"git status", "ls -la", "rm -rf /", "ffx target list", "go test ./...", "cipd help"} {
 		for _, f := range []func(string) ([]string, error){Grants, DenyGrants} {
