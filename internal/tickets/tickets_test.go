@@ -353,3 +353,28 @@ func TestTicketRace(t *testing.T) {
 		t.Fatalf("%d shells took the ticket, want 1", got)
 	}
 }
+
+// TestMarshal: a ticket spelled out is what encoding/json writes of it,
+// for strings with every character JSON escapes, with and without the
+// fields it leaves out when empty.
+func TestMarshal(t *testing.T) {
+	for _, s := range []string{"", "git push origin main", "a && b > c < d", "quote \" back \\ tab \t nl \n nul \x00",
+		"bad \xff utf8", "sep \u2028", "日本"} {
+		for _, tk := range []Ticket{
+			{Kind: Ask, Agent: "claude-code", Session: s, Dir: "/p/" + s, Command: s, Expires: 1796190974, PIDs: []int{12, 1}, Nonce: "ab12"},
+			{Kind: Seen, Agent: s, Dir: s, Command: "ls " + s, Expires: -1},
+		} {
+			got, err := tk.marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(&tk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("%q:\n got %s\nwant %s", s, got, want)
+			}
+		}
+	}
+}
