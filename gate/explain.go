@@ -386,7 +386,11 @@ func (g *Gate) guardWrites(cmd *shellparse.Command, argv []string, ls *lineState
 	var targets []target
 	for _, r := range cmd.Redirs {
 		if r.Kind == shellparse.Write {
-			targets = append(targets, target{r.Target.Text, "redirection " + r.Op, r.Target.Static})
+			how := r.Op // an option or a program: what package shellparse says it writes
+			if strings.ContainsAny(r.Op[:min(1, len(r.Op))], "0123456789<>&") {
+				how = "redirection " + r.Op
+			}
+			targets = append(targets, target{r.Target.Text, how, r.Target.Static})
 		}
 	}
 	prog := ""

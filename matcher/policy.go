@@ -395,12 +395,13 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 				continue
 			}
 		}
-		if c.block != nil && c.block.Expands() != nil && a.Value.Static && (a.Name == "MAKEFLAGS" || a.Name == "MFLAGS" || a.Name == "GNUMAKEFLAGS") {
-			// make reads its flags' NAME=VALUE words as its own
-			// command-line assignments: X!=CMD runs CMD.
-			c.operandEffects(a.Value.Text)
-			for _, f := range strings.Fields(a.Value.Text) {
-				c.operandEffects(f)
+		if f := c.block.EnvArgs(a.Name); f != nil && !bare && a.Value.Static && depth < maxNested {
+			// Options in the environment (TAR_OPTIONS, MANOPT,
+			// MAKEFLAGS): the command they make, decided for a deny.
+			c.nested = append(c.nested, nested{script: quote(c.prog) + " " + a.Value.Text, via: a.Name + "=", fact: f.String()})
+			if c.block.Expands() != nil {
+				// make's NAME!=CMD, spelled with blanks inside.
+				c.operandEffects(a.Value.Text)
 			}
 		}
 		switch {

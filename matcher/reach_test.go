@@ -110,6 +110,12 @@ func probes(f *programs.Fact, arg string) []probe {
 	case programs.EnvExec:
 		name := strings.ReplaceAll(arg, "*", "X")
 		return []probe{{[]string{"allow " + k, deny}, name + "='rm -rf /' " + k}}
+	case programs.EnvArgs:
+		opts := map[string]string{"tar": "--to-command='rm -rf /'", "man": "-P 'rm -rf /'", "zip": "-TT 'rm -rf /'"}[f.Program()]
+		if opts == "" {
+			opts = "'X!=rm -rf /'" // make
+		}
+		return []probe{{[]string{"allow " + k, deny}, arg + "=" + quote(opts) + " " + k + " x"}}
 	case programs.EnvRuns:
 		return []probe{{[]string{"allow " + k}, strings.ReplaceAll(arg, "*", "X") + "=/tmp/probe " + k}}
 	case programs.Reads:

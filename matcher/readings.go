@@ -190,8 +190,8 @@ func (rd *reader) tail(words []shellparse.Word, sure bool) bool {
 // may run; whole says the word is the value of an option that takes a
 // command line. It reports a certain deny.
 func (rd *reader) word(t string, whole bool) bool {
-	if t == "" || !strings.ContainsAny(t, " \t\n;|&!`") && !rd.worth(strings.TrimLeft(t, "!")) {
-		return false
+	if t == "" || plainWord(t) && !rd.worth(t) {
+		return false // one plain word: a command only if a rule names it
 	}
 	for _, part := range wordParts(t) {
 		if rd.budget < 0 {
@@ -347,7 +347,7 @@ func wordParts(t string) []part {
 		{
 			body := t[i+1 : i+1+end]
 			add(body, false, false)
-			if closer == ']' {
+			if closer == ']' || closer == ')' {
 				if argv, ok := stringList(body); ok {
 					add(argv, false, false) // ['git', 'push', '-f']
 				}
@@ -370,6 +370,18 @@ func prefixName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		b := s[i]
 		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// plainWord reports a word of letters, digits and ._/@%+,- only: nothing
+// in it can be a command line but the word itself.
+func plainWord(t string) bool {
+	for i := 0; i < len(t); i++ {
+		b := t[i]
+		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || strings.IndexByte("._/@%+,-", b) >= 0) {
 			return false
 		}
 	}

@@ -140,6 +140,12 @@ var round4Tests = []struct {
 	{"shell-state", "echo 'git push --force' | tee >(bash)", matcher.Deny, false},
 	{"shell-state", "cat <<'EOF' >> >(bash)\ngit reset --hard\nEOF", matcher.Deny, false},
 	{"shell-state", "BASH_ENV=./env.sh bash -c true", matcher.Ask, false},
+	{"shell-state", "BASH_ENV=<(printf 'git push -f') bash -c true", matcher.Deny, false},
+	{"shell-state", "bash --rcfile <(echo 'rm -rf ~') -i", matcher.Deny, false},
+	{"shell-state", "bash -i --norc", matcher.Ask, false},
+	{"shell-state", "MANOPT='-P \"rm -rf /\"' man ls", matcher.Deny, false},
+	{"shell-state", "TAR_OPTIONS=\"--to-command='git push -f'\" tar -xf a.tar -C sub", matcher.Deny, false},
+	{"interp-unknown", "mongo --eval 'run(\"rm\",\"-rf\",\"/\")'", matcher.Ask, true},
 	{"control", "echo hi > >(cat)", matcher.Allow, false},
 	{"control", "diff <(sort a) <(sort b) > >(wc -l)", matcher.Default, false},
 

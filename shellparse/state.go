@@ -59,6 +59,11 @@ func (w *walker) expansions(cmd *Command, c ctx) {
 		switch {
 		case (a.Name == "BASH_ENV" || a.Name == "ENV") && a.Value.Static && strings.ContainsAny(a.Value.Text, "$`"):
 			w.document(a.Name+"=", a.Value, cmd, c)
+		case a.Name == "BASH_ENV" || a.Name == "ENV":
+			// BASH_ENV=<(printf 'CMD'): the shell sources that text.
+			if text, ok := procScript(a.Value); ok {
+				w.nested(a.Name+"=", text, cmd, c)
+			}
 		case strings.HasPrefix(a.Name, "BASH_FUNC_") && a.Value.Static && strings.HasPrefix(a.Value.Text, "()"):
 			// BASH_FUNC_ls%%='() { …; }': bash imports the body as
 			// the function ls.

@@ -808,6 +808,14 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 	// may have chosen or written.
 	switch {
 	case rcfile != "" && !norc:
+		for _, o := range sp.opts {
+			if o.value == nil || o.name != "--rcfile" && o.name != "--init-file" {
+				continue
+			}
+			if text, ok := procScript(*o.value); ok {
+				w.nested(name+" --rcfile", text, cmd, c) // --rcfile <(printf 'CMD')
+			}
+		}
 		w.unknown(cmd, fmt.Sprintf("%s runs the startup file %s", name, rcfile))
 		return
 	case interactive && !norc:

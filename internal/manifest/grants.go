@@ -174,7 +174,7 @@ func newKnowledge(tbl *programs.Table) *knowledge {
 		case programs.ConfigSafe:
 			safe = append(safe, f.Args...)
 			continue
-		case programs.EnvExec, programs.EnvRuns:
+		case programs.EnvExec, programs.EnvRuns, programs.EnvArgs:
 			k.envRuns[prog] = append(k.envRuns[prog], f.Args...)
 			continue
 		case programs.Exec, programs.Runs, programs.Ask, programs.Write, programs.Writes, programs.Inline, programs.Downloads, programs.Ex, programs.Code:

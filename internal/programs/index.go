@@ -56,9 +56,10 @@ type Block struct {
 	// git push): its Args are that block's key.
 	Like  *Fact
 	reads []string // file name patterns of the code it runs (make: Makefile)
-	// envRuns are the variables that change what it runs (env-runs).
-	envRuns []envPattern
-	facts   []*Fact
+	// envRuns are the variables that change what it runs (env-runs),
+	// envArgs those that hold its options (env-args).
+	envRuns, envArgs []envPattern
+	facts            []*Fact
 	// declared is set when the table has the block's header: the
 	// program or subcommand was reviewed, even with no facts.
 	declared bool
@@ -109,6 +110,19 @@ func (b *Block) EnvRuns(name string) *Fact {
 	for ; b != nil; b = b.parent {
 		for _, e := range b.envRuns {
 			if stem, ok := strings.CutSuffix(e.name, "*"); ok && strings.HasPrefix(name, stem) || e.name == name {
+				return e.fact
+			}
+		}
+	}
+	return nil
+}
+
+// EnvArgs returns the fact saying a variable holds options the program
+// reads as its own (env-args), or nil.
+func (b *Block) EnvArgs(name string) *Fact {
+	for ; b != nil; b = b.parent {
+		for _, e := range b.envArgs {
+			if e.name == name {
 				return e.fact
 			}
 		}
@@ -232,6 +246,10 @@ func (t *Table) indexFacts() {
 		case EnvRuns:
 			for _, a := range f.Args {
 				b.envRuns = append(b.envRuns, envPattern{name: a, fact: f})
+			}
+		case EnvArgs:
+			for _, a := range f.Args {
+				b.envArgs = append(b.envArgs, envPattern{name: a, fact: f})
 			}
 		case Targets:
 			b.Targets = f

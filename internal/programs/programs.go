@@ -42,6 +42,9 @@
 //	                       NAME may hold * for any run of characters (CARGO_TARGET_*_RUNNER)
 //	env-runs NAME...       the environment variable changes what the program runs or
 //	                       loads (GOFLAGS, PYTHONPATH); NAME ending in * is a prefix
+//	env-args NAME...       the environment variable holds options the program reads as
+//	                       its own (TAR_OPTIONS, MANOPT): PROG VALUE is read as a
+//	                       command line, and a deny there is a deny
 //	assign-runs NAME...    a NAME=VALUE operand whose value is a program (make SHELL=)
 //	assign-expands         NAME=VALUE operands are expanded by the program: $( runs code (make);
 //	                       make's other assignments (NAME:=, ::=, ?=, +=) are the same,
@@ -297,6 +300,7 @@ const (
 	Runner        Kind = "runner"
 	Downloads     Kind = "downloads"
 	Ex            Kind = "ex"
+	EnvArgs       Kind = "env-args"
 )
 
 // kindInfo says how a kind's arguments read.
@@ -340,6 +344,7 @@ var kinds = map[Kind]kindInfo{
 	Runner:        {args: "none", stricter: true},
 	Downloads:     {args: "opts", stricter: true},
 	Ex:            {args: "opts", minArgs: 1, stricter: true, takes: true},
+	EnvArgs:       {args: "names", minArgs: 1, stricter: true},
 }
 
 // Fact is one line of a table.
