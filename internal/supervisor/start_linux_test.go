@@ -136,10 +136,10 @@ func TestRunStartUnderCollections(t *testing.T) {
 }
 
 func init() {
-	// start-state: open a descriptor this process did not inherit (not
-	// close-on-exec), then run a script under the supervisor that shows
-	// what the program got: its soft RLIMIT_NOFILE, the signals it
-	// ignores, its descriptors.
+	// start-state DIR: open a descriptor this process did not inherit
+	// (not close-on-exec), then run a script under the supervisor in DIR
+	// that shows what the program got: its soft RLIMIT_NOFILE, the
+	// signals it ignores, its descriptors.
 	helpers["start-state"] = func(args []string) int {
 		fd, err := unix.Open(os.DevNull, unix.O_RDONLY, 0)
 		if err != nil {
@@ -148,8 +148,8 @@ func init() {
 		}
 		fmt.Printf("not inherited: %d\n", fd)
 		st, err := Run(context.Background(), Config{
-			Path: "/bin/bash", Argv: []string{"bash", "-c", `echo "nofile $(ulimit -Sn)"; grep ^SigIgn /proc/self/status; ls /proc/$$/fd > /dev/shm/fds.$$; echo "fds $(sort -n /dev/shm/fds.$$ | tr '\n' ' ')"; rm /dev/shm/fds.$$`},
-			Env: os.Environ(), Stdout: os.Stdout, Stderr: os.Stderr, Report: os.Stderr,
+			Path: "/bin/bash", Argv: []string{"bash", "-c", `echo "nofile $(ulimit -Sn)"; grep ^SigIgn /proc/self/status; ls /proc/$$/fd > fds; echo "fds $(sort -n fds | tr '\n' ' ')"`},
+			Env: os.Environ(), Dir: args[0], Stdout: os.Stdout, Stderr: os.Stderr, Report: os.Stderr,
 			Decide: func(Exec) Verdict { return Verdict{Allow: true} },
 		})
 		fmt.Println("status", st, err)
@@ -203,7 +203,7 @@ func TestRunStartState(t *testing.T) {
 		skipLacking(t, "hard RLIMIT_NOFILE %d (%v): too low to lower the soft one", lim.Max, err)
 	}
 	self, _ := os.Executable()
-	cmd := exec.Command("/bin/bash", "-c", `ulimit -Sn 256; trap "" INT; exec 7</dev/null; exec "$0" "$1" start-state`, nohup, self)
+	cmd := exec.Command("/bin/bash", "-c", `ulimit -Sn 256; trap "" INT; exec 7</dev/null; exec "$0" "$1" start-state "$2"`, nohup, self, t.TempDir())
 	out, err := cmd.CombinedOutput()
 	s := string(out)
 	if err != nil {
