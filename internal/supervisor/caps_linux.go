@@ -14,10 +14,10 @@ import (
 // Capabilities. A tree run as root would keep every capability root has
 // across its executions (no_new_privs only keeps it from gaining more):
 // it could make device nodes, set immutable flags, trace any process,
-// load kernel modules. So the restricted thread empties the sets an
+// load kernel modules. So the program's process empties the sets an
 // execution computes a program's capabilities from, the bounding,
-// ambient and inheritable sets; from the program's first execution on
-// the tree holds none. Root without capabilities is still uid 0: see the
+// ambient and inheritable sets, before its execve; from the program's
+// first execution on the tree holds none. Root without capabilities is still uid 0: see the
 // package doc for what it may still change.
 
 // capData is struct __user_cap_data_struct; two of them for version 3.
@@ -28,7 +28,8 @@ type capHeader struct {
 	pid     int32
 }
 
-// capabilities returns the calling thread's capability sets.
+// capabilities returns the calling thread's capability sets (the sets
+// of the process it starts).
 func capabilities() (hdr capHeader, data [2]capData, err error) {
 	hdr = capHeader{version: unix.LINUX_CAPABILITY_VERSION_3}
 	if _, _, errno := unix.RawSyscall(unix.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
@@ -44,40 +45,37 @@ func hasCapability(c uint) bool {
 	return err == nil && c < 64 && data[c/32].effective&(1<<(c%32)) != 0
 }
 
-// dropCapabilities empties the calling thread's bounding, ambient and
-// inheritable sets, so that what it starts holds no capability after its
-// execve, root or not. Emptying the bounding set needs CAP_SETPCAP, which
-// root has; a process that lacks it and is not root gains nothing at an
-// execve under no_new_privs anyway, and one that is root cannot run a tree
-// without its capabilities: that fails.
-func dropCapabilities() error {
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("clearing the ambient capabilities: %w", err)
-	}
-	hdr, data, err := capabilities()
+// capDrops says what the program's process must drop to hold no
+// capability after its execve, root or not: the capabilities in the
+// bounding set (as bits), and the sets to write back with the
+// inheritable ones cleared. Dropping from the bounding set needs
+// CAP_SETPCAP, which root has; a process that lacks it and is not root
+// gains nothing at an execve under no_new_privs anyway (bounding is left),
+// and one that is root cannot run a tree without its capabilities: that
+// fails.
+func capDrops() (bounding uint64, hdr capHeader, data [2]capData, err error) {
+	hdr, data, err = capabilities()
 	if err != nil {
-		return fmt.Errorf("reading the capabilities: %w", err)
+		return 0, hdr, data, fmt.Errorf("reading the capabilities: %w", err)
 	}
 	data[0].inheritable, data[1].inheritable = 0, 0
-	if _, _, errno := unix.RawSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
-		return fmt.Errorf("clearing the inheritable capabilities: %w", errno)
-	}
-	for c := 0; ; c++ {
+	for c := 0; c < 64; c++ {
 		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
-		switch {
-		case errors.Is(err, unix.EINVAL): // past the last capability
-			return nil
-		case err != nil:
-			return fmt.Errorf("reading the capability bounding set: %w", err)
-		case in == 0:
-			continue
+		if errors.Is(err, unix.EINVAL) { // past the last capability
+			break
 		}
-		err = unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
-		switch {
-		case errors.Is(err, unix.EPERM) && os.Geteuid() != 0:
-			return nil
-		case err != nil:
-			return fmt.Errorf("emptying the capability bounding set: %w", err)
+		if err != nil {
+			return 0, hdr, data, fmt.Errorf("reading the capability bounding set: %w", err)
+		}
+		if in != 0 {
+			bounding |= 1 << c
 		}
 	}
+	if bounding != 0 && !hasCapability(unix.CAP_SETPCAP) {
+		if os.Geteuid() == 0 {
+			return 0, hdr, data, errors.New("emptying the capability bounding set: root without CAP_SETPCAP")
+		}
+		bounding = 0
+	}
+	return bounding, hdr, data, nil
 }

@@ -4,8 +4,6 @@ package supervisor
 
 import (
 	"fmt"
-	"runtime"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -259,19 +257,14 @@ func filterProgram(meta bool) []insn {
 	return prog
 }
 
-// installFilter installs the seccomp filter on the calling thread and
-// returns its listener; meta sends the metadata calls to the supervisor.
-func installFilter(meta bool) (int, error) {
+// newFilter assembles the seccomp filter for the program's process to
+// install on itself (in spawnChild, with SECCOMP_FILTER_FLAG_NEW_LISTENER);
+// meta sends the metadata calls to the supervisor. The program points to
+// its instructions: keep it until the child has used it.
+func newFilter(meta bool) (*unix.SockFprog, error) {
 	insns, err := assemble(filterProgram(meta))
 	if err != nil {
-		return -1, err
+		return nil, err
 	}
-	prog := unix.SockFprog{Len: uint16(len(insns)), Filter: &insns[0]}
-	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&prog)))
-	runtime.KeepAlive(insns)
-	if errno != 0 {
-		return -1, fmt.Errorf("installing the seccomp filter: %v", errno)
-	}
-	return int(fd), nil
+	return &unix.SockFprog{Len: uint16(len(insns)), Filter: &insns[0]}, nil
 }

@@ -10,9 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Landlock, by raw system calls on the calling thread only: the child
-// restricts the thread that then execs, and nothing else (go-landlock
-// restricts every thread of the process, which the supervisor must not be).
+// Landlock, by raw system calls: the supervisor makes the ruleset, and
+// the program's process restricts itself with it before its execve, and
+// nothing else (go-landlock restricts every thread of the process, which
+// the supervisor must not be).
 
 // The write rights the domain handles, by ABI version. Reads and
 // executions are not confined.
@@ -64,19 +65,20 @@ type pathBeneathAttr struct {
 	parentFd int32
 }
 
-// restrictWrites confines the calling thread's writes (and its future
-// children's) to writable (resolved: no link on the way); with confine false it only creates a domain
-// that handles making device nodes, so that the tree still cannot ptrace
-// processes outside it (the supervisor among them) nor mount anything,
-// and REFER, allowed everywhere. Writable directories get every right but
-// making device nodes, REFER too (ABI 2 and later): files move between
-// them and within them. On ABI 1, Landlock refuses every rename across
-// directories (EXDEV), and nothing can allow it. It needs no_new_privs
-// set, or CAP_SYS_ADMIN.
-func restrictWrites(confine bool, writable []string) error {
+// newRuleset makes the Landlock ruleset that confines writes to writable
+// (resolved: no link on the way), for the program's process to restrict
+// itself with (landlock_restrict_self, in spawnChild). With confine false
+// it only handles making device nodes, so that the tree still cannot
+// ptrace processes outside its domain (the supervisor among them) nor
+// mount anything, and REFER, allowed everywhere. Writable directories get
+// every right but making device nodes, REFER too (ABI 2 and later): files
+// move between them and within them. On ABI 1, Landlock refuses every
+// rename across directories (EXDEV), and nothing can allow it. The
+// descriptor is close-on-exec.
+func newRuleset(confine bool, writable []string) (int, error) {
 	abi := landlockABI()
 	if abi < 1 {
-		return fmt.Errorf("landlock is not available")
+		return -1, fmt.Errorf("landlock is not available")
 	}
 	handled := writeRights(abi)
 	if !confine {
@@ -91,12 +93,12 @@ func restrictWrites(confine bool, writable []string) error {
 	attr := rulesetAttr{handledFS: handled}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
-		return fmt.Errorf("creating the landlock ruleset: %w", errno)
+		return -1, fmt.Errorf("creating the landlock ruleset: %w", errno)
 	}
-	defer unix.Close(int(fd))
 	if !confine && abi >= 2 {
 		if err := allowBeneath(int(fd), "/", unix.LANDLOCK_ACCESS_FS_REFER); err != nil {
-			return err
+			unix.Close(int(fd))
+			return -1, err
 		}
 	}
 	if confine {
@@ -107,14 +109,12 @@ func restrictWrites(confine bool, writable []string) error {
 			}
 			seen[p] = true
 			if err := allowBeneath(int(fd), p, handled&^devRights); err != nil {
-				return err
+				unix.Close(int(fd))
+				return -1, err
 			}
 		}
 	}
-	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
-		return fmt.Errorf("enforcing the landlock ruleset: %w", errno)
-	}
-	return nil
+	return int(fd), nil
 }
 
 // allowBeneath allows rights beneath path (a directory), or on it (a

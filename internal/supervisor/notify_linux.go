@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -70,20 +69,15 @@ type loop struct {
 	writes   []string        // Writable, resolved
 	mem      *mem            // the memory of the process being answered
 	// first: no notification came yet. The first can only be the
-	// execve of the program Run starts: the filter is on Run's
-	// restricted thread, which makes none of the calls it watches, and
-	// the child is its only process until that execve succeeds.
+	// execve of the program Run starts: its process installs the filter
+	// on itself just before (making none of the calls it watches after
+	// it), and is the filter's only process until that execve succeeds.
 	first bool
 	// allowed are the executions allowed on this line, by key: one
 	// that is the same in every field the decider reads is allowed
 	// again without asking it (see Config.Decide). Refusals are asked
 	// again, and reported, every time.
 	allowed map[string]struct{}
-	// restricted is the thread the restrictions were put on, which
-	// starts the program and ends: the tree's domain holds it until
-	// then, and through it this process's memory. The first answer
-	// waits for it to be gone.
-	restricted int
 }
 
 // newLoop makes the loop of listener, which it owns from then on (closes
@@ -367,10 +361,6 @@ func (l *loop) answerExec(n *seccompNotif) (unix.Errno, bool) {
 // the child's.
 func (l *loop) answerStart(n *seccompNotif) (unix.Errno, bool) {
 	c := l.cfg
-	if err := threadGone(l.restricted); err != nil {
-		l.report("agent-shim: denied at run time: %s: %v", c.Path, err)
-		return unix.EPERM, false
-	}
 	x := Exec{Pid: int(n.pid), Path: c.Path, rawPath: c.Path, Dir: c.Dir, Argv: c.Argv}
 	if x.Dir == "" {
 		var err error
@@ -400,35 +390,6 @@ func (l *loop) answerStart(n *seccompNotif) (unix.Errno, bool) {
 		return 0, true
 	}
 	return l.decide(x)
-}
-
-// maxThreadEnd bounds the wait for the restricted thread to end.
-const maxThreadEnd = 5 * time.Second
-
-// threadGone waits until the thread tid of this process has ended: no
-// process of the tree, however privileged, can then reach this process
-// through it. It fails after maxThreadEnd.
-func threadGone(tid int) error {
-	if tid == 0 {
-		return errors.New("the restricted thread is unknown")
-	}
-	pid := os.Getpid()
-	var deadline time.Time
-	for i := 0; ; i++ {
-		if _, _, errno := syscall.RawSyscall(unix.SYS_TGKILL, uintptr(pid), uintptr(tid), 0); errno == unix.ESRCH {
-			return nil
-		}
-		switch {
-		case i < 100:
-			runtime.Gosched()
-			continue
-		case deadline.IsZero():
-			deadline = time.Now().Add(maxThreadEnd)
-		case time.Now().After(deadline):
-			return fmt.Errorf("the restricted thread %d did not end within %v", tid, maxThreadEnd)
-		}
-		time.Sleep(50 * time.Microsecond)
-	}
 }
 
 // decide asks the decider about x: 0 lets it go on.

@@ -4,6 +4,7 @@ package supervisor
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -30,13 +31,38 @@ type spawnArgs struct {
 	setNofile            bool // give it nofile as its RLIMIT_NOFILE
 	nkeep                int32
 	keep                 [maxKept]int32 // the descriptors above 2 it keeps, in increasing order
+
+	// The restrictions the process puts on itself before its execve.
+	nnp      bool // set no_new_privs
+	caps     bool // clear the ambient set, write capHdr/capData (inheritable cleared), drop bounding
+	capHdr   capHeader
+	capData  [2]capData
+	bounding uint64  // the capabilities to drop from the bounding set, as bits
+	ruleset  int32   // the Landlock ruleset to restrict itself with
+	filter   uintptr // the seccomp filter (*unix.SockFprog) to install, with a listener
+	// The listener goes to the supervisor over sock (SCM_RIGHTS):
+	// msg, iov, data and cmsg are that message, ready but for the
+	// listener's number, which spawnChild writes into cmsg.
+	sock int32
+	msg  unix.Msghdr
+	iov  unix.Iovec
+	data [1]byte
+	cmsg [cmsgSpace]byte
 }
+
+// cmsgSpace is CMSG_SPACE(4): one descriptor.
+const cmsgSpace = unix.SizeofCmsghdr + 8
 
 // The steps of spawnChild, as it reports the one that failed.
 const (
 	stepFds = 1 + iota
 	stepDir
 	stepCloexec
+	stepNoNewPrivs
+	stepCaps
+	stepLandlock
+	stepFilter
+	stepListener
 	stepExec
 )
 
@@ -51,7 +77,9 @@ type sigaction struct {
 // it ignores: a handler of this process must not run in it), restores
 // RLIMIT_NOFILE, marks every descriptor above 2 close-on-exec but the
 // a.keep ones (a failure fails the start: the program must not get this
-// process's descriptors), sets a.mask and execs; or writes the step
+// process's descriptors); restricts itself (no_new_privs, no
+// capabilities, the Landlock ruleset, the seccomp filter, whose listener
+// it sends to the supervisor); sets a.mask and execs; or writes the step
 // that failed and its errno to a.errPipe and exits 127. It runs in this
 // process's memory (amd64) or a copy of it (arm64), on a stack that is
 // no goroutine's: raw system calls only, nothing that allocates, grows
@@ -66,6 +94,7 @@ func spawnChild(a *spawnArgs) {
 		old, act sigaction
 		msg      [8]byte
 		lo       uintptr
+		listener uintptr
 	)
 	for i := range a.fds {
 		if _, _, e = syscall.RawSyscall(unix.SYS_DUP3, uintptr(a.fds[i]), uintptr(i), 0); e != 0 {
@@ -113,6 +142,47 @@ func spawnChild(a *spawnArgs) {
 		step = stepCloexec
 		goto fail
 	}
+	// The restrictions, on this process alone: the supervisor's threads
+	// stay outside them.
+	if a.nnp {
+		if _, _, e = syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
+			step = stepNoNewPrivs
+			goto fail
+		}
+	}
+	if a.caps {
+		step = stepCaps
+		if _, _, e = syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 && e != unix.EINVAL {
+			goto fail
+		}
+		if _, _, e = syscall.RawSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&a.capHdr)), uintptr(unsafe.Pointer(&a.capData[0])), 0); e != 0 {
+			goto fail
+		}
+		for c := uintptr(0); c < 64; c++ {
+			if a.bounding&(1<<c) == 0 {
+				continue
+			}
+			if _, _, e = syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0, 0, 0, 0); e != 0 {
+				goto fail
+			}
+		}
+	}
+	if _, _, e = syscall.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(a.ruleset), 0, 0); e != 0 {
+		step = stepLandlock
+		goto fail
+	}
+	if listener, _, e = syscall.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, a.filter); e != 0 {
+		step = stepFilter
+		goto fail
+	}
+	// From here on the filter watches this process: sendmsg and
+	// rt_sigprocmask pass, the execve is the listener's first
+	// notification. The listener is close-on-exec.
+	*(*int32)(unsafe.Pointer(&a.cmsg[unix.SizeofCmsghdr])) = int32(listener)
+	if _, _, e = syscall.RawSyscall(unix.SYS_SENDMSG, uintptr(a.sock), uintptr(unsafe.Pointer(&a.msg)), 0); e != 0 {
+		step = stepListener
+		goto fail
+	}
 	syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&a.mask)), 0, 8, 0, 0)
 	_, _, e = syscall.RawSyscall(unix.SYS_EXECVE, a.path, a.argv, a.env)
 	step = stepExec
@@ -130,22 +200,34 @@ type starting struct {
 	path    string
 	pid     int
 	errR    *os.File // closes at the execve; the step and errno if it fails
+	sock    int      // the listener comes on it
 	a       *spawnArgs
-	keep    [4]any // the strings a points to
+	keep    [5]any // the strings and the filter a points to
 	release func()
 }
 
+// restrictions are what the program's process puts on itself before its
+// execve (see spawnChild).
+type restrictions struct {
+	noNewPrivs bool
+	dropCaps   bool
+	capHdr     capHeader
+	capData    [2]capData
+	bounding   uint64
+	ruleset    int
+	filter     *unix.SockFprog
+}
+
 // forkExec starts path with argv and env in dir, its fds 0, 1 and 2 the
-// files given, from the calling thread, so that the child inherits the
-// thread's no_new_privs, Landlock domain and seccomp filter, and of this
-// process only what a shell in its place would give it: the descriptors
-// this process inherited open (inherited.Files, when they still hold the
-// same files), the signals ignored when it started (ignore), its
-// RLIMIT_NOFILE as it started. The child's execve waits for the
-// supervisor: the caller may leave the thread (and end it) and wait for
-// the answer with wait, on any goroutine.
-func forkExec(path string, argv, env []string, dir string, files []*os.File, ignore uint64) (*starting, error) {
-	a := &spawnArgs{ignore: ignore}
+// files given, restricted by r; of this process it gets only what a shell
+// in its place would give it: the descriptors this process inherited
+// open (inherited.Files, when they still hold the same files), the
+// signals ignored when it started (ignore), its RLIMIT_NOFILE as it
+// started. The child's execve waits for the supervisor, on the listener
+// that listener returns; wait waits for the answer.
+func forkExec(path string, argv, env []string, dir string, files []*os.File, ignore uint64, r *restrictions) (*starting, error) {
+	a := &spawnArgs{ignore: ignore, nnp: r.noNewPrivs, caps: r.dropCaps, capHdr: r.capHdr, capData: r.capData,
+		bounding: r.bounding, ruleset: int32(r.ruleset), filter: uintptr(unsafe.Pointer(r.filter))}
 	argv0, err := syscall.BytePtrFromString(path)
 	if err != nil {
 		return nil, err
@@ -197,15 +279,31 @@ func forkExec(path string, argv, env []string, dir string, files []*os.File, ign
 		defer unix.Close(fd)
 		a.fds[i] = int32(fd)
 	}
+	// The listener's way back: a socket pair, and the message the child
+	// sends on its end.
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", path, err)
+	}
+	defer unix.Close(sp[1])
+	a.sock = int32(sp[1])
+	a.iov = unix.Iovec{Base: &a.data[0], Len: 1}
+	a.msg = unix.Msghdr{Iov: &a.iov, Iovlen: 1, Control: &a.cmsg[0], Controllen: cmsgSpace}
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&a.cmsg[0]))
+	h.Level, h.Type = unix.SOL_SOCKET, unix.SCM_RIGHTS
+	h.SetLen(unix.CmsgLen(4))
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(sp[0])
 		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}
 	unix.SetNonblock(p[0], true) // else os.File reads it blocking, which works too
 	errR := os.NewFile(uintptr(p[0]), "exec status")
 	a.errPipe = int32(p[1])
 	// No signal reaches the child before it has put back the default
-	// actions; the program starts with none blocked.
+	// actions; the program starts with none blocked. The mask is the
+	// thread's: the goroutine stays on it meanwhile.
+	runtime.LockOSThread()
 	var all, old unix.Sigset_t
 	for i := range all.Val {
 		all.Val[i] = ^uint64(0)
@@ -213,17 +311,49 @@ func forkExec(path string, argv, env []string, dir string, files []*os.File, ign
 	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0)
 	pid, errno, release := spawn(a)
 	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
+	runtime.UnlockOSThread()
 	unix.Close(p[1])
 	if errno != 0 {
 		release()
 		errR.Close()
+		unix.Close(sp[0])
 		return nil, fmt.Errorf("starting %s: %w", path, errno)
 	}
-	return &starting{path: path, pid: pid, errR: errR, a: a, keep: [4]any{argv0, argvp, envp, dirp}, release: release}, nil
+	return &starting{path: path, pid: pid, errR: errR, sock: sp[0], a: a, keep: [5]any{argv0, argvp, envp, dirp, r.filter}, release: release}, nil
+}
+
+// listener receives the seccomp listener the child installed on itself;
+// it fails when the child ended first (wait says why).
+func (s *starting) listener() (int, error) {
+	defer unix.Close(s.sock)
+	var data [1]byte
+	oob := make([]byte, unix.CmsgSpace(4))
+	for {
+		_, oobn, _, _, err := unix.Recvmsg(s.sock, data[:], oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, err
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			return -1, errors.New("no seccomp listener from the program's process")
+		}
+		fds, err := unix.ParseUnixRights(&msgs[0])
+		if err != nil || len(fds) != 1 {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return -1, errors.New("no seccomp listener from the program's process")
+		}
+		return fds[0], nil
+	}
 }
 
 // wait waits for the answer to the execve and returns the program's pid,
-// or the error of the step that failed (an execve's EPERM: refused). It
+// or the error of the step that failed (an execve's EPERM: refused; an
+// error wrapping ErrUnavailable: a restriction the kernel refused). It
 // reads in the runtime's poller: EOF, the execve went through; 8 bytes,
 // the step and its errno.
 func (s *starting) wait() (int, error) {
@@ -257,6 +387,16 @@ func (s *starting) wait() (int, error) {
 		return 0, fmt.Errorf("putting its standard streams in place: %w", errno)
 	case stepCloexec:
 		return 0, fmt.Errorf("keeping this process's descriptors from it: %w", errno)
+	case stepNoNewPrivs:
+		return 0, unavailable("setting no_new_privs: %v", errno)
+	case stepCaps:
+		return 0, unavailable("dropping the capabilities: %v", errno)
+	case stepLandlock:
+		return 0, unavailable("enforcing the landlock ruleset: %v", errno)
+	case stepFilter:
+		return 0, unavailable("installing the seccomp filter: %v", errno)
+	case stepListener:
+		return 0, fmt.Errorf("handing over the seccomp listener: %w", errno)
 	}
 	return 0, errno
 }

@@ -5,31 +5,29 @@
 // lets it go on or fails it with EPERM; and the tree's file writes are confined to a set of directories
 // (Landlock). The decision itself is the caller's (see Config.Decide).
 //
-// The restrictions are a thread's and a child inherits them from the
-// thread that starts it: the supervisor installs no_new_privs, the Landlock
-// domain and the seccomp filter on one thread of its own (never the main
-// thread, which Go never ends), locked to a goroutine that starts the
-// program and then ends, thread and all. The program is restricted from
-// its first instruction (its own execution is decided like any other),
-// and the supervisor's other threads, which answer the filter, are
-// outside the domain. That thread is in the tree's domain and shares the
-// supervisor's memory, so the program's first execution is answered only
-// once it is gone: no process of the tree ever finds it. While the tree
-// runs the supervisor is not dumpable, so that nothing of the user's can
-// trace it either, whatever Yama says. On amd64 the program's process is
-// a clone sharing the supervisor's memory until its execve (no page table
-// copied, nothing left copy-on-write) on a stack of its own; on arm64 it
-// is a plain fork. Either way it runs one routine (spawnChild), raw
-// system calls only, and starts as a shell in the supervisor's place
-// would start it: its standard streams as given, the descriptors the
-// supervisor inherited open (those it opened itself are closed at the
-// execve, and when they cannot be, it does not start), the soft
-// RLIMIT_NOFILE the supervisor started with (Go raises it), every signal
-// at its default action but those the supervisor started ignoring (Go
-// lets a program know that of SIGHUP and SIGINT only: nohup's, and a
-// background job's; it takes over the others before any package starts).
-// Its first execution is decided from what the caller passed, since a
-// process in the supervisor's memory is not dumpable and cannot be read.
+// The program's process restricts itself before its execve, which the
+// filter reports as its first notification: no_new_privs, no
+// capabilities, the Landlock domain and the seccomp filter, whose
+// listener it hands to the supervisor over a socket. So the program is
+// restricted from its first instruction (its own execution is decided
+// like any other), and no thread of the supervisor is ever restricted or
+// in the tree's domain (where a process of the tree could trace it, and
+// through it the supervisor's memory). While the tree runs the supervisor
+// is not dumpable, so that nothing of the user's can trace it either,
+// whatever Yama says. On amd64 the program's process is a clone sharing
+// the supervisor's memory until its execve (no page table copied,
+// nothing left copy-on-write) on a stack of its own; on arm64 it is a
+// plain fork. Either way it runs one routine (spawnChild), raw system
+// calls only, and starts as a shell in the supervisor's place would
+// start it: its standard streams as given, the descriptors the supervisor
+// inherited open (those it opened itself are closed at the execve, and
+// when they cannot be, it does not start), the soft RLIMIT_NOFILE the
+// supervisor started with (Go raises it), every signal at its default
+// action but those the supervisor started ignoring (Go lets a program
+// know that of SIGHUP and SIGINT only: nohup's, and a background job's;
+// it takes over the others before any package starts). Its first
+// execution is decided from what the caller passed, since a process in
+// the supervisor's memory is not dumpable and cannot be read.
 //
 // Snapshot and Restore undo, after a line, its changes to the protected
 // paths of a checkout (.git/config, .git/hooks, the manifests, agent
@@ -90,7 +88,7 @@
 //
 // # Capabilities, and what root may still change
 //
-// The tree holds no capability: the restricted thread empties the
+// The tree holds no capability: the program's process empties the
 // bounding, ambient and inheritable sets, from which an execution
 // computes a program's capabilities, so from the program's first
 // execution on every process of the tree has none, whoever runs it (as

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 	"time"
 	"unsafe"
@@ -48,13 +47,13 @@ var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT
 // An error wrapping ErrUnavailable means the program never started,
 // because the kernel refused a restriction.
 //
-// The restrictions are put on one thread of this process, locked to a
-// goroutine that then starts the program and ends (and its thread with
-// it): no_new_privs, the Landlock domain and the seccomp filter are a
-// thread's, and a child inherits its parent thread's. So the program runs
-// restricted from its first instruction, its own execution decided like
-// every other, without a second start of this binary; the supervisor's
-// other threads stay outside the domain, where the tree cannot trace them.
+// The program's process puts the restrictions on itself (no_new_privs,
+// no capabilities, the Landlock domain, the seccomp filter, whose
+// listener it hands to the supervisor) before its execve, which the
+// filter reports: the program runs restricted from its first instruction,
+// its own execution decided like every other, without a second start of
+// this binary, and no thread of the supervisor is ever restricted or in
+// the tree's domain.
 func Run(ctx context.Context, cfg Config) (Status, error) {
 	if ok, why := Available(); !ok {
 		return Status{}, unavailable("%s", why)
@@ -81,49 +80,52 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	}
 	defer signal.Stop(sigs)
 
-	type started struct {
-		start *starting
-		l     *loop
-		err   error
-	}
-	// The restricted thread is in the tree's Landlock domain until it
-	// ends, where a process of the tree may trace it (and through it
-	// this whole process) unless Yama forbids: not dumpable, no process
-	// of the user's may, for as long as the tree runs.
+	// The supervisor is not dumpable while the tree runs: no process of
+	// the user's may trace it, whatever Yama says (the tree's may not
+	// anyway, being in a Landlock domain the supervisor is outside).
 	if d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err == nil && d != 0 {
 		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 			return Status{}, fmt.Errorf("making the supervisor untraceable: %w", err)
 		}
 		defer unix.Prctl(unix.PR_SET_DUMPABLE, uintptr(d), 0, 0, 0)
 	}
-	ch := make(chan started, 1)
-	onEndingThread(func() {
-		l, err := restrictThread(&cfg)
-		if err != nil {
-			ch <- started{err: err}
-			return
-		}
-		// The child has the restrictions from here on: the thread ends
-		// now rather than wait for the execve's answer, which waits for
-		// it to be gone (answerStart).
-		start, err := forkExec(cfg.Path, cfg.Argv, cfg.Env, cfg.Dir, files, ignoredAtStart)
-		ch <- started{start: start, l: l, err: err}
-	})
-	s := <-ch
-	pid := 0
-	if s.err == nil && s.start != nil {
-		pid, s.err = s.start.wait()
+	r, writes, err := prepare(&cfg)
+	if err != nil {
+		return Status{}, err
 	}
-	switch {
-	case s.l == nil:
-		return Status{}, s.err
-	case s.err != nil:
-		s.l.stop()
+	defer unix.Close(r.ruleset)
+	failed := func(err error) (Status, error) {
+		if errors.Is(err, ErrUnavailable) {
+			return Status{}, err
+		}
 		// EPERM: the supervisor refused the program and said why.
-		if !errors.Is(s.err, unix.EPERM) && cfg.Stderr != nil {
-			fmt.Fprintf(cfg.Stderr, "agent-shim: error: running %s: %v\n", cfg.Path, s.err)
+		if !errors.Is(err, unix.EPERM) && cfg.Stderr != nil {
+			fmt.Fprintf(cfg.Stderr, "agent-shim: error: running %s: %v\n", cfg.Path, err)
 		}
 		return Status{Code: 126}, nil
+	}
+	start, err := forkExec(cfg.Path, cfg.Argv, cfg.Env, cfg.Dir, files, ignoredAtStart, r)
+	if err != nil {
+		return failed(err)
+	}
+	listener, err := start.listener()
+	if err != nil {
+		// The child ended before it was restricted: wait says why.
+		if _, werr := start.wait(); werr != nil {
+			err = werr
+		}
+		return failed(err)
+	}
+	l, err := newLoop(listener, &cfg, writes)
+	if err != nil {
+		start.wait() // its execve fails: nobody answers it
+		return failed(err)
+	}
+	go l.run()
+	pid, err := start.wait()
+	if err != nil {
+		l.stop()
+		return failed(err)
 	}
 	wait := func() Status {
 		ws, err := waitPid(pid)
@@ -152,28 +154,8 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	}()
 	st := wait()
 	close(done)
-	s.l.stop()
+	l.stop()
 	return st, nil
-}
-
-// onEndingThread runs f on a goroutine locked to a thread that ends
-// with it: the restrictions f puts on its thread must go with it. The
-// main thread never ends (Go parks it for good instead), so f never runs
-// there.
-func onEndingThread(f func()) {
-	go func() {
-		runtime.LockOSThread() // never unlocked where f runs: the thread ends with the goroutine
-		if unix.Gettid() != unix.Getpid() {
-			f()
-			return
-		}
-		// Hold the main thread while another goroutine takes another,
-		// then give it back.
-		started := make(chan struct{})
-		onEndingThread(func() { close(started); f() })
-		<-started
-		runtime.UnlockOSThread()
-	}()
 }
 
 // ignoredAtStart are the signals (bit n-1) this process started
@@ -234,22 +216,24 @@ func waitPid(pid int) (unix.WaitStatus, error) {
 	}
 }
 
-// restrictThread restricts the calling thread (no_new_privs, Landlock,
-// the seccomp filter) and starts the loop that answers its listener.
-func restrictThread(cfg *Config) (*loop, error) {
+// prepare makes what the program's process restricts itself with: the
+// capabilities to drop and no_new_privs (unless the line is granted
+// Privileged), the Landlock ruleset of the writable paths (resolved,
+// returned), the seccomp filter.
+func prepare(cfg *Config) (*restrictions, []string, error) {
+	r := &restrictions{ruleset: -1}
 	if cfg.Grant.Privileged {
 		// The filter and the domain without no_new_privs need
 		// CAP_SYS_ADMIN.
 		if !hasCapability(unix.CAP_SYS_ADMIN) {
-			return nil, ErrPrivileged
+			return nil, nil, ErrPrivileged
 		}
 	} else {
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return nil, unavailable("setting no_new_privs: %v", err)
+		var err error
+		if r.bounding, r.capHdr, r.capData, err = capDrops(); err != nil {
+			return nil, nil, unavailable("%v", err)
 		}
-		if err := dropCapabilities(); err != nil {
-			return nil, unavailable("%v", err)
-		}
+		r.noNewPrivs, r.dropCaps = true, true
 	}
 	var writes []string
 	if cfg.Confine {
@@ -261,20 +245,15 @@ func restrictThread(cfg *Config) (*loop, error) {
 			}
 		}
 	}
-	if err := restrictWrites(cfg.Confine, writes); err != nil {
-		return nil, unavailable("%v", err)
+	var err error
+	if r.ruleset, err = newRuleset(cfg.Confine, writes); err != nil {
+		return nil, nil, unavailable("%v", err)
 	}
-	listener, err := installFilter(cfg.Confine)
-	if err != nil {
-		return nil, unavailable("%v", err)
+	if r.filter, err = newFilter(cfg.Confine); err != nil {
+		unix.Close(r.ruleset)
+		return nil, nil, unavailable("%v", err)
 	}
-	l, err := newLoop(listener, cfg, writes)
-	if err != nil {
-		return nil, err
-	}
-	l.restricted = unix.Gettid()
-	go l.run()
-	return l, nil
+	return r, writes, nil
 }
 
 // Reraise kills the calling process with sig, as the supervised program
