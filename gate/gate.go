@@ -428,21 +428,6 @@ func (d Decision) Record(e decisionlog.Entry) decisionlog.Entry {
 	return e
 }
 
-// checkBash decides a shell command line, asking a person when needed.
-func (g *Gate) checkBash(ctx context.Context, command string) error {
-	return g.check(ctx, "Bash", command, g.DecideBash(command))
-}
-
-// checkFileRead decides a file tool reading path.
-func (g *Gate) checkFileRead(ctx context.Context, tool, path string) error {
-	return g.check(ctx, tool, path, g.decideFileRead(tool, path))
-}
-
-// checkFileWrite decides a file tool writing path.
-func (g *Gate) checkFileWrite(ctx context.Context, tool, path string) error {
-	return g.check(ctx, tool, path, g.decideFileWrite(tool, path))
-}
-
 // Check decides any tool call by the tool's category: a shell
 // tool's key is its command, a file tool's key its path; for other tools
 // the key is what the host wants tool patterns matched against.
@@ -628,16 +613,6 @@ func (g *Gate) abs(p string) string {
 	// Not cleaned: `..` after a link is resolved by resolve, as the
 	// kernel does, not lexically.
 	return p
-}
-
-// decideFileRead decides a file tool reading path without prompting.
-func (g *Gate) decideFileRead(tool, path string) Decision {
-	return g.decideFile(identify(tool), path, false)
-}
-
-// decideFileWrite decides a file tool writing path without prompting.
-func (g *Gate) decideFileWrite(tool, path string) Decision {
-	return g.decideFile(identify(tool), path, true)
 }
 
 func (g *Gate) decideFile(t toolID, path string, write bool) Decision {

@@ -68,14 +68,6 @@ var commandTools = map[string]bool{
 	"local_shell": true, "run_terminal_cmd": true, "execute_command": true,
 }
 
-// categoryOf returns the category of a tool, by its name in any agent
-// (case does not matter). Unknown and MCP tools are catShell.
-func categoryOf(tool string) category {
-	if c, ok := categories[strings.ToLower(tool)]; ok {
-		return c
-	}
-	return catShell
-}
 
 // IsCommandTool reports whether a tool runs shell command lines (Bash,
 // run_shell_command, shell, …): its key is the command, decided by the

@@ -146,8 +146,8 @@ func TestCategoryOf(t *testing.T) {
 		"Bash": catShell, "run_shell_command": catShell, "shell": catShell,
 		"WebFetch": catShell, "mcp__github__create_issue": catShell, "": catShell,
 	} {
-		if got := categoryOf(tool); got != want {
-			t.Errorf("categoryOf(%q) = %v, want %v", tool, got, want)
+		if got := identify(tool).cat; got != want {
+			t.Errorf("identify(%q).cat = %v, want %v", tool, got, want)
 		}
 	}
 }
