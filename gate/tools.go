@@ -68,7 +68,6 @@ var commandTools = map[string]bool{
 	"local_shell": true, "run_terminal_cmd": true, "execute_command": true,
 }
 
-
 // IsCommandTool reports whether a tool runs shell command lines (Bash,
 // run_shell_command, shell, …): its key is the command, decided by the
 // command policy. Other catShell tools are decided as a whole.
