@@ -88,8 +88,11 @@ type Entry struct {
 	// what was decided, with secrets masked.
 	Command string `json:"command"`
 	// Argv is the exact argv at run time, with secrets masked.
-	Argv    []string `json:"argv,omitempty"`
-	Verdict string   `json:"verdict"` // allow, ask, deny or default
+	Argv []string `json:"argv,omitempty"`
+	// Shell is the shell whose reading decided a shell-mode line when it
+	// is not bash's ("zsh"): the line is replayed as that shell reads it.
+	Shell   string `json:"shell,omitempty"`
+	Verdict string `json:"verdict"` // allow, ask, deny or default
 	// Reason is the decision's one-line reason.
 	Reason string `json:"reason,omitempty"`
 	// Rule is the rule that decided, when one did.
@@ -223,7 +226,7 @@ func Marshal(e Entry) ([]byte, error) {
 	e.Reason = cut(redact(precut(e.Reason, maxReason)), maxReason)
 	e.Floor = cut(redact(precut(e.Floor, maxReason)), maxReason)
 	e.Cwd = cut(e.Cwd, maxCwd)
-	for _, f := range []*string{&e.Agent, &e.Session, &e.Layer, &e.Tool, &e.ToolUseID, &e.Verdict, &e.Answer} {
+	for _, f := range []*string{&e.Agent, &e.Session, &e.Layer, &e.Tool, &e.ToolUseID, &e.Verdict, &e.Answer, &e.Shell} {
 		*f = cut(*f, maxField)
 	}
 	if e.Rule != nil {
@@ -278,6 +281,7 @@ func appendEntry(b []byte, e *Entry) []byte {
 		}
 		b = append(b, ']')
 	}
+	b = appendField(b, "shell", e.Shell, true)
 	b = appendField(b, "verdict", e.Verdict, false)
 	b = appendField(b, "reason", e.Reason, true)
 	if r := e.Rule; r != nil {

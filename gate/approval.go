@@ -183,7 +183,7 @@ func (g *Gate) DecideExecution(x Execution, ap *Approval) (d Decision, refusal s
 
 // Redecide decides a decision log entry again, with the function that
 // decided it: a hook's or an embedder's call as Decide does, a shell-mode
-// line as DecideBash, a run-time execution as DecideExecution (nothing
+// line as DecideLine (as its shell reads it), a run-time execution as DecideExecution (nothing
 // approved). ok is false for an entry that cannot be replayed: not a
 // shell command, cut short in the log (Entry.Cut), or decided by a
 // person's earlier answer rather than the policy alone (Entry.Approved).
@@ -198,7 +198,10 @@ func (g *Gate) Redecide(e decisionlog.Entry) (d Decision, ok bool) {
 		d, _ := g.DecideExecution(Execution{Argv: e.Argv, Dir: e.Cwd}, nil)
 		return d, true
 	case e.Layer == decisionlog.LayerShell:
-		return g.DecideBash(e.Command), e.Command != ""
+		// The line as the shell that ran it reads it (already taken out
+		// of any agent's wrapper).
+		_, d := g.decideIn(e.Command, e.Shell)
+		return d, e.Command != ""
 	}
 	return g.Decide(e.Tool, e.Command), e.Command != "" && IsCommandTool(e.Tool)
 }

@@ -201,6 +201,10 @@ func TestRedecide(t *testing.T) {
 		{decisionlog.Entry{Layer: decisionlog.LayerRuntime, Tool: "execve", Argv: []string{"/w/mytool", "x"}, Cwd: "/w"}, Default, true},
 		{decisionlog.Entry{Layer: decisionlog.LayerShell, Tool: "Bash", Command: "/w/mytool x"}, Ask, true},
 		{decisionlog.Entry{Layer: decisionlog.LayerHook, Tool: "Bash", Command: "mytool x"}, Allow, true},
+		// A shell-mode line as its shell read it: zsh runs the glob
+		// qualifier's command, bash reads no command there.
+		{decisionlog.Entry{Layer: decisionlog.LayerShell, Tool: "Bash", Command: `ls *(e:"rm -rf ~":)`, Shell: "zsh"}, Ask, true},
+		{decisionlog.Entry{Layer: decisionlog.LayerShell, Tool: "Bash", Command: `ls *(e:"rm -rf ~":)`}, Default, true},
 		{decisionlog.Entry{Layer: decisionlog.LayerHook, Tool: "Bash", Command: "mytool x", Reason: "matches", Approved: true}, 0, false},
 		{decisionlog.Entry{Layer: decisionlog.LayerHook, Tool: "Bash", Command: "mytool x", Reason: "approved", Cut: true}, 0, false},
 		{decisionlog.Entry{Layer: decisionlog.LayerHook, Tool: "Read", Command: "/w/a"}, 0, false},

@@ -17,21 +17,32 @@ import (
 // line as `zsh -c '<line>'`, whose script is read as zsh (glob
 // qualifiers, =(…), expansion flags), so what only zsh runs is not
 // allowed; the same text keys session answers and approvals, so an answer
-// for a zsh line is not one for the bash line. A line no shell can be
-// given (a NUL byte) is denied.
-func (g *Gate) DecideLine(line, shell string, getenv func(string) string) (cmd string, d Decision) {
-	cmd, dialect := line, shell
+// for a zsh line is not one for the bash line. dialect is the shell whose
+// reading decided ("zsh"), "" for bash's. A line no shell can be given (a
+// NUL byte) is denied.
+func (g *Gate) DecideLine(line, shell string, getenv func(string) string) (cmd, dialect string, d Decision) {
+	cmd, dialect = line, shell
 	if w, ok := agents.Unwrap(line, shell, getenv); ok {
 		cmd = w.Command
 		if w.Shell != "" {
 			dialect = w.Shell
 		}
 	}
-	key, err := dialectLine(cmd, dialect)
-	if err != nil {
-		return cmd, Decision{Verdict: Deny, Reason: err.Error()}
+	dialect, d = g.decideIn(cmd, dialect)
+	return cmd, dialect, d
+}
+
+// decideIn decides cmd as shell reads it; dialect is "zsh" when zsh's
+// reading decided, "" for bash's.
+func (g *Gate) decideIn(cmd, shell string) (dialect string, d Decision) {
+	if filepath.Base(shell) != "zsh" {
+		return "", g.DecideBash(cmd)
 	}
-	return cmd, g.DecideBash(key)
+	key, err := dialectLine(cmd, shell)
+	if err != nil {
+		return "zsh", Decision{Verdict: Deny, Reason: err.Error()}
+	}
+	return "zsh", g.DecideBash(key)
 }
 
 // dialectLine is line as the gate decides it when shell runs it (see

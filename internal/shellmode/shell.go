@@ -44,6 +44,10 @@ type Shell struct {
 	Export func()
 	// Layer sets the run-time layer's seams of a run.
 	Layer func(*runlayer.Run)
+
+	// dialect is the shell whose reading decided the line ("zsh"; ""
+	// for bash's), for the decision log.
+	dialect string
 }
 
 // Main stands in for the agent's shell: it decides the -c command line
@@ -79,7 +83,8 @@ func (sh *Shell) Main(ctx context.Context, args []string) int {
 	}
 	// The gate reads the line as the real shell does, the command inside
 	// an agent's wrapper of it.
-	line, d := c.Gate.DecideLine(cmd, path, sh.Getenv)
+	line, dialect, d := c.Gate.DecideLine(cmd, path, sh.Getenv)
+	sh.dialect = dialect
 	// Hook tickets: an ask ticket approves the line once;
 	// agentShim.requireHook refuses a line no hook has seen.
 	seen, ticketed, err := sh.ticketGate(host, line)
@@ -317,7 +322,7 @@ func (sh *Shell) logShell(c *sessions.Call, cmd string, d gate.Decision, p *gate
 	return func() {
 		ent := d.Record(decisionlog.Entry{
 			Time: sh.now(), Agent: "shell", Session: session, Layer: decisionlog.LayerShell,
-			Cwd: cwd, Tool: "Bash", Command: cmd,
+			Cwd: cwd, Tool: "Bash", Command: cmd, Shell: sh.dialect,
 		})
 		if d.Verdict == gate.Ask || d.Verdict == gate.Default {
 			ent.Answer = rec.answer()
