@@ -3,8 +3,6 @@ package main
 import (
 	"time"
 
-	"github.com/agent-shim/agent-shim/gate"
-	"github.com/agent-shim/agent-shim/internal/agents"
 	"github.com/agent-shim/agent-shim/internal/sessions"
 	"github.com/agent-shim/agent-shim/internal/tickets"
 )
@@ -23,13 +21,4 @@ func stateDir(getenv func(string) string) (string, error) { return sessions.Stat
 func (e *env) ticketStore() (tickets.Store, error) {
 	dir, err := stateDir(e.getenv)
 	return tickets.Store{Dir: dir, Now: ticketNow}, err
-}
-
-// recordTicket is hook mode's half (tickets.Store.Record).
-func (e *env) recordTicket(ag *agents.Agent, in *gate.Call, d gate.Decision) error {
-	st, err := e.ticketStore()
-	if err != nil {
-		return err
-	}
-	return st.Record(ag, in, d)
 }
