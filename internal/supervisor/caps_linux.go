@@ -46,36 +46,36 @@ func hasCapability(c uint) bool {
 }
 
 // capDrops says what the program's process must drop to hold no
-// capability after its execve, root or not: the capabilities in the
-// bounding set (as bits), and the sets to write back with the
-// inheritable ones cleared. Dropping from the bounding set needs
-// CAP_SETPCAP, which root has; a process that lacks it and is not root
-// gains nothing at an execve under no_new_privs anyway (bounding is left),
-// and one that is root cannot run a tree without its capabilities: that
-// fails.
+// capability after its execve, root or not: the capabilities to drop from
+// the bounding set (as bits: all of them, the child stopping at the first
+// past the last), and the sets to write back with the inheritable ones
+// cleared. Dropping from the bounding set needs CAP_SETPCAP, which root
+// has; a process that lacks it and is not root gains nothing at an execve
+// under no_new_privs anyway (bounding is left), and one that is root
+// cannot run a tree without its capabilities: that fails, unless its
+// bounding set is empty already (a tree's own).
 func capDrops() (bounding uint64, hdr capHeader, data [2]capData, err error) {
 	hdr, data, err = capabilities()
 	if err != nil {
 		return 0, hdr, data, fmt.Errorf("reading the capabilities: %w", err)
 	}
 	data[0].inheritable, data[1].inheritable = 0, 0
+	switch {
+	case data[unix.CAP_SETPCAP/32].effective&(1<<(unix.CAP_SETPCAP%32)) != 0:
+		return ^uint64(0), hdr, data, nil
+	case os.Geteuid() != 0:
+		return 0, hdr, data, nil
+	}
 	for c := 0; c < 64; c++ {
 		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
-		if errors.Is(err, unix.EINVAL) { // past the last capability
-			break
-		}
-		if err != nil {
+		switch {
+		case errors.Is(err, unix.EINVAL): // past the last capability
+			return 0, hdr, data, nil
+		case err != nil:
 			return 0, hdr, data, fmt.Errorf("reading the capability bounding set: %w", err)
-		}
-		if in != 0 {
-			bounding |= 1 << c
-		}
-	}
-	if bounding != 0 && !hasCapability(unix.CAP_SETPCAP) {
-		if os.Geteuid() == 0 {
+		case in != 0:
 			return 0, hdr, data, errors.New("emptying the capability bounding set: root without CAP_SETPCAP")
 		}
-		bounding = 0
 	}
-	return bounding, hdr, data, nil
+	return 0, hdr, data, nil
 }

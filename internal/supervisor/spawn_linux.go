@@ -162,7 +162,9 @@ func spawnChild(a *spawnArgs) {
 			if a.bounding&(1<<c) == 0 {
 				continue
 			}
-			if _, _, e = syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0, 0, 0, 0); e != 0 {
+			if _, _, e = syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0, 0, 0, 0); e == unix.EINVAL {
+				break // past the last capability
+			} else if e != 0 {
 				goto fail
 			}
 		}
@@ -286,6 +288,7 @@ func forkExec(path string, argv, env []string, dir string, files []*os.File, ign
 		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}
 	defer unix.Close(sp[1])
+	unix.SetNonblock(sp[0], true)
 	a.sock = int32(sp[1])
 	a.iov = unix.Iovec{Base: &a.data[0], Len: 1}
 	a.msg = unix.Msghdr{Iov: &a.iov, Iovlen: 1, Control: &a.cmsg[0], Controllen: cmsgSpace}
@@ -323,32 +326,45 @@ func forkExec(path string, argv, env []string, dir string, files []*os.File, ign
 }
 
 // listener receives the seccomp listener the child installed on itself;
-// it fails when the child ended first (wait says why).
+// it fails when the child ended first (wait says why). It waits in the
+// runtime's poller, as wait does.
 func (s *starting) listener() (int, error) {
-	defer unix.Close(s.sock)
+	f := os.NewFile(uintptr(s.sock), "seccomp listener's way")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
 	var data [1]byte
 	oob := make([]byte, unix.CmsgSpace(4))
-	for {
-		_, oobn, _, _, err := unix.Recvmsg(s.sock, data[:], oob, unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return -1, err
-		}
-		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-		if err != nil || len(msgs) != 1 {
-			return -1, errors.New("no seccomp listener from the program's process")
-		}
-		fds, err := unix.ParseUnixRights(&msgs[0])
-		if err != nil || len(fds) != 1 {
-			for _, fd := range fds {
-				unix.Close(fd)
+	var oobn int
+	var rerr error
+	err = rc.Read(func(fd uintptr) bool {
+		for {
+			_, oobn, _, _, rerr = unix.Recvmsg(int(fd), data[:], oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
+			if rerr != unix.EINTR {
+				return rerr != unix.EAGAIN
 			}
-			return -1, errors.New("no seccomp listener from the program's process")
 		}
-		return fds[0], nil
+	})
+	if err == nil {
+		err = rerr
 	}
+	if err != nil {
+		return -1, err
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return -1, errors.New("no seccomp listener from the program's process")
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return -1, errors.New("no seccomp listener from the program's process")
+	}
+	return fds[0], nil
 }
 
 // wait waits for the answer to the execve and returns the program's pid,
