@@ -69,6 +69,24 @@ func TestDecideExecution(t *testing.T) {
 	}
 }
 
+// A rule that cannot be read fails closed at run time too: an execution
+// it may concern asks, whatever floor the static reading put first (tee's
+// write, which alone would be checked as it runs). The gate knows it from
+// the matcher's verdict, not from its reason's text.
+func TestDecideExecutionUnreadableRule(t *testing.T) {
+	for _, bad := range []string{"command(tee 'x)", "command(regex:([)"} {
+		t.Logf("input: %q", bad)
+		p := matcher.New()
+		p.Add(matcher.Allow, "command(tee)", matcher.Source{})
+		p.Add(matcher.Deny, bad, matcher.Source{})
+		g := New(Options{Policy: p, Level: LevelLocalChanges})
+		d, refusal := g.DecideExecution(Execution{Argv: []string{"/usr/bin/tee", "x"}, Dir: "/w", Path: "/usr/bin/tee"}, nil)
+		if d.Verdict != Ask || refusal == "" {
+			t.Errorf("%s: tee x is %v (%s), refused %q; want ask", bad, d.Verdict, d.Reason, refusal)
+		}
+	}
+}
+
 // What approving a line covers is data: the protected paths it writes,
 // compared as paths (a path, or one below it), never as text: approving a
 // write of .git/config.worktree covers neither .git/config nor

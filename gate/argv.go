@@ -55,5 +55,5 @@ func (g *Gate) askedByRule(cmd *shellparse.Command) bool {
 	if mv.Rule != nil && mv.Rule.Decision != matcher.Allow {
 		return true
 	}
-	return strings.Contains(mv.Reason, "cannot be read")
+	return mv.Unreadable
 }

@@ -254,7 +254,7 @@ func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, l
 	// byRule is set for a verdict the matched rule gives.
 	byRule := func(v Verdict, reason string) CommandExplanation {
 		ce.Decider = mv.Rule
-		ce.Floor = floorOf(mv)
+		ce.Floor = mv.Floor
 		return set(v, reason)
 	}
 	if never := neverShape(cmd, mv.Argv, g.programs); never != "" {
@@ -319,7 +319,7 @@ func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, l
 	case tv == toolAllow && lift():
 		return set(Allow, "tool pattern allows `"+key+"`")
 	case mv.Decision == matcher.Ask:
-		ce.Verdict, ce.Reason, ce.Decider, ce.Floor = Ask, mv.Explain(), mv.Rule, floorOf(mv)
+		ce.Verdict, ce.Reason, ce.Decider, ce.Floor = Ask, mv.Explain(), mv.Rule, mv.Floor
 	default:
 		ce.Verdict, ce.Reason = Default, mv.Explain()
 		if g.level == LevelFullAccess {
@@ -335,18 +335,6 @@ func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, l
 		return set(Allow, ce.Reason+"; "+g.mode.String()+" mode")
 	}
 	return ce
-}
-
-// floorOf returns what held the matcher's verdict above its allow rule:
-// the matcher says "matches an allow rule, but <floor>".
-func floorOf(mv matcher.Verdict) string {
-	if mv.Rule == nil || mv.Rule.Decision != matcher.Allow || mv.Decision == matcher.Allow {
-		return ""
-	}
-	if _, after, ok := strings.Cut(mv.Reason, ", but "); ok {
-		return after
-	}
-	return mv.Reason
 }
 
 // absIn makes a path of a command absolute: against dir, the directory

@@ -53,6 +53,8 @@ type limit struct {
 	why   string
 	fact  string
 	flags []string
+	// unreadable: a rule or the policy could not be read (fail closed).
+	unreadable bool
 }
 
 // nested is a command line a command runs through an option, a

@@ -305,9 +305,10 @@ func TestCheckNamesBadRules(t *testing.T) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
 	}
-	// A deny rule that cannot be read fails closed: every command asks.
-	if got := p.Decide("ls").Decision; got != Ask {
-		t.Errorf("with an unreadable deny rule, got %v, want ask", got)
+	// A deny rule that cannot be read fails closed: every command asks,
+	// and the verdict says why as data.
+	if r := p.Decide("ls"); r.Decision != Ask || !r.Commands[0].Unreadable {
+		t.Errorf("with an unreadable deny rule, got %v (unreadable %v), want ask", r.Decision, r.Commands[0].Unreadable)
 	}
 }
 
@@ -346,5 +347,45 @@ func TestSedRuns(t *testing.T) {
 		if got := sedRuns(tc.script); got != tc.want {
 			t.Errorf("sedRuns(%q) = %v, want %v", tc.script, got, tc.want)
 		}
+	}
+}
+
+// TestVerdictData: what a caller branches on is in the verdict, not in
+// its reason: the floor that held an allow rule back, whether a rule
+// could not be read, and the line a deny rule matched inside the command.
+func TestVerdictData(t *testing.T) {
+	p := New()
+	p.Add(Allow, "command(echo)", Source{})
+	p.Add(Allow, "command(tee)", Source{})
+	p.Add(Allow, "command(git status)", Source{})
+	p.Add(Deny, "command(rm -rf /)", Source{})
+	p.Add(Ask, "command(git push)", Source{})
+	for _, tc := range []struct {
+		in     string
+		want   Decision
+		floor  string
+		inside string
+	}{
+		{in: "echo hi", want: Allow},
+		{in: "echo hi > /tmp/x", want: Ask, floor: "writes /tmp/x (>)"},
+		{in: "git push", want: Ask},
+		{in: "rm -rf /", want: Deny},
+		{in: "git -c core.pager='rm -rf /' status", want: Deny, inside: "rm -rf /"},
+	} {
+		t.Logf("input: %q", tc.in)
+		r := p.Decide(tc.in)
+		if len(r.Commands) != 1 {
+			t.Fatalf("%s: %d commands", tc.in, len(r.Commands))
+		}
+		v := r.Commands[0]
+		if v.Decision != tc.want || v.Floor != tc.floor || v.Inside != tc.inside || v.Unreadable {
+			t.Errorf("%s: %v floor %q inside %q unreadable %v (%s); want %v floor %q inside %q", tc.in, v.Decision, v.Floor, v.Inside, v.Unreadable, v.Reason, tc.want, tc.floor, tc.inside)
+		}
+	}
+	// A rule that cannot be read: the command asks for the rule's sake.
+	p.Add(Deny, "command(git log 'x)", Source{})
+	v := p.Decide("git -c core.pager='git log' status").Commands[0]
+	if v.Decision != Ask || !v.Unreadable {
+		t.Errorf("unreadable rule inside core.pager: %v unreadable %v (%s)", v.Decision, v.Unreadable, v.Reason)
 	}
 }

@@ -245,6 +245,19 @@ type Verdict struct {
 	// verdict stricter than the rules alone would, as file:line: [block]
 	// fact; empty when none did.
 	Fact string
+	// Floor is what held the command back from the allow rule that
+	// matches it (Rule, with Decision Allow, while the verdict is not):
+	// a floor such as a write outside the scope, or an allow rule that
+	// may not apply. Empty otherwise.
+	Floor string
+	// Unreadable reports that the verdict asks because a rule or the
+	// policy itself could not be read: a rule's concern, not what a
+	// static reading of the command cannot know.
+	Unreadable bool
+	// Inside is the command line a deny rule matched when it is not the
+	// command itself but a line it runs (through an option, a variable,
+	// or its arguments); empty otherwise.
+	Inside string
 }
 
 // Decide parses a command line and decides it.
@@ -436,16 +449,16 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	var argDeny *Rule
 	var argText string
 	for _, n := range c.nested {
-		d, why, r, byPath := p.decideNested(n.script, depth)
+		d, why, r, byPath, unreadable := p.decideNested(n.script, depth)
 		if d == Deny {
-			v.Decision, v.Rule, v.Fact = Deny, r, n.fact
+			v.Decision, v.Rule, v.Fact, v.Inside = Deny, r, n.fact, n.script
 			v.Reason = fmt.Sprintf("runs `%s` (%s), which %s", n.script, n.via, why)
 			return v
 		}
 		if !n.decide {
 			continue
 		}
-		lim := limit{why: fmt.Sprintf("runs `%s` (%s), which %s", n.script, n.via, why), fact: n.fact, flags: n.flags}
+		lim := limit{why: fmt.Sprintf("runs `%s` (%s), which %s", n.script, n.via, why), fact: n.fact, flags: n.flags, unreadable: unreadable}
 		if byPath != "" && d != Ask {
 			// A program the line names by path (--exec=/tmp/x): a file
 			// it may have put there, not a command it shows.
@@ -459,7 +472,7 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 		}
 	}
 	if r, text, certain, why := p.readArgs(c, cmd, depth); r != nil && certain {
-		v.Decision, v.Rule = Deny, r
+		v.Decision, v.Rule, v.Inside = Deny, r, text
 		v.Reason = fmt.Sprintf("runs `%s` from its arguments, which matches a deny rule", text)
 		return v
 	} else if r != nil {
@@ -492,7 +505,7 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 			}
 			if err := r.compile(tbl); err != nil {
 				if !errors.Is(err, errNotCommand) && r.Decision != Allow {
-					floors = append(floors, limit{why: fmt.Sprintf("rule %q cannot be read: %v", r.Text, err)})
+					floors = append(floors, limit{why: fmt.Sprintf("rule %q cannot be read: %v", r.Text, err), unreadable: true})
 				}
 				continue
 			}
@@ -524,7 +537,7 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	}
 	progRules, globalRules, err := p.rulesFor(c, cmd)
 	if err != nil {
-		floors = append(floors, limit{why: fmt.Sprintf("the policy cannot be read: %v", err)})
+		floors = append(floors, limit{why: fmt.Sprintf("the policy cannot be read: %v", err), unreadable: true})
 	}
 	if r := scan(progRules); r != nil {
 		return deny(v, r)
@@ -544,13 +557,13 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	if r, err := p.globDeny(cmd, depth); r != nil {
 		return deny(v, r)
 	} else if err != nil {
-		floors = append(floors, limit{why: fmt.Sprintf("the policy cannot be read: %v", err)})
+		floors = append(floors, limit{why: fmt.Sprintf("the policy cannot be read: %v", err), unreadable: true})
 	}
 	switch {
 	case argDeny != nil:
 		// A reading of the arguments of a program nobody described
 		// is denied: a person decides.
-		v.Decision, v.Rule = Ask, argDeny
+		v.Decision, v.Rule, v.Inside = Ask, argDeny, argText
 		v.Reason = fmt.Sprintf("its arguments may run `%s`, which matches a deny rule", argText)
 	case maybeDeny != nil:
 		v.Decision, v.Rule = Ask, maybeDeny
@@ -561,12 +574,13 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	case allow == nil && maybe != nil:
 		v.Decision, v.Rule = Ask, maybe
 		v.Reason = "which rule applies depends on a word not known statically"
+		v.Floor = v.Reason
 	case allow != nil && len(floors)+len(blocks) > 0:
 		first := append(floors, blocks...)[0]
-		v.Decision, v.Rule, v.Fact = Ask, allow, first.fact
+		v.Decision, v.Rule, v.Fact, v.Floor = Ask, allow, first.fact, first.why
 		v.Reason = "matches an allow rule, but " + first.why
 	case allow != nil && len(defaults) > 0:
-		v.Decision, v.Rule, v.Fact = Default, allow, defaults[0].fact
+		v.Decision, v.Rule, v.Fact, v.Floor = Default, allow, defaults[0].fact, defaults[0].why
 		v.Reason = "matches an allow rule, but " + defaults[0].why
 	case allow != nil:
 		v.Decision, v.Rule = Allow, allow
@@ -579,6 +593,13 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 		v.Decision, v.Reason, v.Fact = Default, defaults[0].why, defaults[0].fact
 	default:
 		v.Decision, v.Reason = Default, "no rule matches"
+	}
+	if v.Decision == Ask {
+		for _, ls := range [][]limit{floors, blocks} {
+			for _, l := range ls {
+				v.Unreadable = v.Unreadable || l.unreadable
+			}
+		}
 	}
 	return v
 }
@@ -660,29 +681,29 @@ func waive(limits []limit, allow *Rule) []limit {
 // decideNested decides a command line found inside an option's value.
 // byPath is the first program it runs by a path outside the system
 // directories, "" if none.
-func (p *Policy) decideNested(script string, depth int) (d Decision, why string, r *Rule, byPath string) {
+func (p *Policy) decideNested(script string, depth int) (d Decision, why string, r *Rule, byPath string, unreadable bool) {
 	if depth+1 > maxNested {
-		return Ask, "is nested too deep to read", nil, ""
+		return Ask, "is nested too deep to read", nil, "", false
 	}
 	s, err := shellparse.Parse(script)
 	if err != nil {
-		return Ask, "does not parse", nil, ""
+		return Ask, "does not parse", nil, "", false
 	}
 	res := p.decideScript(s, depth+1)
 	if res.Decision == Deny {
 		for _, v := range res.Commands {
 			if v.Decision == Deny {
-				return Deny, "matches a deny rule", v.Rule, ""
+				return Deny, "matches a deny rule", v.Rule, "", false
 			}
 		}
 	}
 	for _, v := range res.Commands {
-		if prog := v.Command.Program(); strings.ContainsAny(prog, `/\`) && !systemDirs[path.Dir(prog)] {
+		unreadable = unreadable || v.Unreadable
+		if prog := v.Command.Program(); byPath == "" && strings.ContainsAny(prog, `/\`) && !systemDirs[path.Dir(prog)] {
 			byPath = prog
-			break
 		}
 	}
-	return res.Decision, res.Reason, nil, byPath
+	return res.Decision, res.Reason, nil, byPath, unreadable
 }
 
 func deny(v Verdict, r *Rule) Verdict {

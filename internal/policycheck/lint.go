@@ -151,14 +151,10 @@ func decides(p *matcher.Policy, line string, d matcher.Decision) *matcher.Rule {
 		return nil
 	}
 	v := res.Commands[0]
-	if v.Rule == nil || v.Rule.Decision != d {
+	if v.Rule == nil || v.Rule.Decision != d || v.Decision != d || v.Inside != "" {
 		return nil
 	}
-	switch v.Reason {
-	case "matches a deny rule", "matches an ask rule":
-		return v.Rule
-	}
-	return nil
+	return v.Rule
 }
 
 func ruleName(r *matcher.Rule) string {
