@@ -130,54 +130,66 @@ func claudeUnwrap(words []string) []string {
 			name = name[i+1:]
 		}
 		out = append(out, strings.Join(append([]string{name}, words[1:]...), " "))
-		if !claudeRunners[name] {
+		valued, operand, ok := claudeRunner(name)
+		if !ok {
 			break
 		}
-		words = words[claudeProgramAt(name, words):]
+		words = words[claudeProgramAt(name, valued, operand, words):]
 	}
 	return out
 }
 
-// claudeRunners are the runners Claude Code reads through for its rules.
-var claudeRunners = map[string]bool{
-	"time": true, "command": true, "builtin": true, "noglob": true, "env": true, "nice": true,
-	"nohup": true, "sudo": true, "doas": true, "stdbuf": true, "timeout": true, "watch": true,
-	"ionice": true, "chrt": true, "setsid": true, "taskset": true, "strace": true, "ltrace": true,
-	"script": true, "flock": true, "unshare": true, "nsenter": true, "sandbox-exec": true,
-	"exec": true, "pkexec": true, "xargs": true,
+// claudeRunners are the runners Claude Code reads through for its rules:
+// each with the options that take a value, and whether one operand
+// comes before the program. (A slice, not a map: no work at a process's
+// start, the hook's.)
+var claudeRunners = []struct {
+	name    string
+	valued  string
+	operand bool
+}{
+	{"time", "-f -o --format --output", false},
+	{"command", "", false},
+	{"builtin", "", false},
+	{"noglob", "", false},
+	{"env", "-u -C -S -P -a --unset --chdir --split-string --argv0", false},
+	{"nice", "-n --adjustment", false},
+	{"nohup", "", false},
+	{"sudo", "-u -g -U -C -D -h -p -r -R -t -T -a -c --user --group --other-user --close-from --chdir --host --prompt --role --chroot --type --command-timeout --auth-type --login-class", false},
+	{"doas", "-a -u -C", false},
+	{"stdbuf", "-i -o -e --input --output --error", false},
+	{"timeout", "-k -s --kill --kill-after --signal", true},
+	{"watch", "-n -s --interval --equexit --shotsdir", false},
+	{"ionice", "-c -n -p -P -u --class --classdata --pid --pgid --uid", false},
+	{"chrt", "-T -P -D --sched-runtime --sched-period --sched-deadline", true},
+	{"setsid", "", false},
+	{"taskset", "", true},
+	{"strace", "-e -o -p -s -E -P -S -a -b -I -u -X -O -U --output --trace --expr --attach --string-limit --env --trace-path --columns --user --interruptible --detach-on --const-print-style --summary-sort-by --summary-syscall-overhead --summary-columns --signal --status --inject --fault --abbrev --verbose --raw --read --write --kvm --decode-pids --syscall-limit --trace-fds --stack-trace-frame-limit --argv0", false},
+	{"ltrace", "-a -A -e -l -n -o -p -s -u -x -w -D -F --align --config --debug --indent --library --output --string-max --where", false},
+	{"script", "-c -E -T -m -o -O -B -I --command --echo --log-timing --logging-format --output-limit --log-out --log-io --log-in", true},
+	{"flock", "-w -E -c --timeout --wait --conflict-exit-code --command", true},
+	{"unshare", "-R -w -S -G -l --setuid --setgid --root --wd --propagation --setgroups --monotonic --boottime --map-user --map-group --map-users --map-groups --load-interp --owner", false},
+	{"nsenter", "-t -S -G --target --setuid --setgid", false},
+	{"sandbox-exec", "", false},
+	{"exec", "-a", false},
+	{"pkexec", "--user", false},
+	{"xargs", "-a -d -E -e -I -i -L -l -n -P -s --arg-file --delimiter --eof --replace --max-lines --max-args --max-procs --max-chars --process-slot-var", false},
 }
 
-// claudeOperand are the runners with one operand before the program.
-var claudeOperand = map[string]bool{"flock": true, "script": true, "taskset": true, "chrt": true, "timeout": true}
-
-// claudeValued are the runners' options that take a value.
-var claudeValued = map[string]string{
-	"exec":    "-a",
-	"nice":    "-n --adjustment",
-	"stdbuf":  "-i -o -e --input --output --error",
-	"timeout": "-k -s --kill --kill-after --signal",
-	"time":    "-f -o --format --output",
-	"sudo":    "-u -g -U -C -D -h -p -r -R -t -T -a -c --user --group --other-user --close-from --chdir --host --prompt --role --chroot --type --command-timeout --auth-type --login-class",
-	"doas":    "-a -u -C",
-	"pkexec":  "--user",
-	"watch":   "-n -s --interval --equexit --shotsdir",
-	"ionice":  "-c -n -p -P -u --class --classdata --pid --pgid --uid",
-	"chrt":    "-T -P -D --sched-runtime --sched-period --sched-deadline",
-	"strace":  "-e -o -p -s -E -P -S -a -b -I -u -X -O -U --output --trace --expr --attach --string-limit --env --trace-path --columns --user --interruptible --detach-on --const-print-style --summary-sort-by --summary-syscall-overhead --summary-columns --signal --status --inject --fault --abbrev --verbose --raw --read --write --kvm --decode-pids --syscall-limit --trace-fds --stack-trace-frame-limit --argv0",
-	"ltrace":  "-a -A -e -l -n -o -p -s -u -x -w -D -F --align --config --debug --indent --library --output --string-max --where",
-	"flock":   "-w -E -c --timeout --wait --conflict-exit-code --command",
-	"script":  "-c -E -T -m -o -O -B -I --command --echo --log-timing --logging-format --output-limit --log-out --log-io --log-in",
-	"unshare": "-R -w -S -G -l --setuid --setgid --root --wd --propagation --setgroups --monotonic --boottime --map-user --map-group --map-users --map-groups --load-interp --owner",
-	"nsenter": "-t -S -G --target --setuid --setgid",
-	"env":     "-u -C -S -P -a --unset --chdir --split-string --argv0",
-	"xargs":   "-a -d -E -e -I -i -L -l -n -P -s --arg-file --delimiter --eof --replace --max-lines --max-args --max-procs --max-chars --process-slot-var",
+// claudeRunner returns the runner called name, or ok false.
+func claudeRunner(name string) (valued []string, operand, ok bool) {
+	for _, r := range claudeRunners {
+		if r.name == name {
+			return strings.Fields(r.valued), r.operand, true
+		}
+	}
+	return nil, false, false
 }
 
 // claudeProgramAt returns where the command a runner runs starts in
 // words (len(words) when it names none).
-func claudeProgramAt(name string, words []string) int {
-	valued := strings.Fields(claudeValued[name])
-	operand, dashdash := claudeOperand[name], false
+func claudeProgramAt(name string, valued []string, operand bool, words []string) int {
+	dashdash := false
 	for i := 1; i < len(words); i++ {
 		w := words[i]
 		switch {
