@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/agents"
 	"github.com/agent-shim/agent-shim/internal/install"
+	"github.com/agent-shim/agent-shim/internal/secondline"
 )
 
 // install and uninstall put the shim's hook into an agent's settings, and
@@ -104,6 +106,14 @@ func (e *env) install(ctx context.Context, args []string) error {
 	}
 	if o.Exe, err = self(); err != nil {
 		return err
+	}
+	// The second line is compiled from the policy the hook will read.
+	cfg, err := e.configPath(o.Config)
+	if err != nil {
+		return err
+	}
+	if o.Policy, err = secondline.Load(cfg, gate.NeverAllow()); err != nil {
+		return fmt.Errorf("reading the policy for the second line: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, lockWait)
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -87,8 +88,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitcode,
-			"atwork":   cmdAtWork,
+			"exitcode":    cmdExitcode,
+			"atwork":      cmdAtWork,
+			"elide-rules": cmdElideRules,
 		},
 	})
 }
@@ -105,6 +107,36 @@ func cmdAtWork(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%v", err)
 		}
 	}
+}
+
+// cmdElideRules prints a settings file with each run of ten or more
+// Bash(…) entries (the second line install merges into Claude Code's
+// permissions, thousands of them) cut to its first entry and "…", so
+// that a golden file shows where they went and every other byte.
+func cmdElideRules(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: elide-rules file")
+	}
+	data := ts.ReadFile(args[0])
+	entry := regexp.MustCompile(`"Bash\((?:[^"\\]|\\.)*\)"`)
+	sep := regexp.MustCompile(`^,\s*$`)
+	locs := entry.FindAllStringIndex(data, -1)
+	var out strings.Builder
+	done := 0
+	for i := 0; i < len(locs); {
+		j := i
+		for j+1 < len(locs) && sep.MatchString(data[locs[j][1]:locs[j+1][0]]) {
+			j++
+		}
+		if j-i+1 >= 10 {
+			out.WriteString(data[done:locs[i+1][0]])
+			out.WriteString("…")
+			done = locs[j][1]
+		}
+		i = j + 1
+	}
+	out.WriteString(data[done:])
+	ts.Stdout().Write([]byte(out.String()))
 }
 
 // cmdExitcode runs a program and asserts its exact exit status:

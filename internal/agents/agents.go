@@ -18,8 +18,11 @@
 // variables that move its files (Env) and its directories (stateDirs);
 // what in its files turns hooks off (off), a second file install edits
 // (companion), the variable that names its shell (ShellEnv) or why it has
-// none (NoShell), and its shell wrapper (unwrap). Install, uninstall,
-// doctor, the hook and shell mode need nothing else: TestAllComplete
+// none (NoShell), and its shell wrapper (unwrap); its second line (Rules:
+// the compiler of package secondline and where install places its
+// output), the release the project proves (Proven), and how verify runs
+// it headless (Headless). Install, uninstall, doctor, verify, the hook
+// and shell mode need nothing else: TestAllComplete
 // checks that every field each of them reads is set, so that a
 // half-described agent fails there and not in the field.
 //
@@ -34,6 +37,7 @@ import (
 	"strings"
 
 	"github.com/agent-shim/agent-shim/internal/fileedit"
+	"github.com/agent-shim/agent-shim/internal/secondline"
 	"github.com/agent-shim/agent-shim/matcher"
 )
 
@@ -130,6 +134,66 @@ type Agent struct {
 	// unwrap recognises the line the agent hands its shell around a
 	// command (see wrapper.go); nil when the agent has no wrapper.
 	unwrap func(l *wrapperLine) (Wrapped, bool)
+
+	// Rules is the second line: the policy compiled into the agent's own
+	// rule engine, which install places beside the hook.
+	Rules SecondLine
+	// Proven is the release the project's end-to-end suite proves
+	// (e2e/install-agents.sh); doctor suggests `agent-shim verify` for
+	// any other.
+	Proven Version
+	// Headless is how `agent-shim verify` runs the agent.
+	Headless Headless
+}
+
+// SecondLine is where an agent's own rules go (package secondline): when
+// the hook is not there (turned off, broken by a release, rewritten by
+// another hook), the agent's engine still refuses the never-allowed.
+type SecondLine struct {
+	// Compile compiles the policy into the agent's rules.
+	Compile func(*secondline.Policy) secondline.Output
+	// File is the rules' own file beside the tier's settings file
+	// (settings; managed: the managed tier's); nil when the rules are
+	// members of the settings file itself, under Member.
+	File func(settings string, managed bool) string
+	// Member is the settings object the rules' lists merge into (Claude
+	// Code's "permissions") when File is nil.
+	Member string
+}
+
+// Headless is how `agent-shim verify` runs the agent with nobody to ask,
+// against a scripted model API on the loopback interface at base (package
+// modelserver), in the most permissive mode it has headless: there the
+// hook and the second line hold on their own.
+type Headless struct {
+	// Args are the program's arguments to answer prompt.
+	Args func(base, prompt string) []string
+	// Env are the variables it needs beside a clean environment: the
+	// model's address, a placeholder key.
+	Env func(base string) []string
+	// Tools are the names its shell tool may have in the model's API,
+	// the first offered wins; Input is that tool's input running line.
+	Tools []string
+	Input func(tool, line string) map[string]any
+	// Prepare edits the copy of the agent's user settings (the file at
+	// settings) so that it runs headless in project: sign-in by key, the
+	// project trusted. nil: nothing to do.
+	Prepare func(settings, project string) error
+	// HooksOff turns every hook off in the copy of the user settings at
+	// settings with the switch the agent gives a person (Claude Code's
+	// disableAllHooks, Codex's features.hooks, Gemini CLI's
+	// hooksConfig.enabled).
+	HooksOff func(settings string) error
+}
+
+// RulesFile is the file install places the second line in beside the
+// tier's settings file, or "" when the rules go into the settings file
+// itself (Rules.Member).
+func (a *Agent) RulesFile(settings string, managed bool) string {
+	if a.Rules.File == nil {
+		return ""
+	}
+	return a.Rules.File(settings, managed)
 }
 
 // Events are the events install hooks: Pre, then Post when read.
@@ -377,6 +441,14 @@ type Record struct {
 	TrustKey  string `json:"trustKey,omitempty"`
 	TrustHash string `json:"trustHash,omitempty"`
 	PrevTrust string `json:"prevTrust,omitempty"`
+	// The second line: the file install wrote it to and the sha256 of
+	// what it wrote (a file changed since is left), or the entries it
+	// added to the settings' lists (Rules.Member: list name → entries;
+	// the objects it made for them are in Created).
+	RulesFile  string              `json:"rulesFile,omitempty"`
+	RulesHash  string              `json:"rulesHash,omitempty"`
+	RulesDir   bool                `json:"rulesDir,omitempty"` // install made the file's directory
+	RulesAdded map[string][]string `json:"rulesAdded,omitempty"`
 }
 
 // Companion is a file install edits beside an agent's user settings, in
@@ -400,4 +472,8 @@ type Companion struct {
 	// Checks reports what doctor checks in the companion (content data,
 	// nil when there is none) for the settings of f.
 	Checks func(f *Found, data []byte) []Check
+	// trust carries the person's trust of the hook over to verify's
+	// copy (see CopyTrust); nil when the agent asks none.
+	trust func(fromGetenv func(string) string, from string, fromData, fromCompanion []byte,
+		getenv func(string) string, path string, data []byte, settings string, settingsData []byte) ([]byte, error)
 }

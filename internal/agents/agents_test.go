@@ -56,6 +56,16 @@ func TestAllComplete(t *testing.T) {
 		if d := a.StateDirs(env); len(d) == 0 || !strings.HasPrefix(d[0], "/home/u/.") {
 			t.Errorf("%s: state directories %q", a.Name, d)
 		}
+		if a.Rules.Compile == nil || (a.Rules.File == nil) == (a.Rules.Member == "") {
+			t.Errorf("%s: the second line needs its compiler, and a file of its own or a settings member (one)", a.Name)
+		}
+		if a.Proven.IsZero() {
+			t.Errorf("%s: no release the project proves", a.Name)
+		}
+		h := a.Headless
+		if h.Args == nil || h.Env == nil || len(h.Tools) == 0 || h.Input == nil || h.HooksOff == nil {
+			t.Errorf("%s: verify needs how to run it headless (Args, Env), its shell tool (Tools, Input) and its hooks' switch (HooksOff)", a.Name)
+		}
 	}
 }
 

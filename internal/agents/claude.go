@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agent-shim/agent-shim/internal/secondline"
 	"github.com/agent-shim/agent-shim/matcher"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -87,6 +88,27 @@ var Claude = &Agent{
 	},
 	off:    claudeOff,
 	unwrap: claudeWrapper,
+	// Its permissions.deny and .ask, in the settings file of the hook.
+	Rules:  SecondLine{Compile: secondline.Claude, Member: "permissions"},
+	Proven: Version{2, 1, 332},
+	// -p in bypassPermissions mode: nobody asked, nothing but the hook,
+	// onFailure and the deny rules in the way (IS_SANDBOX: as root it
+	// wants to be told it is in one).
+	Headless: Headless{
+		Args: func(_, prompt string) []string {
+			return []string{"-p", prompt, "--permission-mode", "bypassPermissions"}
+		},
+		Env: func(base string) []string {
+			return []string{"ANTHROPIC_BASE_URL=" + base, "ANTHROPIC_API_KEY=agent-shim-verify-not-a-key",
+				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
+				"DISABLE_ERROR_REPORTING=1", "IS_SANDBOX=1"}
+		},
+		Tools: []string{"Bash"},
+		Input: func(_, line string) map[string]any {
+			return map[string]any{"command": line, "description": "agent-shim verify"}
+		},
+		HooksOff: func(settings string) error { return setSetting(settings, false, true, "disableAllHooks") },
+	},
 }
 
 // claudeAnswer: allow, deny and ask as Claude's permissionDecision;

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agent-shim/agent-shim/internal/secondline"
 	"github.com/agent-shim/agent-shim/matcher"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -58,6 +59,34 @@ var Codex = &Agent{
 	},
 	companion: codexCompanion,
 	unwrap:    codexWrapper,
+	// A .rules file in the rules directory of the tier's configuration
+	// layer: ~/.codex/rules, /etc/codex/rules.
+	Rules: SecondLine{Compile: secondline.Codex, File: func(settings string, _ bool) string {
+		return filepath.Join(filepath.Dir(settings), "rules", "agent-shim.rules")
+	}},
+	Proven: Version{0, 169, 0},
+	// codex exec with no sandbox and no approvals, its model a provider
+	// of its own given on the command line (-c).
+	Headless: Headless{
+		Args: func(base, prompt string) []string {
+			return []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+				"-c", `model="agent-shim-verify"`, "-c", `model_provider="agent-shim-verify"`,
+				"-c", `model_providers.agent-shim-verify={name="agent-shim-verify", base_url="` + base + `/v1", wire_api="responses", env_key="AGENT_SHIM_VERIFY_KEY", request_max_retries=0, stream_max_retries=0}`,
+				prompt}
+		},
+		Env:   func(string) []string { return []string{"AGENT_SHIM_VERIFY_KEY=agent-shim-verify-not-a-key"} },
+		Tools: []string{"shell_command", "exec_command", "shell"},
+		Input: func(tool, line string) map[string]any {
+			switch tool {
+			case "exec_command":
+				return map[string]any{"cmd": line}
+			case "shell":
+				return map[string]any{"command": []string{"bash", "-lc", line}}
+			}
+			return map[string]any{"command": line}
+		},
+		HooksOff: codexTurnHooksOff,
+	},
 }
 
 // codexAnswer: Codex honours only deny. Allow and Default print nothing

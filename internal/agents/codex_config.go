@@ -34,6 +34,7 @@ var codexCompanion = &Companion{
 	Unset:     codexUnconfigure,
 	UnsetNote: "undid features." + flagLine + " and the hook's trust in",
 	Checks:    codexChecks,
+	trust:     codexCopyTrust,
 }
 
 // codexConfig is the config.toml beside Codex's hooks.json.
@@ -380,28 +381,35 @@ func serdeString(s string) string {
 // key), and whether it added a [features] table; data is returned
 // unchanged when the flag is already on.
 func setFeatureHooks(path string, data []byte) (out []byte, prev string, tableAdded bool, err error) {
+	return setFeatureHooksTo(path, data, true)
+}
+
+// setFeatureHooksTo is setFeatureHooks for either value (verify turns
+// hooks off in its copy of config.toml).
+func setFeatureHooksTo(path string, data []byte, on bool) (out []byte, prev string, tableAdded bool, err error) {
 	d, err := fileedit.ParseTOML(path, data)
 	if err != nil {
 		return nil, "", false, err
 	}
-	if v, _ := fileedit.Lookup(d.Value, "features", "hooks"); v == true {
+	if v, _ := fileedit.Lookup(d.Value, "features", "hooks"); v == on {
 		return data, "", false, nil
 	}
-	want := fileedit.WithValue(d.Value, true, "features", "hooks")
-	lines := "  [features]\n  hooks = true\n"
+	val := strconv.FormatBool(on)
+	want := fileedit.WithValue(d.Value, on, "features", "hooks")
+	lines := "  [features]\n  hooks = " + val + "\n"
 	if x := d.Find(unstable.KeyValue, "features", "hooks"); x != nil && x.ValEnd > 0 {
 		prev = string(data[x.ValStart:x.ValEnd])
-		out = fileedit.Splice(data, x.ValStart, x.ValEnd, "true")
+		out = fileedit.Splice(data, x.ValStart, x.ValEnd, val)
 	} else if x := d.Find(unstable.Table, "features"); x != nil {
-		out = fileedit.Splice(data, x.End, x.End, "hooks = true\n")
+		out = fileedit.Splice(data, x.End, x.End, "hooks = "+val+"\n")
 		if x.End == len(data) && !bytes.HasSuffix(data, []byte("\n")) {
-			out = fileedit.Splice(data, x.End, x.End, "\nhooks = true\n")
+			out = fileedit.Splice(data, x.End, x.End, "\nhooks = "+val+"\n")
 		}
 	} else if x := d.TopLevelUnder("features"); x != nil {
 		// features.x = … in the top-level table: one more dotted key
 		// beside them (a [features] table would define it twice).
-		lines = "  features.hooks = true   (beside the other features.* keys)\n"
-		ins := "features.hooks = true\n"
+		lines = "  features.hooks = " + val + "   (beside the other features.* keys)\n"
+		ins := "features.hooks = " + val + "\n"
 		if x.End == len(data) && !bytes.HasSuffix(data, []byte("\n")) {
 			ins = "\n" + ins
 		}
@@ -409,9 +417,9 @@ func setFeatureHooks(path string, data []byte) (out []byte, prev string, tableAd
 	} else if d.Find(unstable.KeyValue, "features") == nil {
 		// No features, or only [features.x] tables: a [features] header
 		// at the end defines it.
-		out, tableAdded = fileedit.AppendBlock(data, "[features]\nhooks = true\n"), true
+		out, tableAdded = fileedit.AppendBlock(data, "[features]\nhooks = "+val+"\n"), true
 	} else {
-		return nil, "", false, fileedit.InPlaceError(path, "features is not a table agent-shim can add a key to; add hooks = true to it yourself, then run the command again")
+		return nil, "", false, fileedit.InPlaceError(path, "features is not a table agent-shim can add a key to; add hooks = "+val+" to it yourself, then run the command again")
 	}
 	out, err = fileedit.Checked(path, out, want, lines)
 	return out, prev, tableAdded, err

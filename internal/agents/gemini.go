@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/agent-shim/agent-shim/internal/fileedit"
+	"github.com/agent-shim/agent-shim/internal/secondline"
 	"github.com/agent-shim/agent-shim/matcher"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -90,6 +91,37 @@ var Gemini = &Agent{
 	},
 	off:    geminiOff,
 	unwrap: geminiWrapper,
+	// A policy file in the user tier's policies directory beside the
+	// settings, or the admin tier's in the system configuration
+	// directory (Storage.getSystemPoliciesDir: not beside
+	// $GEMINI_CLI_SYSTEM_SETTINGS_PATH).
+	Rules: SecondLine{Compile: secondline.Gemini, File: func(settings string, managed bool) string {
+		dir := filepath.Dir(settings)
+		if managed {
+			dir = "/etc/gemini-cli"
+			if runtime.GOOS == "darwin" {
+				dir = "/Library/Application Support/GeminiCli"
+			}
+		}
+		return filepath.Join(dir, "policies", "agent-shim.toml")
+	}},
+	Proven: Version{0, 61, 0},
+	// -p in yolo mode, signed in with an API key, which honours
+	// GOOGLE_GEMINI_BASE_URL.
+	Headless: Headless{
+		Args: func(_, prompt string) []string {
+			return []string{"-p", prompt, "--output-format", "text", "--model", "gemini-2.5-flash", "--yolo"}
+		},
+		Env: func(base string) []string {
+			return []string{"GOOGLE_GEMINI_BASE_URL=" + base, "GEMINI_API_KEY=agent-shim-verify-not-a-key", "GEMINI_CLI_NO_RELAUNCH=true"}
+		},
+		Tools: []string{"run_shell_command"},
+		Input: func(_, line string) map[string]any {
+			return map[string]any{"command": line, "description": "agent-shim verify"}
+		},
+		Prepare:  geminiPrepare,
+		HooksOff: func(settings string) error { return setSetting(settings, true, false, "hooksConfig", "enabled") },
+	},
 }
 
 // geminiAnswer: allow and deny as Gemini's decision; Default is `{}`

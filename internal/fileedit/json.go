@@ -425,3 +425,83 @@ func Same(data []byte, v *Value, x any) bool {
 	json.Unmarshal(b, &y)
 	return reflect.DeepEqual(Decoded(data, v), y)
 }
+
+// AppendAll adds scalar items (strings, numbers, booleans) at the end of
+// array c of the document root, as that many Appends would, in one pass:
+// the first is placed by Append, the others after it with the same
+// separator and indentation.
+func AppendAll(data []byte, root, c *Value, items []any) ([]byte, error) {
+	if len(items) == 0 {
+		return data, nil
+	}
+	end := c.End // the array's ']' moves only by what Append inserts before it
+	out, err := Append(data, root, c, "", items[0])
+	if err != nil {
+		return nil, err
+	}
+	closing := end - 1 + len(out) - len(data) // where ']' is now
+	if len(items) == 1 {
+		return out, nil
+	}
+	// The last element now ends where the text before ']' (a newline and
+	// the array's indentation, when it is laid out on lines) begins.
+	last := closing
+	for last > 0 && (out[last-1] == ' ' || out[last-1] == '\t' || out[last-1] == '\n' || out[last-1] == '\r') {
+		last--
+	}
+	sep := ", "
+	if bytes.Contains(out[c.Start:last], []byte("\n")) {
+		sep = ",\n" + lineIndent(out, last)
+	}
+	var b strings.Builder
+	for _, it := range items[1:] {
+		switch it.(type) {
+		case map[string]any, []any:
+			return nil, fmt.Errorf("AppendAll appends scalars, not %T", it)
+		}
+		text, err := encodeAt(it, "", "")
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(sep)
+		b.WriteString(text)
+	}
+	return Splice(out, last, last, b.String()), nil
+}
+
+// RemoveAll removes the items of object or array c at the sorted indexes
+// idx, as that many Removes would, in one pass.
+func RemoveAll(data []byte, c *Value, idx []int) []byte {
+	spans := itemSpans(c)
+	n := len(spans)
+	if len(idx) == 0 {
+		return data
+	}
+	if len(idx) == n {
+		return Splice(data, c.Start+1, c.End-1, "")
+	}
+	drop := make([]bool, n)
+	for _, i := range idx {
+		drop[i] = true
+	}
+	// Runs of removed items, from the end: a run with an item kept after
+	// it goes with the separators up to that item; the run at the end
+	// goes with the separator before it.
+	for b := n - 1; b >= 0; {
+		if !drop[b] {
+			b--
+			continue
+		}
+		a := b
+		for a > 0 && drop[a-1] {
+			a--
+		}
+		if b < n-1 {
+			data = Splice(data, spans[a][0], spans[b+1][0], "")
+		} else {
+			data = Splice(data, spans[a-1][1], spans[b][1], "")
+		}
+		b = a - 1
+	}
+	return data
+}

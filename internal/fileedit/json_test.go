@@ -168,3 +168,69 @@ func TestDuplicateKey(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendAllRemoveAll: AppendAll is that many Appends, RemoveAll that
+// many Removes (from the last index down), and removing what was appended
+// gives the bytes back.
+func TestAppendAllRemoveAll(t *testing.T) {
+	items := []any{"Bash(rm -r /)", "Bash(git push --force *)", "a\"b"}
+	for _, in := range []string{
+		`{"p": []}`,
+		`{"p": ["x"]}`,
+		"{\n  \"p\": []\n}\n",
+		"{\n  \"p\": [\n    \"x\"\n  ]\n}\n",
+		"{\n\t\"p\": [\"x\", \"y\"]\n}",
+		"{\n  \"p\": [\n    \"x\", // mine\n    \"y\"\n  ]\n}\n",
+	} {
+		t.Logf("input: %q", in)
+		parse := func(data []byte) (*Value, *Value) {
+			root, err := ParseJSONC("f", data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return root, root.Member("p")
+		}
+		data := []byte(in)
+		root, arr := parse(data)
+		got, err := AppendAll(data, root, arr, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := data
+		for _, it := range items {
+			root, arr := parse(want)
+			if want, err = Append(want, root, arr, "", it); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if string(got) != string(want) {
+			t.Errorf("AppendAll:\n%s\nAppends:\n%s", got, want)
+		}
+		_, arr = parse(got)
+		n := len(arr.Elems)
+		var idx []int
+		for i := n - len(items); i < n; i++ {
+			idx = append(idx, i)
+		}
+		back := RemoveAll(got, arr, idx)
+		if string(back) != in {
+			t.Errorf("RemoveAll of what was appended:\n%s\nwant the input back", back)
+		}
+		// Removing every other item matches Removes from the end.
+		_, arr = parse(got)
+		var odd []int
+		seq := got
+		for i := n - 1; i >= 0; i-- {
+			if i%2 == 1 {
+				_, a := parse(seq)
+				seq = Remove(seq, a, i)
+			}
+		}
+		for i := 1; i < n; i += 2 {
+			odd = append(odd, i)
+		}
+		if b := RemoveAll(got, arr, odd); string(b) != string(seq) {
+			t.Errorf("RemoveAll %v:\n%s\nRemoves:\n%s", odd, b, seq)
+		}
+	}
+}

@@ -40,6 +40,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/internal/agents"
 	"github.com/agent-shim/agent-shim/internal/fileedit"
+	"github.com/agent-shim/agent-shim/internal/secondline"
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
@@ -58,6 +59,9 @@ type Options struct {
 	Managed bool
 	// Exe is the absolute path of the shim the hook runs.
 	Exe string
+	// Policy is the policy the second line is compiled from (package
+	// secondline), placed beside the hook; nil: no second line.
+	Policy *secondline.Policy
 	// StateDir holds installs.json and backups/.
 	StateDir string
 	Getenv   func(string) string
@@ -140,6 +144,18 @@ func Install(ctx context.Context, o Options) (*Report, error) {
 			return r, err
 		}
 	}
+	var rules *secondline.Output
+	rulesFile := ""
+	if o.Policy != nil && a.Rules.Compile != nil {
+		out := a.Rules.Compile(o.Policy)
+		rules = &out
+		if rulesFile = a.RulesFile(o.Settings, o.Managed); rulesFile != "" {
+			// A file in the way stops install before anything is written.
+			if data, err := os.ReadFile(rulesFile); err == nil && !bytes.HasPrefix(data, rulesHeader) && sum(data) != rec.RulesHash {
+				return r, fmt.Errorf("%s exists and is not agent-shim's second line: move it away and run install again", rulesFile)
+			}
+		}
+	}
 	if _, err := os.Stat(o.Settings); errors.Is(err, fs.ErrNotExist) {
 		rec.SettingsCreated = true
 	}
@@ -159,6 +175,9 @@ func Install(ctx context.Context, o Options) (*Report, error) {
 			data, err := installGroups(o.Settings, data, a, cmd, rec)
 			if err == nil && o.Managed {
 				data, err = tier.Pin(o.Settings, data, rec)
+			}
+			if err == nil && rules != nil && rulesFile == "" {
+				data, err = mergeRules(o.Settings, data, a, *rules, rec)
 			}
 			if err != nil || link == "" {
 				return data, err
@@ -184,6 +203,14 @@ func Install(ctx context.Context, o Options) (*Report, error) {
 		if err := o.setCompanion(ctx, r, comp, rec); err != nil {
 			return r, err
 		}
+	}
+	switch {
+	case rules != nil && rulesFile != "":
+		if err := o.placeRules(ctx, r, rulesFile, *rules, rec, mode); err != nil {
+			return r, err
+		}
+	case rules != nil && len(rec.RulesAdded) > 0:
+		r.note("merged the second line into %s's %s: %d rules from %d of the policy's (what they leave out: agent-shim rules --notes %s)", o.Settings, a.Rules.Member, rules.Patterns, rules.Compiled, a.Name)
 	}
 	if link != "" {
 		r.note("%s's %s tool now runs through shell mode: env.%s=%s", a.Title, a.ShellTool, a.ShellEnv, link)
@@ -227,6 +254,9 @@ func Uninstall(ctx context.Context, o Options) (*Report, error) {
 				if err == nil && o.Managed {
 					data, err = tier.Unpin(o.Settings, data, rec)
 				}
+				if err == nil && len(rec.RulesAdded) > 0 {
+					data, err = unmergeRules(o.Settings, data, a, rec)
+				}
 				if err != nil || a.ShellEnv == "" {
 					return data, err
 				}
@@ -265,6 +295,9 @@ func Uninstall(ctx context.Context, o Options) (*Report, error) {
 		if err := o.unsetCompanion(ctx, r, comp, rec); err != nil {
 			return r, err
 		}
+	}
+	if err := removeRules(r, rec); err != nil {
+		return r, err
 	}
 	return r, o.records(ctx, func(m map[string]*agents.Record) bool {
 		if m[key] == nil {

@@ -3,7 +3,6 @@ package secondline
 import (
 	"testing"
 
-	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/programs"
 )
 
@@ -14,7 +13,7 @@ import (
 // blanks as one; not through a program it does not know, a runner's
 // command string (su -c, script -c) or busybox; and not in another case.
 func TestClaudeRunners(t *testing.T) {
-	out := Claude(Compile(Rules(policy2(t), gate.NeverAllow()), programs.Builtin()))
+	out := Claude(Compile(Rules(policy2(t), neverAllow), programs.Builtin()))
 	seen := map[string]bool{}
 	for _, tc := range []struct {
 		in   string

@@ -444,15 +444,24 @@ func (s Shape) key() string {
 	return fmt.Sprintf("%s\x00%q\x00%q\x00%q\x00%v\x00%s\x00%s", s.Decision, s.Program, s.Sub, canon, s.Any, s.Regex, strings.Join(ops, "\x00"))
 }
 
-// Compiler is one agent's compiler of the second line.
-type Compiler struct {
-	Name    string
-	Compile func(*Policy) Output
-}
-
-// Agents are the compilers, by agent.
-var Agents = []Compiler{
-	{Name: "claude-code", Compile: Claude},
-	{Name: "codex", Compile: Codex},
-	{Name: "gemini-cli", Compile: Gemini},
+// Load reads the policy of the config.json at path (absent: the
+// never-allow list alone) and compiles it with the knowledge table and
+// the overlays config.json names: never is the built-in never-allow list
+// (gate.NeverAllow()).
+func Load(path string, never []string) (*Policy, error) {
+	f, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	tbl := programs.Builtin()
+	if len(f.Shim.Programs) > 0 {
+		files := make([]programs.File, len(f.Shim.Programs))
+		for i, pf := range f.Shim.Programs {
+			files[i] = programs.File{Name: pf.File, Data: []byte(pf.Text)}
+		}
+		if tbl, err = programs.WithOverlays(files...); err != nil {
+			return nil, fmt.Errorf("%s: agentShim.programs: %w", path, err)
+		}
+	}
+	return Compile(Rules(f, never), tbl), nil
 }

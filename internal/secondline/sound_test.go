@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/programs"
 )
 
@@ -30,7 +29,7 @@ func instances(pattern [][]string) [][]string {
 // TestRunners holds every runner to the matcher: with each choice of its
 // words before `rm -r /`, the never-allow list refuses the line.
 func TestRunners(t *testing.T) {
-	denies := policyDenies(t, Rules(policy2(t), gate.NeverAllow()))
+	denies := policyDenies(t, Rules(policy2(t), neverAllow))
 	for _, r := range runners() {
 		for _, c := range instances(r.words) {
 			line := strings.Join(c, " ") + " rm -r /"
@@ -44,7 +43,7 @@ func TestRunners(t *testing.T) {
 // TestProgramSpellings: every spelling of a program runs it, for the
 // matcher.
 func TestProgramSpellings(t *testing.T) {
-	denies := policyDenies(t, Rules(policy2(t), gate.NeverAllow()))
+	denies := policyDenies(t, Rules(policy2(t), neverAllow))
 	for _, sp := range append(programSpellings("git"), dashedSpellings("push")...) {
 		line := sp + " push --force"
 		if strings.Contains(sp, "git-push") {
@@ -60,7 +59,7 @@ func TestProgramSpellings(t *testing.T) {
 // rule forbids (each alternative of each word at least once), the policy
 // refuses too. The second line is never stricter than the hook.
 func TestCodexSound(t *testing.T) {
-	rules := Rules(policy2(t), gate.NeverAllow())
+	rules := Rules(policy2(t), neverAllow)
 	denies := policyDenies(t, rules)
 	out := Codex(Compile(rules, programs.Builtin()))
 	if out.Patterns == 0 {
@@ -100,7 +99,7 @@ func TestCodexSound(t *testing.T) {
 // TestClaudeSound: every command a Claude rule matches with each * as a
 // word, the policy refuses (deny) or asks at least (ask).
 func TestClaudeSound(t *testing.T) {
-	rules := Rules(policy2(t), gate.NeverAllow())
+	rules := Rules(policy2(t), neverAllow)
 	denies := policyDenies(t, rules)
 	out := Claude(Compile(rules, programs.Builtin()))
 	for _, r := range claudeRulesOf(out) {
