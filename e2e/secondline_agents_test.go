@@ -140,20 +140,11 @@ func policyDenies(rules []secondline.Rule) func(string) bool {
 	return func(line string) bool { return m.Decide(line).Decision == matcher.Deny }
 }
 
-// pathFirst puts dir first on the world's PATH.
-func (w *world) pathFirst(dir string) {
-	for i, kv := range w.env {
-		if strings.HasPrefix(kv, "PATH=") {
-			w.env[i] = "PATH=" + dir + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
-		}
-	}
-}
-
 // TestSecondLineAgents holds secondline's re-implementations of Claude
 // Code's and Gemini CLI's rule engines to the agents themselves: every
 // plain row of the corpora expected DENY, ALLOW or DEFAULT, and the
-// probes, is handed to the real agent, with the second line compiled from the adversarial-2
-// policy as its only rules, and what the agent does (refuse by a deny
+// probes, is handed to the real agent, with the second line compiled
+// from the adversarial-2 policy as its only rules, and what the agent does (refuse by a deny
 // rule, refuse as asked, run) must be what the re-implementation says.
 // The shell the agent runs is a recorder that runs nothing.
 func TestSecondLineAgents(t *testing.T) {

@@ -18,8 +18,9 @@ import (
 	"time"
 )
 
-// The binaries under test, built from the working tree once per run.
-var shimBin, setupBin string
+// The binaries under test, built from the working tree once per run
+// (agent-shim-verify beside agent-shim, where `agent-shim verify` finds it).
+var shimBin, setupBin, verifyBin string
 
 func TestMain(m *testing.M) {
 	if log := os.Getenv("E2E_MCP_APPROVER"); log != "" {
@@ -37,6 +38,7 @@ func testMain(m *testing.M) int {
 	if *bindir != "" {
 		shimBin = filepath.Join(*bindir, "agent-shim")
 		setupBin = filepath.Join(*bindir, "agents-setup")
+		verifyBin = filepath.Join(*bindir, "agent-shim-verify")
 		return m.Run()
 	}
 	dir, err := os.MkdirTemp("", "agent-shim-e2e-bin-")
@@ -47,7 +49,8 @@ func testMain(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	shimBin = filepath.Join(dir, "agent-shim")
 	setupBin = filepath.Join(dir, "agents-setup")
-	for bin, pkg := range map[string]string{shimBin: "./cmd/agent-shim", setupBin: "./cmd/agents-setup"} {
+	verifyBin = filepath.Join(dir, "agent-shim-verify")
+	for bin, pkg := range map[string]string{shimBin: "./cmd/agent-shim", setupBin: "./cmd/agents-setup", verifyBin: "./cmd/agent-shim-verify"} {
 		cmd := exec.Command("go", "build", "-o", bin, pkg)
 		cmd.Dir = ".."
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -65,12 +68,23 @@ var agentVersions = map[string]string{
 	"gemini": "@google/gemini-cli@0.61.0",
 }
 
+// claudeOld is the Claude Code release that ignores "onFailure" (and so
+// lets a call through when its hook fails), which install-agents.sh
+// installs beside the pinned one for verify to go red on.
+const claudeOld = "@anthropic-ai/claude-code@2.1.197"
+
 // agentBin is the installed agent's program, or the test fails saying how
 // to install it: a missing agent is not a pass.
 func agentBin(t *testing.T, name string) string {
 	t.Helper()
-	spec := agentVersions[name]
-	p := filepath.Join(cacheDir(t), strings.ReplaceAll(spec, "/", "+"), "node_modules", ".bin", name)
+	return specBin(t, agentVersions[name], name)
+}
+
+// specBin is the program bin of the release spec that install-agents.sh
+// installed; the test fails when it is not there.
+func specBin(t *testing.T, spec, bin string) string {
+	t.Helper()
+	p := filepath.Join(cacheDir(t), strings.ReplaceAll(spec, "/", "+"), "node_modules", ".bin", bin)
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("%s is not installed (%v): run e2e/install-agents.sh", spec, err)
 	}

@@ -17,6 +17,7 @@
 //	agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]
 //	agent-shim replay [--config NEW] [--log FILE] [--json]
 //	agent-shim rules [--config FILE] [--notes] claude-code|codex|gemini-cli
+//	agent-shim verify [--json] [-v] [--timeout D] [--parallel N] claude-code|codex|gemini-cli
 //
 // hook reads the agent's pre-tool-use JSON on stdin and answers in that
 // agent's protocol:
@@ -93,8 +94,13 @@
 // --config puts --config FILE into the hook command. --shell makes Claude
 // Code run its Bash tool through shell mode: a link
 // ~/.local/bin/agent-shim-bash to this binary and env.CLAUDE_CODE_SHELL
-// pointing at it; for the others it prints what to set. uninstall removes
-// the hook groups of agent-shim and whatever install recorded adding.
+// pointing at it; for the others it prints what to set. Beside the hook,
+// install places the second line (see rules), compiled from the policy
+// the hook reads: Codex's rules/agent-shim.rules and Gemini CLI's
+// policies/agent-shim.toml beside its settings, Claude Code's entries
+// merged into the settings' permissions.deny and .ask. uninstall removes
+// the hook groups of agent-shim and whatever install recorded adding,
+// the second line's file and entries included.
 //
 // doctor checks each agent whose settings are present: the hook installed
 // for each event, by an absolute path to an executable, and a self-test
@@ -139,11 +145,20 @@
 // spellings the agent's engine cannot express (package secondline says
 // why for each agent).
 //
+// verify runs agent-shim-verify from beside this program (it serves a
+// model API on 127.0.0.1, and this binary links no network code): it
+// runs the agent release on PATH headless against a scripted model, in a
+// temporary home holding a copy of the installed hook settings, and
+// reports whether a denied command runs, an asked one is asked, a failing
+// hook blocks and the second line holds with hooks turned off
+// (cmd/agent-shim-verify says how).
+//
 // # Exit codes
 //
-//	0    explain, recommend, log, replay, install, uninstall: done; doctor: every check
-//	     passed (warnings and notes aside); hook: answered (the answer is
-//	     on stdout);
+//	0    explain, recommend, log, replay, rules, install, uninstall: done;
+//	     doctor: every check passed (warnings and notes aside); verify:
+//	     green, every check passed; hook: answered (the answer is on
+//	     stdout);
 //	     shell mode never exits 0 itself: it execs the real shell, whose
 //	     status (or signal, which a shell reports as 128+N) is the result
 //	1    explain, recommend, log, replay: config.json, a log or an I/O
@@ -152,7 +167,9 @@
 //	     of the shell link, or an I/O or lock error — nothing is written;
 //	     doctor: some check failed (an agent unguarded, a hook found by
 //	     PATH or missing, a self-test not denied or blocked, hooks turned
-//	     off, an unreadable policy), the fix printed with it
+//	     off, an unreadable policy), the fix printed with it; verify: red,
+//	     the failing checks named on stderr, or they could not be run (the
+//	     agent not on PATH, no hook installed, agent-shim-verify missing)
 //	2    usage error; hook: the blocking answer of all three protocols, with
 //	     the reason on stderr: input that is not strict JSON (invalid
 //	     UTF-8, a lone surrogate, a duplicate key), an unknown event or
@@ -215,7 +232,8 @@
 //	    what install added besides its hook groups, for uninstall; the
 //	    settings files as they were before each change
 //	~/.claude/settings.json, ~/.codex/hooks.json and config.toml,
-//	~/.gemini/settings.json, ~/.local/bin/agent-shim-bash
+//	~/.codex/rules/agent-shim.rules, ~/.gemini/settings.json,
+//	~/.gemini/policies/agent-shim.toml, ~/.local/bin/agent-shim-bash
 //	    what install and uninstall edit
 //	/dev/tty
 //	    where shell mode asks

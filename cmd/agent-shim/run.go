@@ -46,6 +46,8 @@ const usage = `usage: agent-shim hook claude-code|codex|gemini-cli [--config FIL
        agent-shim doctor [--config FILE] [--json]
        agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]
        agent-shim replay [--config NEW] [--log FILE] [--json]
+       agent-shim rules [--config FILE] [--notes] claude-code|codex|gemini-cli
+       agent-shim verify [--json] [-v] [--timeout D] claude-code|codex|gemini-cli
 
 agent-shim decides what an AI agent's tool calls may do.
 
@@ -60,6 +62,7 @@ agent-shim decides what an AI agent's tool calls may do.
   log         the recent decisions, with the rule that decided each
   replay      decide the logged commands under another policy: the verdicts that change
   rules       the policy in an agent's own rules (the second line, for when the hook is not there)
+  verify      prove the hook as installed in the agent release you have (runs it headless, locally)
 `
 
 // run is main without the process: tests call it directly.
@@ -99,6 +102,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = e.replay(args[2:])
 	case "rules":
 		err = e.rules(args[2:])
+	case "verify":
+		return e.verify(ctx, args[2:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -24,11 +24,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/hooks"
 	"github.com/agent-shim/agent-shim/internal/agents"
 	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/internal/fileedit"
 	"github.com/agent-shim/agent-shim/internal/install"
+	"github.com/agent-shim/agent-shim/internal/secondline"
 )
 
 // SelfTestTimeout bounds each run of a hook, a guard, a shell or an
@@ -244,14 +246,17 @@ func (o *Options) agentChecks(ctx context.Context, a *agents.Agent) (*AgentRepor
 		found.Path, found.Data, found.Root = mpath, mdata, mroot
 		ar.Settings = mpath
 	}
+	out, verr := o.agentVersion(ctx, a)
 	if !a.Floor.IsZero() {
-		add(o.versionCheck(ctx, a))
+		add(o.versionCheck(a, out, verr))
 	}
+	add(provenCheck(o.Exe, a, out, verr))
 	add(o.hookChecks(ctx, a, found)...)
 	add(a.Off(found)...)
 	if c := a.Companion(); c != nil {
 		add(c.Checks(found, compData)...)
 	}
+	add(o.secondLineCheck(a, found))
 	// Shell mode.
 	if a.ShellEnv != "" {
 		c := o.shellCheck(ctx, a, found)
@@ -362,10 +367,8 @@ func managedHook(a *agents.Agent, path string) (data []byte, root *fileedit.Valu
 	return data, root, ours, nil
 }
 
-// versionCheck checks that the agent on PATH is at or past its floor.
-func (o *Options) versionCheck(ctx context.Context, a *agents.Agent) agents.Check {
-	want := a.Floor.String()
-	fix := a.Upgrade + " (" + want + " or later)"
+// agentVersion runs `program --version` for the agent on PATH.
+func (o *Options) agentVersion(ctx context.Context, a *agents.Agent) (string, error) {
 	run := o.Version
 	if run == nil {
 		run = func(ctx context.Context, program string) (string, error) {
@@ -375,8 +378,15 @@ func (o *Options) versionCheck(ctx context.Context, a *agents.Agent) agents.Chec
 			return string(out), err
 		}
 	}
+	return run(ctx, a.Program)
+}
+
+// versionCheck checks that the agent on PATH (which said out to
+// --version, or failed with err) is at or past its floor.
+func (o *Options) versionCheck(a *agents.Agent, out string, err error) agents.Check {
+	want := a.Floor.String()
+	fix := a.Upgrade + " (" + want + " or later)"
 	q := "`" + a.Program + " --version`"
-	out, err := run(ctx, a.Program)
 	if err != nil {
 		return agents.Check{Name: "version", Status: agents.Warn,
 			Detail: fmt.Sprintf("%s: %v: not checked; a %s older than %s ignores %s and lets the call through when the hook fails", q, err, a.Title, want, a.FloorWhat), Fix: fix}
@@ -580,4 +590,91 @@ func (o *Options) shellProbe(ctx context.Context, a *agents.Agent, shell string)
 		return errors.New("exit 0, but the working directory was not written")
 	}
 	return nil
+}
+
+// provenCheck says whether the agent on PATH (which said out to
+// --version, or failed with err) is the release the project's end-to-end
+// suite proves; for any other, it suggests agent-shim verify, which
+// proves the hook as installed in the release the person has.
+func provenCheck(exe string, a *agents.Agent, out string, err error) agents.Check {
+	fix := hooks.CommandLine([]string{exe, "verify", a.Name})
+	if err != nil {
+		return agents.Check{Name: "proven", Status: agents.Info,
+			Detail: fmt.Sprintf("`%s --version`: %v: not checked whether the project proves this release (%s)", a.Program, err, a.Proven), Fix: fix}
+	}
+	m := regexp.MustCompile(`\b\d+\.\d+\.\d+\b`).FindString(out)
+	if v, ok := agents.ParseVersion(m); ok && v == a.Proven {
+		return agents.Check{Name: "proven", Status: agents.OK,
+			Detail: fmt.Sprintf("%s %s is the release the project's end-to-end suite proves", a.Title, m)}
+	}
+	return agents.Check{Name: "proven", Status: agents.Warn,
+		Detail: fmt.Sprintf("%s %q is not a release the project has proven (it proves %s): prove the hook in yours", a.Title, strings.TrimSpace(out), a.Proven), Fix: fix}
+}
+
+// secondLineCheck checks the second line beside the hook of f: there, and
+// as compiled from the policy in force; it gives the coverage measured.
+func (o *Options) secondLineCheck(a *agents.Agent, f *agents.Found) agents.Check {
+	fix := f.Fix
+	if f.Managed {
+		fix = "as root: " + hooks.CommandLine([]string{o.Exe, "install", a.Name, "--managed"})
+	}
+	cov := "coverage not measured"
+	if i := slices.IndexFunc(secondline.Figures, func(x secondline.Figure) bool { return x.Agent == a.Name }); i >= 0 {
+		x := secondline.Figures[i]
+		cov = fmt.Sprintf("compiled from the adversarial-2 policy it refuses %d of the %d plain DENY rows of the project's corpora and no row the policy allows (%s)", x.PlainDenied, x.PlainDeny, x.How)
+	}
+	if o.ConfigErr != nil {
+		return agents.Check{Name: "second line", Status: agents.Warn, Detail: "not checked: " + o.ConfigErr.Error() + "; " + cov}
+	}
+	p, err := secondline.Load(o.Config, gate.NeverAllow())
+	if err != nil {
+		return agents.Check{Name: "second line", Status: agents.Warn, Detail: "not checked: " + err.Error() + "; " + cov}
+	}
+	out := a.Rules.Compile(p)
+	if file := a.RulesFile(f.Path, f.Managed); file != "" {
+		data, err := os.ReadFile(file)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return agents.Check{Name: "second line", Status: agents.Warn,
+				Detail: file + " is not there: with the hook off, " + a.Title + "'s own rules refuse nothing of the never-allow list; " + cov, Fix: fix}
+		case err != nil:
+			return agents.Check{Name: "second line", Status: agents.Warn, Detail: err.Error(), Fix: fix}
+		case !bytes.Equal(data, out.Text):
+			return agents.Check{Name: "second line", Status: agents.Warn,
+				Detail: file + " is not what the policy in force compiles to (the policy changed since install, or the file was edited); " + cov, Fix: fix}
+		}
+		return agents.Check{Name: "second line", Status: agents.OK,
+			Detail: fmt.Sprintf("%s: %d rules from %d of the policy's; %s", file, out.Patterns, out.Compiled, cov)}
+	}
+	var doc map[string]map[string][]string
+	if err := json.Unmarshal(out.Text, &doc); err != nil {
+		return agents.Check{Name: "second line", Status: agents.Warn, Detail: err.Error()}
+	}
+	var have map[string]map[string]any
+	if f.Data != nil {
+		json.Unmarshal(f.Data, &have)
+	}
+	missing, total := 0, 0
+	for list, entries := range doc[a.Rules.Member] {
+		present := map[string]bool{}
+		if xs, ok := have[a.Rules.Member][list].([]any); ok {
+			for _, x := range xs {
+				if s, ok := x.(string); ok {
+					present[s] = true
+				}
+			}
+		}
+		for _, e := range entries {
+			total++
+			if !present[e] {
+				missing++
+			}
+		}
+	}
+	if missing > 0 {
+		return agents.Check{Name: "second line", Status: agents.Warn,
+			Detail: fmt.Sprintf("%d of the %d rules the policy in force compiles to are not in %s's %s (not installed, or the policy changed since); %s", missing, total, f.Path, a.Rules.Member, cov), Fix: fix}
+	}
+	return agents.Check{Name: "second line", Status: agents.OK,
+		Detail: fmt.Sprintf("%s's %s: %d rules from %d of the policy's; %s", f.Path, a.Rules.Member, out.Patterns, out.Compiled, cov)}
 }
