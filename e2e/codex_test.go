@@ -154,7 +154,9 @@ func TestCodexStaleTrust(t *testing.T) {
 		t.Errorf("doctor with the hook changed after it was trusted: exit %d, want 1\n%s", code, out)
 	}
 	// Codex really skips it: the denied line runs (a forced push to the
-	// world's own bare repository).
+	// world's own bare repository), the second line taken away (it would
+	// refuse the push; installing again puts it back).
+	w.dropSecondLine("codex")
 	w.codex(m, "--dangerously-bypass-approvals-and-sandbox")
 	if !w.pushMoved() {
 		t.Errorf("Codex ran the changed, untrusted hook: the premise of this test is gone (tool results: %q)", m.Results())

@@ -29,6 +29,27 @@ func (w *world) setJSON(path string, edit func(map[string]any)) {
 	w.write(path, string(out)+"\n")
 }
 
+// dropSecondLine takes away the second line install placed in the
+// agent's user tier: for the controls that see what the hook alone does
+// (the second line would refuse their forced push).
+func (w *world) dropSecondLine(agent string) {
+	w.t.Helper()
+	switch agent {
+	case "claude-code":
+		w.setJSON(filepath.Join(w.home, ".claude", "settings.json"), func(d map[string]any) { delete(d, "permissions") })
+	case "codex":
+		if err := os.Remove(filepath.Join(w.home, ".codex", "rules", "agent-shim.rules")); err != nil {
+			w.t.Fatal(err)
+		}
+	case "gemini-cli":
+		if err := os.Remove(filepath.Join(w.geminiHome(), ".gemini", "policies", "agent-shim.toml")); err != nil {
+			w.t.Fatal(err)
+		}
+	default:
+		w.t.Fatalf("dropSecondLine: unknown agent %q", agent)
+	}
+}
+
 // TestSecondLineHooksOff: with the hook installed and then turned off in
 // the user's settings by the agent's own switch (Claude Code's
 // disableAllHooks, Codex's [features] hooks = false, Gemini CLI's
@@ -42,11 +63,9 @@ func TestSecondLineHooksOff(t *testing.T) {
 	for _, tc := range []struct {
 		agent string
 		// world sets up the agent against m with the hook installed;
-		// off turns its hooks off; bare takes the second line away;
-		// run runs it.
+		// off turns its hooks off; run runs it.
 		world func(*testing.T, *modelServer) *world
 		off   func(*world)
-		bare  func(*world)
 		run   func(*world, *modelServer) string
 		call  func(string) toolCall
 	}{
@@ -54,9 +73,6 @@ func TestSecondLineHooksOff(t *testing.T) {
 			func(t *testing.T, _ *modelServer) *world { w := newWorld(t); w.install("claude-code"); return w },
 			func(w *world) {
 				w.setJSON(filepath.Join(w.home, ".claude", "settings.json"), func(d map[string]any) { d["disableAllHooks"] = true })
-			},
-			func(w *world) {
-				w.setJSON(filepath.Join(w.home, ".claude", "settings.json"), func(d map[string]any) { delete(d, "permissions") })
 			},
 			func(w *world, m *modelServer) string { return w.claude(m, "--permission-mode", "bypassPermissions") },
 			bashCall},
@@ -70,11 +86,6 @@ func TestSecondLineHooksOff(t *testing.T) {
 				}
 				w.write(p, strings.Replace(string(data), "[features]\nhooks = true\n", "[features]\nhooks = false\n", 1))
 			},
-			func(w *world) {
-				if err := os.Remove(filepath.Join(w.home, ".codex", "rules", "agent-shim.rules")); err != nil {
-					w.t.Fatal(err)
-				}
-			},
 			func(w *world, m *modelServer) string { return w.codex(m, "--dangerously-bypass-approvals-and-sandbox") },
 			shellCall},
 		{"gemini-cli",
@@ -83,11 +94,6 @@ func TestSecondLineHooksOff(t *testing.T) {
 				w.setJSON(filepath.Join(w.geminiHome(), ".gemini", "settings.json"), func(d map[string]any) {
 					d["hooksConfig"] = map[string]any{"enabled": false}
 				})
-			},
-			func(w *world) {
-				if err := os.Remove(filepath.Join(w.geminiHome(), ".gemini", "policies", "agent-shim.toml")); err != nil {
-					w.t.Fatal(err)
-				}
 			},
 			func(w *world, m *modelServer) string { return w.gemini(m, "--yolo") },
 			runShellCall},
@@ -103,7 +109,7 @@ func TestSecondLineHooksOff(t *testing.T) {
 				w := tc.world(t, m)
 				tc.off(w)
 				if control {
-					tc.bare(w)
+					w.dropSecondLine(tc.agent)
 				}
 				out := tc.run(w, m)
 				w.mustHaveCalled(m, out)

@@ -278,13 +278,15 @@ func TestManagedTier(t *testing.T) {
 // user-level write with the hook in the user tier removes the guard, and
 // the denied line runs (a forced push to the world's own bare
 // repository). Were it refused anyway, TestManagedTier would prove nothing
-// about the managed tier.
+// about the managed tier. The second line install placed in the user tier
+// is taken away too: it would refuse the push (TestSecondLineHooksOff).
 func TestManagedTierControl(t *testing.T) {
 	t.Parallel()
 	for _, c := range managedCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			w, m, _ := c.world(t, false)
+			w.dropSecondLine(c.name)
 			c.run(w, m)
 			if !w.pushMoved() {
 				t.Errorf("with the hook in the user tier, the user-level write did not remove it: the forced push did not run (tool results: %q)", m.Results())
@@ -296,8 +298,10 @@ func TestManagedTierControl(t *testing.T) {
 // TestManagedTierGeminiDisabledList holds what Gemini CLI's system tier
 // cannot do (0.61): hooksConfig.disabled is merged across the settings
 // files as a union, so a user's file that lists the hook's name switches
-// the system's hook off, and the denied line runs. README and doctor say
-// so; when a Gemini CLI release stops it, this test fails and they change.
+// the system's hook off. The admin tier's second line, which install
+// --managed places beside it, still refuses the denied line; without it,
+// the line runs. README and doctor say so; when a Gemini CLI release
+// stops it, this test fails and they change.
 func TestManagedTierGeminiDisabledList(t *testing.T) {
 	t.Parallel()
 	w, _, _ := managedCases[2].world(t, true)
@@ -305,6 +309,15 @@ func TestManagedTierGeminiDisabledList(t *testing.T) {
 	u.content = strings.Replace(geminiSettings, "{\n", "{\n  \"hooksConfig\": {\"disabled\": [\"agent-shim\"]},\n", 1)
 	w.seed(u)
 	m := newModelServer(t, runShellCall(deniedLine))
+	w.gemini(m, "--yolo")
+	w.mustHaveCalled(m, "")
+	if w.pushMoved() {
+		t.Errorf("with the system's hook switched off, the admin tier's second line did not refuse the forced push (tool results: %q)", m.Results())
+	}
+	if err := os.Remove(filepath.Join(w.dir, "etc", "gemini-cli", "policies", "agent-shim.toml")); err != nil {
+		t.Fatal(err)
+	}
+	m = newModelServer(t, runShellCall(deniedLine))
 	w.gemini(m, "--yolo")
 	w.mustHaveCalled(m, "")
 	if !w.pushMoved() {
