@@ -132,3 +132,60 @@ func TestSecondLineHooksOff(t *testing.T) {
 		}
 	}
 }
+
+// managedRulesDropped takes away the second line install --managed placed
+// in the agent's managed tier (as seen from outside the namespace).
+func (w *world) managedRulesDropped(agent string) {
+	w.t.Helper()
+	switch agent {
+	case "claude-code":
+		w.setJSON(filepath.Join(w.dir, "etc", "claude-code", "managed-settings.d", "agent-shim.json"), func(d map[string]any) { delete(d, "permissions") })
+	case "codex":
+		if err := os.Remove(filepath.Join(w.dir, "etc", "codex", "rules", "agent-shim.rules")); err != nil {
+			w.t.Fatal(err)
+		}
+	case "gemini-cli":
+		if err := os.Remove(filepath.Join(w.dir, "etc", "gemini-cli", "policies", "agent-shim.toml")); err != nil {
+			w.t.Fatal(err)
+		}
+	default:
+		w.t.Fatalf("managedRulesDropped: unknown agent %q", agent)
+	}
+}
+
+// TestManagedSecondLine: install --managed places the second line in the
+// tier users cannot override (Claude Code's drop-in's permissions,
+// /etc/codex/rules, /etc/gemini-cli/policies). With the managed hook
+// silent, as if it were not there, the user's settings saying "no hooks",
+// the agent's own engine still refuses the forced push. The control takes
+// the managed second line away: then the push runs.
+func TestManagedSecondLine(t *testing.T) {
+	t.Parallel()
+	for _, c := range managedCases {
+		for _, control := range []bool{false, true} {
+			name := c.name
+			if control {
+				name += "-control"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				w, m, _ := c.world(t, true)
+				w.breakShim("exit 0") // the hook answers nothing: no hook at all
+				if control {
+					w.managedRulesDropped(c.name)
+				}
+				out := c.run(w, m)
+				w.mustHaveCalled(m, out)
+				if control {
+					if !w.pushMoved() {
+						t.Errorf("with the managed hook silent and no second line, git push --force did not run: the test's premise is gone (tool results: %q)", m.Results())
+					}
+					return
+				}
+				if w.pushMoved() {
+					t.Errorf("with the managed hook silent, git push --force ran: the managed second line did not hold (tool results: %q)", m.Results())
+				}
+			})
+		}
+	}
+}
