@@ -91,12 +91,15 @@ func TryLock(path string) (unlock func() error, err error) {
 	return fl.Unlock, nil
 }
 
+// newFlock is the lock of path. The lock file is opened read-only (flock
+// needs no write access), never waiting on a FIFO and never through a
+// link (NoWait), owner-only when it is created.
 func newFlock(path string) (*flock.Flock, error) {
 	lock := LockPath(path)
 	if err := os.MkdirAll(filepath.Dir(lock), 0o700); err != nil {
 		return nil, fmt.Errorf("locking %s: %w", lock, err)
 	}
-	return flock.New(lock, flock.SetPermissions(0o600)), nil
+	return flock.New(lock, flock.SetFlag(os.O_CREATE|os.O_RDONLY|NoWait), flock.SetPermissions(0o600)), nil
 }
 
 // WriteJSON writes v as indented JSON with a trailing newline, atomically

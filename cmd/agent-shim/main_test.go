@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/agent-shim/agent-shim/internal/locktest"
 	"io"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 var update = flag.Bool("u", false, "update testscript golden files")
 
 func TestMain(m *testing.M) {
+	locktest.Main() // the lock holder of waits_test.go
 	testscript.Main(pinnedHome{m}, map[string]func(){
 		"agent-shim": func() {
 			// No test prompts on the terminal running it: $TEST_TTY, when

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,9 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
+	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/locktest"
+	"github.com/agent-shim/agent-shim/statefile"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -109,5 +113,48 @@ func TestHookRotationLockHeld(t *testing.T) {
 				t.Errorf("lines lost: %d, %v; want %d", n, err, tc.wantLost)
 			}
 		})
+	}
+}
+
+// Another process holds config.json's lock, then the session file's. An
+// "always" answer in shell mode is not kept past sessions.ConfigWait, and
+// the line does not run (the person's answer could not be saved); a
+// session answer that cannot be recorded holds for the line, which runs,
+// with a warning, within sessions.RememberWait. Before, both waited 30 s.
+func TestShellAnswerLocksHeld(t *testing.T) {
+	_, cfg := testEnv(t, shellConfig)
+	t.Setenv("AGENT_SHIM_SESSION", "locks-held")
+	ctx := context.Background()
+	settle := func(a gate.Answer, line string) (err error, warning string) {
+		t.Helper()
+		var warn strings.Builder
+		e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &warn, getenv: os.Getenv}
+		p := &answerer{a: a}
+		s, err := e.open(ctx, openOptions{prompter: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.close()
+		took := locktest.Within(t, 10*time.Second, func() {
+			_, err = e.shellMode().Settle(ctx, s.c, p, line, s.g.DecideBash(line))
+		})
+		if took > 2*time.Second {
+			t.Errorf("%v for %q took %v", a, line, took)
+		}
+		return err, warn.String()
+	}
+	release := locktest.Hold(t, statefile.LockPath(cfg))
+	if err, _ := settle(gate.AnswerAlways, "git push a"); err == nil {
+		t.Error("an always answer that could not be saved: the line runs")
+	}
+	release()
+	s, err := (&env{getenv: os.Getenv}).open(ctx, openOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.close()
+	locktest.Hold(t, statefile.LockPath(s.session.Path))
+	if err, warning := settle(gate.AnswerSession, "git push b"); err != nil || !strings.Contains(warning, "warning") {
+		t.Errorf("a session answer that could not be recorded: %v, warning %q; want the line to run, with a warning", err, warning)
 	}
 }

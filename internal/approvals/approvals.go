@@ -39,14 +39,20 @@ func Path(getenv func(string) string) (string, error) {
 
 // Open opens the approval log for appending, creating it and its
 // directory. Each approval is one write of one line to a file opened with
-// O_APPEND, so processes logging at once do not interleave lines.
+// O_APPEND, so processes logging at once do not interleave lines. It
+// never waits on a FIFO planted in its place nor follows a link there
+// (statefile.NoWait), and it must be a regular file.
 func Open(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("opening approval log: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|statefile.NoWait, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening approval log: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("opening approval log: %s is not a regular file", path)
 	}
 	return f, nil
 }

@@ -65,7 +65,12 @@ func Call(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 	switch {
 	case c.Event == ag.Pre:
 	case c.Event == ag.Post && ag.Post != "":
-		return recordApproval(ctx, o, c)
+		// The call ran already: a record that cannot be made (a held
+		// lock, a full disk) is a warning, never a block.
+		if err := recordApproval(ctx, o, c); err != nil {
+			fmt.Fprintf(o.Warn, "agent-shim: warning: recording the approval: %v\n", err)
+		}
+		return nil
 	case c.Event == "":
 		return fmt.Errorf("%s hook input has no hook_event_name", ag.Name)
 	default:
@@ -144,7 +149,7 @@ func recordApproval(ctx context.Context, o Options, c *gate.Call) error {
 	call := callKey(c)
 	var found *sessions.AskedCall
 	now := time.Now()
-	err = sess.Update(ctx, func(sf *sessions.File) {
+	err = sess.Update(ctx, sessions.AskWait, func(sf *sessions.File) {
 		sf.Asked = slices.DeleteFunc(sf.Asked, func(a sessions.AskedCall) bool {
 			match := found == nil && (c.ToolUseID != "" && a.ID == c.ToolUseID ||
 				c.ToolUseID == "" && a.ID == "" && a.Call == call)

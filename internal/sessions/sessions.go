@@ -26,9 +26,27 @@ import (
 	"github.com/agent-shim/agent-shim/statefile"
 )
 
-// LockWait bounds how long a write waits for the lock of config.json or of
-// a session file. Past it the answer is not kept and the call does not run.
+// LockWait bounds how long a person's own command (install, uninstall)
+// waits for the lock of a file it edits.
 const LockWait = 30 * time.Second
+
+// The waits for a lock on the decision path. Any process that can read a
+// lock file can hold its lock (flock needs no write access), one a line
+// left behind included, so no call waits for one longer than a person
+// would notice:
+const (
+	// AskWait bounds the hook's record of a call it answered ask, and of
+	// its approval at post-tool-use: past it the record is lost (a
+	// warning), never the answer.
+	AskWait = 20 * time.Millisecond
+	// RememberWait bounds shell mode's record of a session answer: past
+	// it the answer holds for this line only (a warning).
+	RememberWait = 50 * time.Millisecond
+	// ConfigWait bounds the write of an "always" answer (and of
+	// recommend's grants) into config.json: past it the answer is not
+	// kept and the call does not run.
+	ConfigWait = time.Second
+)
 
 // Audit is the approval log, opened on the first approval: most calls
 // approve nothing and should not pay for opening it.
@@ -137,9 +155,10 @@ func (s *Session) Load() (*File, error) {
 	return &sf, nil
 }
 
-// Update changes the session file under its lock and writes it atomically.
-func (s *Session) Update(ctx context.Context, change func(*File)) error {
-	ctx, cancel := context.WithTimeout(ctx, LockWait)
+// Update changes the session file under its lock, waiting for the lock
+// at most wait, and writes it atomically.
+func (s *Session) Update(ctx context.Context, wait time.Duration, change func(*File)) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	unlock, err := statefile.Lock(ctx, s.Path)
 	if err != nil {
@@ -170,7 +189,7 @@ func (s *Session) Remember(ctx context.Context, req gate.Request, a gate.Answer)
 	if a == gate.AnswerTool {
 		sa.Programs = req.Programs
 	}
-	return s.Update(ctx, func(sf *File) {
+	return s.Update(ctx, RememberWait, func(sf *File) {
 		if !slices.ContainsFunc(sf.Approvals, func(x gate.Approval) bool {
 			return x.Tool == sa.Tool && x.Key == sa.Key && x.Decision == sa.Decision && slices.Equal(x.Programs, sa.Programs)
 		}) {
@@ -249,10 +268,11 @@ func AddGrants(ctx context.Context, configPath string, grants []string) (added, 
 }
 
 // UpdateConfig changes config.json through config.Update, the one writer
-// agents-setup shares: under the config's lock, atomically, keeping every
-// key it does not touch, and writing through a symlinked config.json.
+// agents-setup shares: under the config's lock (waiting at most
+// ConfigWait), atomically, keeping every key it does not touch, and
+// writing through a symlinked config.json.
 func UpdateConfig(ctx context.Context, configPath string, change func(*config.File) bool) error {
-	ctx, cancel := context.WithTimeout(ctx, LockWait)
+	ctx, cancel := context.WithTimeout(ctx, ConfigWait)
 	defer cancel()
 	return config.Update(ctx, configPath, func(f *config.File) (bool, error) { return change(f), nil })
 }
@@ -260,7 +280,7 @@ func UpdateConfig(ctx context.Context, configPath string, change func(*config.Fi
 // Ask records a call hook mode answered "ask" (and forgets the asked
 // calls older than AskedKeep, and an earlier one of the same id).
 func (s *Session) Ask(ctx context.Context, a AskedCall) error {
-	return s.Update(ctx, func(sf *File) {
+	return s.Update(ctx, AskWait, func(sf *File) {
 		now := time.Now()
 		sf.Asked = slices.DeleteFunc(sf.Asked, func(x AskedCall) bool {
 			return now.Sub(x.Time) > AskedKeep || x.ID != "" && x.ID == a.ID

@@ -305,9 +305,13 @@ func (s Store) prune(tdir string) {
 	if fi, err := os.Lstat(marker); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) < pruneEvery && fi.ModTime().Before(now.Add(time.Second)) {
 		return
 	}
-	if f, err := os.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600); err == nil {
+	// Never waiting on a FIFO planted in its place, nor through a link.
+	if f, err := os.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|statefile.NoWait, 0o600); err == nil {
+		fi, err := f.Stat()
 		f.Close()
-		os.Chtimes(marker, now, now)
+		if err == nil && fi.Mode().IsRegular() {
+			os.Chtimes(marker, now, now)
+		}
 	}
 	entries, err := os.ReadDir(tdir)
 	if err != nil {
