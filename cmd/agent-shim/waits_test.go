@@ -125,7 +125,7 @@ func TestShellAnswerLocksHeld(t *testing.T) {
 	_, cfg := testEnv(t, shellConfig)
 	t.Setenv("AGENT_SHIM_SESSION", "locks-held")
 	ctx := context.Background()
-	settle := func(a gate.Answer, line string) (err error, warning string) {
+	settle := func(a gate.Answer, line string) (warning string, err error) {
 		t.Helper()
 		var warn strings.Builder
 		e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &warn, getenv: os.Getenv}
@@ -141,10 +141,10 @@ func TestShellAnswerLocksHeld(t *testing.T) {
 		if took > 2*time.Second {
 			t.Errorf("%v for %q took %v", a, line, took)
 		}
-		return err, warn.String()
+		return warn.String(), err
 	}
 	release := locktest.Hold(t, statefile.LockPath(cfg))
-	if err, _ := settle(gate.AnswerAlways, "git push a"); err == nil {
+	if _, err := settle(gate.AnswerAlways, "git push a"); err == nil {
 		t.Error("an always answer that could not be saved: the line runs")
 	}
 	release()
@@ -154,7 +154,7 @@ func TestShellAnswerLocksHeld(t *testing.T) {
 	}
 	s.close()
 	locktest.Hold(t, statefile.LockPath(s.session.Path))
-	if err, warning := settle(gate.AnswerSession, "git push b"); err != nil || !strings.Contains(warning, "warning") {
+	if warning, err := settle(gate.AnswerSession, "git push b"); err != nil || !strings.Contains(warning, "warning") {
 		t.Errorf("a session answer that could not be recorded: %v, warning %q; want the line to run, with a warning", err, warning)
 	}
 }
