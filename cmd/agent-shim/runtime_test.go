@@ -244,18 +244,19 @@ func TestRuntimeAsk(t *testing.T) {
 }
 
 // Writes are confined: below full access, to the scope, the temporary
-// directory and caches; at read-only, to temp and caches only; at full
-// access, anywhere the user may. Writes elsewhere fail with EACCES.
+// directory and the tree's caches; at read-only, to temp and the tree's
+// caches only; at full access, anywhere the user may. Writes elsewhere,
+// the person's own cache directory among them, fail with EACCES.
 func TestRuntimeWrites(t *testing.T) {
 	tests := []struct {
-		profile              string
-		inside, temp, cache  bool
-		outside, parentOfTmp bool
+		profile                 string
+		inside, temp, treeCache bool
+		outside, personsCache   bool
 	}{
-		{profile: "read-only", temp: true, cache: true},
-		{profile: "local-changes", inside: true, temp: true, cache: true},
-		{profile: "external-changes", inside: true, temp: true, cache: true},
-		{profile: "full-access", inside: true, temp: true, cache: true, outside: true},
+		{profile: "read-only", temp: true, treeCache: true},
+		{profile: "local-changes", inside: true, temp: true, treeCache: true},
+		{profile: "external-changes", inside: true, temp: true, treeCache: true},
+		{profile: "full-access", inside: true, temp: true, treeCache: true, outside: true, personsCache: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.profile, func(t *testing.T) {
@@ -265,11 +266,12 @@ func TestRuntimeWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			targets := map[string]bool{
-				filepath.Join(r.proj, "inside"):         tc.inside,
-				filepath.Join(r.dir, "tmp", "temp"):     tc.temp,
-				filepath.Join(cache, "c"):               tc.cache,
-				filepath.Join(r.outside, "out"):         tc.outside,
-				filepath.Join(r.dir, "home", ".bashrc"): tc.outside,
+				filepath.Join(r.proj, "inside"):              tc.inside,
+				filepath.Join(r.dir, "tmp", "temp"):          tc.temp,
+				filepath.Join(cache, "c"):                    tc.personsCache,
+				filepath.Join(cache, "agent-shim-tree", "c"): tc.treeCache,
+				filepath.Join(r.outside, "out"):              tc.outside,
+				filepath.Join(r.dir, "home", ".bashrc"):      tc.outside,
 			}
 			var script strings.Builder
 			for p := range targets {

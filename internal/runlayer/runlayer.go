@@ -217,23 +217,33 @@ func (r *Run) supervise(ctx context.Context, path string, argv []string) (superv
 	if _, ok := r.Stderr.(*os.File); !ok {
 		report = &lockedWriter{w: r.Stderr}
 	}
-	stdin, doneIn := inFile(r.Stdin)
-	stdout, doneOut := outFile(r.Stdout)
-	stderr, doneErr := outFile(report)
-	defer func() { doneIn(); doneOut(); doneErr() }()
+	env, caches, err := r.treeEnv(os.Environ())
+	if err != nil {
+		return supervisor.Status{}, err
+	}
 	confine := r.Gate.Level() < gate.LevelFullAccess
 	var writable []string
 	if confine {
 		writable = r.Writable()
 	}
-	return r.Supervise(ctx, supervisor.Config{
-		Path: path, Argv: argv, Env: os.Environ(),
+	var seen refusedWrites
+	stdin, doneIn := inFile(r.Stdin)
+	stdout, stderr, doneOut := outFiles(r.Stdout, report, &seen)
+	st, err := r.Supervise(ctx, supervisor.Config{
+		Path: path, Argv: argv, Env: env,
 		Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Confine: confine, Writable: writable,
 		Decide:   r.LogExecs(Decider(r.Gate, r.Approval)),
 		Report:   report,
 		Programs: restrictedPrograms(),
 	})
+	doneIn()
+	doneOut()
+	if err == nil && confine && st.ExitCode() != 0 {
+		r.reportRefused(seen.refused(writable))
+	}
+	r.trimCaches(caches)
+	return st, err
 }
 
 // restrictedPrograms are the programs whose copies and hard links the
@@ -310,8 +320,8 @@ func ArgvString(argv []string) string {
 }
 
 // Writable is where the tree may write below full access: the scope (from
-// local-changes up), the temporary directory, the user's cache directory,
-// and the terminal and harmless devices.
+// local-changes up), the temporary directory, the tree's cache directory
+// (package treecache), and the terminal and harmless devices.
 func (r *Run) Writable() []string {
 	r.defaults()
 	g := r.Gate
@@ -325,22 +335,10 @@ func (r *Run) Writable() []string {
 		}
 	}
 	out = append(out, r.TempDirs()...)
-	if c := r.cacheHome(); c != "" {
-		out = append(out, c) // the user cache directory, not only agent-shim's
+	if c := cacheRoot(r.Getenv); c != "" {
+		out = append(out, c) // the tree's caches: the person's are read-only to it
 	}
 	return append(out, "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
-}
-
-// cacheHome is the user's cache directory: $XDG_CACHE_HOME, else
-// ~/.cache; "" when neither is set.
-func (r *Run) cacheHome() string {
-	if d := r.Getenv("XDG_CACHE_HOME"); d != "" {
-		return d
-	}
-	if h := r.Getenv("HOME"); h != "" {
-		return filepath.Join(h, ".cache")
-	}
-	return ""
 }
 
 // patternPath is the path of a pathScope.allow pattern that Landlock can
@@ -493,7 +491,7 @@ func (r *Run) restore(snap *supervisor.Snapshot) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(r.Stderr, "agent-shim: error: undoing the changes to protected paths: %s\n", strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(err.Error()))
+		fmt.Fprintf(r.Stderr, "agent-shim: error: undoing the changes to protected paths: %s\n", oneLine(err.Error()))
 	}
 	return ExitError
 }
