@@ -53,6 +53,15 @@ type Approval struct {
 	// Programs are the programs a "tool" answer approves for the session
 	// (Request.Programs); empty for a tool approved whole.
 	Programs []string `json:"programs,omitempty"`
+	// Writable are the paths the approved call writes as the gate read
+	// them (redirections, what programs are known to write), absolute
+	// and clean, as named and as resolved; Privileged reports that it runs
+	// a command through a program that gains privileges (sudo, doas,
+	// pkexec, su, run0) by a word of the line. What an approved line may
+	// do under the run-time layer beyond any other comes from these two
+	// only (package runlayer, supervisor.Grant).
+	Writable   []string `json:"writable,omitempty"`
+	Privileged bool     `json:"privileged,omitempty"`
 }
 
 // Who answered an approval (Approval.By).

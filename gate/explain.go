@@ -117,6 +117,7 @@ type lineState struct {
 	madeUnknown bool     // an earlier command made paths nobody can tell
 	resolved    map[string]string
 	writes      []string // the protected paths the line writes, as named and resolved
+	writable    []string // every path the line writes, as named and resolved
 }
 
 // wrote records a write of the protected path a (absolute, as named),
@@ -156,6 +157,24 @@ var linkMakers = map[string]bool{
 	"tar": true, "bsdtar": true, "unzip": true, "cpio": true, "gtar": true,
 }
 
+// privilegeRunners are the programs that run a command with privileges
+// the caller lacks (set-user-ID, or a service that runs it as root).
+var privilegeRunners = map[string]bool{"sudo": true, "doas": true, "pkexec": true, "su": true, "run0": true}
+
+// privileged reports whether cmd runs through a privilege runner, or is
+// one (sudo -s), by a word of the line.
+func privileged(cmd *shellparse.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	for _, f := range cmd.Nesting {
+		if kind, _, _ := strings.Cut(f.Kind, " "); privilegeRunners[kind] {
+			return true
+		}
+	}
+	return len(cmd.Args) > 0 && cmd.Args[0].Static && privilegeRunners[filepath.Base(cmd.Args[0].Text)]
+}
+
 // selfPrograms change or judge the policy: running them from an agent's
 // command needs a person.
 var selfPrograms = map[string]bool{"agent-shim": true, "agents-setup": true}
@@ -190,7 +209,7 @@ func (g *Gate) explain(t toolID, command string) Explanation {
 	for _, cmd := range s.Commands {
 		x.Commands = append(x.Commands, g.decideCommand(t, cmd, approved, &ls))
 	}
-	d := Decision{Verdict: Allow, Reason: "runs nothing", Covers: &Approval{Tool: tool, Key: command, Writes: ls.writes}}
+	d := Decision{Verdict: Allow, Reason: "runs nothing", Covers: &Approval{Tool: tool, Key: command, Writes: ls.writes, Writable: ls.writable}}
 	var progs []string
 	for i, ce := range x.Commands {
 		d.Approved = d.Approved || ce.approved
@@ -198,6 +217,7 @@ func (g *Gate) explain(t toolID, command string) Explanation {
 		if ce.Command != nil && len(ce.Command.Args) > 0 {
 			d.Covers.Commands = append(d.Covers.Commands, ce.Command.Args)
 		}
+		d.Covers.Privileged = d.Covers.Privileged || privileged(ce.Command)
 		prog := ce.Command.Name()
 		if ce.Verdict != Allow && ce.Verdict != Deny && prog != "" && !slices.Contains(progs, prog) {
 			progs = append(progs, prog)
@@ -418,6 +438,11 @@ func (g *Gate) guardWrites(cmd *shellparse.Command, argv []string, ls *lineState
 		if !ok {
 			note(fmt.Sprintf("writes %s (%s), which cannot be resolved (a link loop?)", t.text, t.how), false)
 			continue
+		}
+		for _, p := range []string{filepath.Clean(a), real} {
+			if !slices.Contains(ls.writable, p) {
+				ls.writable = append(ls.writable, p)
+			}
 		}
 		if why := g.protect.check(a, real); why != "" {
 			note(fmt.Sprintf("writes a protected path: %s (%s)", why, t.how), true)

@@ -221,7 +221,8 @@ func (r *Run) supervise(ctx context.Context, path string, argv []string) (superv
 	if err != nil {
 		return supervisor.Status{}, err
 	}
-	confine := r.Gate.Level() < gate.LevelFullAccess
+	grant, withheld := r.grant()
+	confine := r.Gate.Level() < gate.LevelFullAccess && !grant.Privileged
 	var writable []string
 	if confine {
 		writable = r.Writable()
@@ -236,14 +237,16 @@ func (r *Run) supervise(ctx context.Context, path string, argv []string) (superv
 		Decide:   r.LogExecs(Decider(r.Gate, r.Approval)),
 		Report:   report,
 		Programs: restrictedPrograms(),
+		Grant:    grant,
 	})
 	doneIn()
 	doneOut()
 	if err == nil && confine && st.ExitCode() != 0 {
-		r.reportRefused(seen.refused(writable))
+		r.reportRefused(seen.refused(append(writable, grant.Writable...)))
+		r.reportWithheld(withheld)
 	}
 	r.trimCaches(caches)
-	return st, err
+	return st, privilegedRefusal(err)
 }
 
 // restrictedPrograms are the programs whose copies and hard links the
