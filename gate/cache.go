@@ -43,7 +43,7 @@ import (
 var loadConfig = config.Load
 
 // compactVersion changes whenever the format of compact changes.
-const compactVersion = 8
+const compactVersion = 9
 
 type compact struct {
 	Version     int
@@ -54,6 +54,7 @@ type compact struct {
 	Shell       string
 	Runtime     string
 	RequireHook bool
+	Secrets     []string
 	PathScope   []string
 	Tools       config.Tools
 	Programs    []config.ProgramFile
@@ -188,6 +189,9 @@ func (c *compact) marshalHeader(b *strings.Builder) {
 	fmt.Fprintf(b, "shell\t%s\n", field(c.Shell))
 	fmt.Fprintf(b, "runtime\t%s\n", field(c.Runtime))
 	fmt.Fprintf(b, "requirehook\t%t\n", c.RequireHook)
+	for _, p := range c.Secrets {
+		fmt.Fprintf(b, "secret\t%s\n", field(p))
+	}
 	for _, p := range c.PathScope {
 		fmt.Fprintf(b, "scope\t%s\n", field(p))
 	}
@@ -284,6 +288,8 @@ func parseHeader(text string) (*compact, error) {
 			c.Runtime = f[1]
 		case f[0] == "requirehook" && len(f) == 2 && (f[1] == "true" || f[1] == "false"):
 			c.RequireHook = f[1] == "true"
+		case f[0] == "secret" && len(f) == 2:
+			c.Secrets = append(c.Secrets, f[1])
 		case f[0] == "scope" && len(f) == 2:
 			c.PathScope = append(c.PathScope, f[1])
 		case f[0] == "tool" && len(f) == 3 && f[1] == "allow":
@@ -619,7 +625,7 @@ func newCompact(abs string, st stamp, f *config.File, p *matcher.Policy) *compac
 	c := &compact{
 		Version: compactVersion, Path: abs, Stamp: st,
 		Mode: f.Shim.Mode, Profile: f.Shim.Profile,
-		Shell: f.Shim.Shell, Runtime: f.Shim.Runtime, RequireHook: f.Shim.RequireHook,
+		Shell: f.Shim.Shell, Runtime: f.Shim.Runtime, RequireHook: f.Shim.RequireHook, Secrets: f.Shim.Secrets,
 		PathScope: f.Shim.PathScope.Allow, Tools: f.Shim.Tools, Programs: f.Shim.Programs,
 	}
 	c.Sections, c.Count = p.Sections()
@@ -643,7 +649,7 @@ func writeCompact(path string, c *compact) {
 func (c *compact) options(configPath string, scope *Scope, s *compactStore) (built, error) {
 	f := &config.File{Path: configPath, Exists: true}
 	f.Shim.Mode, f.Shim.Profile = c.Mode, c.Profile
-	f.Shim.Shell, f.Shim.Runtime, f.Shim.RequireHook = c.Shell, c.Runtime, c.RequireHook
+	f.Shim.Shell, f.Shim.Runtime, f.Shim.RequireHook, f.Shim.Secrets = c.Shell, c.Runtime, c.RequireHook, c.Secrets
 	f.Shim.PathScope.Allow, f.Shim.Tools, f.Shim.Programs = c.PathScope, c.Tools, c.Programs
 	o, err := optionsOf(f, scope)
 	if err != nil {

@@ -328,6 +328,9 @@ type Host struct {
 	Shell       string // agentShim.shell: the real shell of shell mode
 	Runtime     string // agentShim.runtime: "", "on", "off" or "require"
 	RequireHook bool   // agentShim.requireHook
+	// Secrets is agentShim.secrets: what the run-time layer keeps the
+	// tree from reading, beyond its built-in list.
+	Secrets []string
 }
 
 // Host returns the host's settings as Load read them (from the file or

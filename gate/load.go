@@ -147,7 +147,7 @@ func optionsOf(f *config.File, scope *Scope) (built, error) {
 	}
 	// The compact copy carries the host's settings too, so a gate
 	// knows them however it was loaded.
-	o.host, o.shimKnown = Host{Shell: f.Shim.Shell, Runtime: f.Shim.Runtime, RequireHook: f.Shim.RequireHook}, true
+	o.host, o.shimKnown = Host{Shell: f.Shim.Shell, Runtime: f.Shim.Runtime, RequireHook: f.Shim.RequireHook, Secrets: f.Shim.Secrets}, true
 	o.Scope = scope.clone()
 	for i, p := range f.Shim.PathScope.Allow {
 		if err := o.Scope.allow(p); err != nil {

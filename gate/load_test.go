@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,11 +203,13 @@ func TestLoadHost(t *testing.T) {
 		shim           string
 		on, know       bool
 		shell, runtime string
+		secrets        []string
 	}{
-		{`{"version": 1, "rules": [], "requireHook": true}`, true, true, "", ""},
-		{`{"version": 1, "rules": [], "shell": "/bin/zsh", "runtime": "require"}`, false, true, "/bin/zsh", "require"},
-		{`{"version": 1, "rules": []}`, false, true, "", ""},
-		{"", false, true, "", ""}, // no file: the defaults
+		{`{"version": 1, "rules": [], "requireHook": true}`, true, true, "", "", nil},
+		{`{"version": 1, "rules": [], "shell": "/bin/zsh", "runtime": "require"}`, false, true, "/bin/zsh", "require", nil},
+		{`{"version": 1, "rules": [], "secrets": ["~/.vault-token", "/etc/k\tey"]}`, false, true, "", "", []string{"~/.vault-token", "/etc/k\tey"}},
+		{`{"version": 1, "rules": []}`, false, true, "", "", nil},
+		{"", false, true, "", "", nil}, // no file: the defaults
 	} {
 		cfg := filepath.Join(dir, "missing.json")
 		if tc.shim != "" {
@@ -221,12 +225,12 @@ func TestLoadHost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if h, know := g.Host(); h.RequireHook != tc.on || know != tc.know || h.Shell != tc.shell || h.Runtime != tc.runtime {
+			if h, know := g.Host(); h.RequireHook != tc.on || know != tc.know || h.Shell != tc.shell || h.Runtime != tc.runtime || !slices.Equal(h.Secrets, tc.secrets) {
 				t.Errorf("%s (cache %q): Host() = %+v, %v, want %v, %q, %q, %v", tc.shim, opts.CacheDir, h, know, tc.on, tc.shell, tc.runtime, tc.know)
 			}
 		}
 	}
-	if h, know := New(Options{}).Host(); h != (Host{}) || know {
+	if h, know := New(Options{}).Host(); !reflect.DeepEqual(h, Host{}) || know {
 		t.Errorf("New: Host() = %+v, %v, want zero, false", h, know)
 	}
 }

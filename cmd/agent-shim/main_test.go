@@ -23,6 +23,7 @@ var update = flag.Bool("u", false, "update testscript golden files")
 
 func TestMain(m *testing.M) {
 	locktest.Main() // the lock holder of waits_test.go
+	withoutLandlock()
 	testscript.Main(pinnedHome{m}, map[string]func(){
 		"agent-shim": func() {
 			// No test prompts on the terminal running it: $TEST_TTY, when

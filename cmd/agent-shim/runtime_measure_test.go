@@ -27,7 +27,7 @@ var runtimeCost = flag.Int("runtimecost", 30, "paired runs of TestRuntimeCost")
 //	go test -tags measure -run TestRuntimeCost -v ./cmd/agent-shim -runtimecost 60
 func TestRuntimeCost(t *testing.T) {
 	if ok, why := supervisor.Available(); !ok {
-		t.Skipf("the kernel lacks the run-time layer: %s", why)
+		skipLacking(t, "the kernel lacks the run-time layer: %s", why)
 	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -102,7 +102,7 @@ func childCPU() float64 {
 //	go test -tags measure -run XXX -bench OneExecLine -benchtime 50x ./cmd/agent-shim
 func BenchmarkOneExecLine(b *testing.B) {
 	if ok, why := supervisor.Available(); !ok {
-		b.Skipf("the kernel lacks the run-time layer: %s", why)
+		skipLacking(b, "the kernel lacks the run-time layer: %s", why)
 	}
 	dir := b.TempDir()
 	env := pinnedEnv(dir)

@@ -33,6 +33,21 @@ type rt struct {
 	dir, proj, outside string
 }
 
+// layerRequired says that the run-time layer must run here (CI sets
+// AGENT_SHIM_TEST_LAYER=required): a test that would skip for want of the
+// kernel's features, or of the tools its payload runs, fails instead.
+var layerRequired = os.Getenv("AGENT_SHIM_TEST_LAYER") == "required"
+
+// skipLacking skips a test for want of what the machine lacks, saying
+// what; where the layer is required, it fails instead.
+func skipLacking(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if layerRequired {
+		t.Fatalf("AGENT_SHIM_TEST_LAYER=required, but "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
 // newRT pins HOME and XDG to a temporary directory, makes a checkout
 // there and enters it; only dir/tmp counts as the temporary directory, so
 // dir/outside is outside everything the tree may write. It skips when the
@@ -46,7 +61,7 @@ func newRT(t *testing.T, profile string) *rt {
 func newRTConfig(t *testing.T, configJSON string) *rt {
 	t.Helper()
 	if ok, why := supervisor.Available(); !ok {
-		t.Skipf("the kernel lacks the run-time layer: %s", why)
+		skipLacking(t, "the kernel lacks the run-time layer: %s", why)
 	}
 	dir, _ := testEnv(t, configJSON)
 	r := &rt{dir: dir, proj: filepath.Join(dir, "proj"), outside: filepath.Join(dir, "outside")}
@@ -125,7 +140,7 @@ func TestRuntimeDeny(t *testing.T) {
 			t.Logf("input: %q", tc.script)
 			if strings.HasPrefix(tc.name, "make") {
 				if _, err := exec.LookPath("make"); err != nil {
-					t.Skip("no make")
+					skipLacking(t, "no make")
 				}
 			}
 			os.Remove(filepath.Join(r.proj, "denied"))
@@ -153,7 +168,7 @@ func TestRuntimeNeverAllow(t *testing.T) {
 	// git push --force to a bare repository in the temporary directory:
 	// harmless, and never allowed.
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
+		skipLacking(t, "no git")
 	}
 	bare := filepath.Join(r.dir, "tmp", "bare.git")
 	r.file(t, "push.sh", "git -c init.defaultBranch=main init -q --bare "+bare+
@@ -562,7 +577,7 @@ const gitConfig = `{"userSettings": {"globalPermissionGrants": {
 func gitRT(t *testing.T, profile string) (*rt, string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
+		skipLacking(t, "no git")
 	}
 	r := newRTConfig(t, fmt.Sprintf(gitConfig, profile))
 	for k, v := range map[string]string{"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",

@@ -81,6 +81,11 @@ type Shim struct {
 	RequireHook bool      `json:"requireHook"`
 	PathScope   PathScope `json:"pathScope"`
 	Tools       Tools     `json:"tools"`
+	// Secrets are files and directories the run-time layer keeps the
+	// tree from reading, beyond its built-in list of the person's
+	// credential stores (supervisor.DefaultSecrets): absolute, or
+	// starting with ~/.
+	Secrets []string `json:"secrets,omitempty"`
 	// Programs are the program facts of the manifests' overlays
 	// (.agents/config/programs.txt), written by agents-setup with the
 	// rules, so that the shim decides with the facts the grants were

@@ -60,7 +60,8 @@ func TestParse(t *testing.T) {
     "mode": "ask",
     "shell": "/bin/bash",
     "pathScope": {"allow": ["/tmp/..."]},
-    "tools": {"allow": ["bash:git *"], "deny": ["write_file:/etc/*"]}
+    "tools": {"allow": ["bash:git *"], "deny": ["write_file:/etc/*"]},
+    "secrets": ["~/.vault-token", "/etc/keys"]
   }
 }`
 	f, err := Parse("config.json", []byte(in))
@@ -81,6 +82,7 @@ func TestParse(t *testing.T) {
 			Shell:     "/bin/bash",
 			PathScope: PathScope{Allow: []string{"/tmp/..."}},
 			Tools:     Tools{Allow: []string{"bash:git *"}, Deny: []string{"write_file:/etc/*"}},
+			Secrets:   []string{"~/.vault-token", "/etc/keys"},
 		},
 	}
 	if f.Path != want.Path || f.Exists != want.Exists {
@@ -127,6 +129,7 @@ func TestParseErrors(t *testing.T) {
 		{`{"agentShim": {"version": 1.5}}`, "config.json:1:27: agentShim.version: expected an integer, found 1.5"},
 		{`{"agentShim": {"tools": {"allow": [true]}}}`, "config.json:1:36: agentShim.tools.allow[0]: expected a string, found boolean"},
 		{`{"agentShim": {"pathScope": {"allow": {}}}}`, "config.json:1:39: agentShim.pathScope.allow: expected an array, found object"},
+		{`{"agentShim": {"secrets": "~/.x"}}`, "config.json:1:27: agentShim.secrets: expected an array, found string"},
 		// A syntax error inside a value of the wrong shape is reported as such.
 		{`{"agentShim": [1,]}`, "config.json:1:18: invalid character ']' looking for beginning of value"},
 		{strings.Repeat("[", 10001), "config.json:1:10002: exceeded max depth"},

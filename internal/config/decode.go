@@ -798,6 +798,8 @@ func (d *decoder) shim(f *File) error {
 				s.PathScope.Allow, err = d.strings()
 				return err
 			})
+		case "secrets":
+			s.Secrets, err = d.strings()
 		case "tools":
 			s.Tools = Tools{}
 			err = d.object(func(key string) error {

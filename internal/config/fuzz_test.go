@@ -106,7 +106,7 @@ func hasDuplicateKey(in string) bool {
 	return dup
 }
 
-var ourKeys = []string{"userSettings", "globalPermissionGrants", "agentShim", "allow", "ask", "deny", "rules", "line", "category", "source", "overlay", "file", "grants", "version", "profile", "mode", "shell", "runtime", "requireHook", "pathScope", "tools"}
+var ourKeys = []string{"userSettings", "globalPermissionGrants", "agentShim", "allow", "ask", "deny", "rules", "line", "category", "source", "overlay", "file", "grants", "version", "profile", "mode", "shell", "runtime", "requireHook", "pathScope", "tools", "secrets"}
 
 func keyFacts(in string) (folded, dup bool) {
 	dec := json.NewDecoder(strings.NewReader(in))

@@ -414,6 +414,9 @@ func (f *File) shimObject() object {
 	if !reflect.DeepEqual(s.PathScope, f.orig.PathScope) {
 		o = o.set("pathScope", func(w *writer, d int) { w.value(s.PathScope, d) })
 	}
+	if !slices.Equal(s.Secrets, f.orig.Secrets) {
+		o = o.set("secrets", func(w *writer, d int) { w.value(s.Secrets, d) })
+	}
 	if !reflect.DeepEqual(s.Tools, f.orig.Tools) {
 		o = o.set("tools", func(w *writer, d int) { w.value(s.Tools, d) })
 	}

@@ -59,6 +59,8 @@ func TestReadersValidate(t *testing.T) {
 			`invalid nested repetition operator`, false},
 		{`{"agentShim": {"runtime": "sometimes"}}`, `agentShim.runtime: unknown value "sometimes" (allowed: on, off, require)`, true},
 		{`{"agentShim": {"mode": "Ask"}}`, `agentShim.mode: unknown value "Ask"`, true},
+		{`{"agentShim": {"secrets": ["~/ok", "x/y"]}}`, `agentShim.secrets[1]: "x/y" is neither absolute nor in the home directory (~/)`, true},
+		{`{"agentShim": {"secrets": ["~x"]}}`, `agentShim.secrets[0]: "~x" is neither absolute`, true},
 	}
 	seen := map[string]bool{}
 	for _, tc := range tests {

@@ -89,6 +89,11 @@ func (f *File) validateSettings() []string {
 			errs = append(errs, fmt.Sprintf("%s: agentShim.%s: unknown value %q (allowed: %s)", f.Path, v.key, v.value, strings.Join(v.allowed, ", ")))
 		}
 	}
+	for i, p := range f.Shim.Secrets {
+		if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
+			errs = append(errs, fmt.Sprintf("%s: agentShim.secrets[%d]: %q is neither absolute nor in the home directory (~/)", f.Path, i, p))
+		}
+	}
 	return errs
 }
 

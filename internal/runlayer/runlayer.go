@@ -24,6 +24,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/approvals"
 	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
 
@@ -46,6 +47,9 @@ type Run struct {
 	// Config is config.json's path; Mode its agentShim.runtime: "",
 	// "on", "off" or "require".
 	Config, Mode string
+	// Secrets is its agentShim.secrets: paths the tree may not read
+	// beyond the built-in list (absolute, or ~/…).
+	Secrets []string
 	// Agent names the front end in the decision log ("shell", "run");
 	// Session the session.
 	Agent, Session string
@@ -238,6 +242,7 @@ func (r *Run) supervise(ctx context.Context, path string, argv []string) (superv
 		Report:   report,
 		Programs: restrictedPrograms(),
 		Grant:    grant,
+		Secrets:  r.secrets(),
 	})
 	doneIn()
 	doneOut()
@@ -247,6 +252,25 @@ func (r *Run) supervise(ctx context.Context, path string, argv []string) (superv
 	}
 	r.trimCaches(caches)
 	return st, privilegedRefusal(err)
+}
+
+// secrets are what the tree may not read: the person's credential stores
+// (supervisor.DefaultSecrets), the shim's own key, and agentShim.secrets.
+func (r *Run) secrets() []string {
+	out := supervisor.DefaultSecrets(r.Getenv)
+	if p, err := approvals.Path(r.Getenv); err == nil {
+		out = append(out, filepath.Join(filepath.Dir(p), "cache.key"))
+	}
+	for _, s := range r.Secrets {
+		if rest, ok := strings.CutPrefix(s, "~/"); ok {
+			if home := r.Getenv("HOME"); home != "" {
+				out = append(out, filepath.Join(home, rest))
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // restrictedPrograms are the programs whose copies and hard links the

@@ -201,7 +201,7 @@ func (h *Host) Settings() (*config.File, error) {
 	if h.Gate != nil {
 		if s, ok := h.Gate.Host(); ok {
 			h.f = &config.File{Path: h.Path}
-			h.f.Shim.Shell, h.f.Shim.Runtime, h.f.Shim.RequireHook = s.Shell, s.Runtime, s.RequireHook
+			h.f.Shim.Shell, h.f.Shim.Runtime, h.f.Shim.RequireHook, h.f.Shim.Secrets = s.Shell, s.Runtime, s.RequireHook, s.Secrets
 			return h.f, nil
 		}
 	}
@@ -272,7 +272,7 @@ func (sh *Shell) Program(ctx context.Context, c *sessions.Call, h *Host, agent, 
 		return Refuse(sh.Stderr, err)
 	}
 	r := sh.Run(c, agent, ap)
-	r.Config, r.Mode = h.Path, f.Shim.Runtime
+	r.Config, r.Mode, r.Secrets = h.Path, f.Shim.Runtime, f.Shim.Secrets
 	code, err := r.Program(ctx, path, argv)
 	if err != nil {
 		return Refuse(sh.Stderr, err)

@@ -190,9 +190,64 @@ type Config struct {
 	// name, is decided as that program too (Exec.Copies). The dynamic
 	// loaders are always among them.
 	Programs []string
+	// Secrets are files and directories (absolute) the tree may not
+	// read, with all below them: the person's credential stores
+	// (DefaultSecrets), the shim's own keys. Everything else stays
+	// readable. See allowReadsBut for what appears later beside them.
+	Secrets []string
 	// Grant is what this line may do beyond any line. The caller sets it
 	// only for a line a person approved, to what that line needs.
 	Grant Grant
+}
+
+// DefaultSecrets are the person's credential stores, found as their
+// programs find them (getenv reads the variables that move them): SSH
+// keys, cloud, GitHub, git, Docker, package-registry and GnuPG
+// credentials. The tree never needs them for local work; a line that
+// does (an approved git push over SSH) is granted them (Grant.Secrets).
+func DefaultSecrets(getenv func(string) string) []string {
+	home := getenv("HOME")
+	var out []string
+	add := func(paths ...string) {
+		for _, p := range paths {
+			if filepath.IsAbs(p) && !slices.Contains(out, filepath.Clean(p)) {
+				out = append(out, filepath.Clean(p))
+			}
+		}
+	}
+	inHome := func(rel ...string) {
+		if home != "" {
+			for _, r := range rel {
+				add(filepath.Join(home, r))
+			}
+		}
+	}
+	inHome(".ssh", ".aws", ".netrc", ".git-credentials", ".gnupg", ".docker/config.json",
+		".config/gh/hosts.yml", ".config/git/credentials", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+		".kube/config", ".config/gcloud", ".azure")
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		add(filepath.Join(x, "gh/hosts.yml"), filepath.Join(x, "git/credentials"), filepath.Join(x, "gcloud"))
+	}
+	if d := getenv("GH_CONFIG_DIR"); d != "" {
+		add(filepath.Join(d, "hosts.yml"))
+	}
+	if d := getenv("DOCKER_CONFIG"); d != "" {
+		add(filepath.Join(d, "config.json"))
+	}
+	for _, v := range []string{"GNUPGHOME", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "KUBECONFIG", "NETRC"} {
+		for _, p := range filepath.SplitList(getenv(v)) {
+			add(p)
+		}
+	}
+	return out
+}
+
+// secrets are the paths the tree may not read: Secrets, unless granted.
+func (c *Config) secrets() []string {
+	if c.Grant.Secrets {
+		return nil
+	}
+	return c.Secrets
 }
 
 // Grant is what a line a person approved may do under the layer that no
@@ -220,6 +275,9 @@ type Grant struct {
 	// without it (not root) fails with ErrPrivileged, and the line cannot
 	// run under the layer.
 	Privileged bool
+	// Secrets lets the tree read Config.Secrets: an approved push over
+	// SSH reads the person's keys.
+	Secrets bool
 }
 
 // ErrPrivileged means a line granted Privileged cannot run under this

@@ -246,7 +246,7 @@ func prepare(cfg *Config) (*restrictions, []string, error) {
 		}
 	}
 	var err error
-	if r.ruleset, err = newRuleset(cfg.Confine, writes); err != nil {
+	if r.ruleset, err = newRuleset(cfg.Confine, writes, cfg.secrets()); err != nil {
 		return nil, nil, unavailable("%v", err)
 	}
 	if r.filter, err = newFilter(cfg.Confine); err != nil {
