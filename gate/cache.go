@@ -151,7 +151,7 @@ func loadCached(configPath, cacheDir string, scope *Scope) (built, error) {
 // the names it looks up, so its cost does not grow with the policy. A
 // region that does not parse makes the decisions that need it ask, and
 // the copy is removed (see compactStore.fail).
-const compactHeader = "agent-shim compact policy 8"
+const compactHeader = "agent-shim compact policy 9"
 
 // tableLine is the length of a line of the region table.
 const tableLine = len("0000000000000000 00000000\n")

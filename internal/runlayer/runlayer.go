@@ -108,6 +108,9 @@ func (r *Run) defaults() {
 // the process is replaced by the program.
 func (r *Run) Program(ctx context.Context, path string, argv []string) (int, error) {
 	r.defaults()
+	if err := r.blocked(); err != nil {
+		return 0, err
+	}
 	switch r.Mode {
 	case "", "on", "require":
 	case "off":
@@ -517,8 +520,68 @@ func (r *Run) restore(snap *supervisor.Snapshot) int {
 			}))
 		}
 	}
-	if err != nil {
-		fmt.Fprintf(r.Stderr, "agent-shim: error: undoing the changes to protected paths: %s\n", oneLine(err.Error()))
+	esc := oneLine
+	var u *supervisor.UndoError
+	switch {
+	case errors.As(err, &u):
+		for _, e := range u.Errs {
+			fmt.Fprintf(r.Stderr, "agent-shim: error: undoing the changes to protected paths: %s\n", esc(e.Error()))
+		}
+		for _, p := range u.Aside {
+			fmt.Fprintf(r.Stderr, "agent-shim: warning: a plant could not be removed, so it was renamed aside, where nothing runs it: %s\n", esc(p))
+		}
+		for _, p := range u.Moved {
+			fmt.Fprintf(r.Stderr, "agent-shim: error: the line moved a protected directory: %s; what took its place was removed\n", esc(p))
+		}
+		if len(u.Live) > 0 {
+			r.block(u.Live)
+		}
+	case err != nil:
+		fmt.Fprintf(r.Stderr, "agent-shim: error: undoing the changes to protected paths: %s\n", esc(err.Error()))
 	}
 	return ExitError
+}
+
+// blockFile is where a plant the undo could neither remove nor put aside
+// is recorded: while it exists, no line runs (Program refuses). It lies in
+// the state directory, which the tree cannot write.
+func (r *Run) blockFile() string {
+	p, err := approvals.Path(r.Getenv)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(p), "blocked")
+}
+
+// block records the live plants and says how to remove them.
+func (r *Run) block(live []string) {
+	f := r.blockFile()
+	if f != "" {
+		os.MkdirAll(filepath.Dir(f), 0o700)
+		os.WriteFile(f, []byte(strings.Join(live, "\n")+"\n"), 0o600)
+	}
+	for _, p := range live {
+		q, _ := gate.QuoteArgv([]string{p})
+		fmt.Fprintf(r.Stderr, "agent-shim: error: the line left %s, a protected path, in a state that can be neither undone nor put aside (an immutable file?); it would act as you\n", p)
+		fmt.Fprintf(r.Stderr, "agent-shim: hint: remove it yourself (as root: chattr -i %s; rm -rf %s)\n", q, q)
+	}
+	if f != "" {
+		q, _ := gate.QuoteArgv([]string{f})
+		fmt.Fprintf(r.Stderr, "agent-shim: error: no further line runs until then; after, run: rm %s\n", q)
+	}
+}
+
+// blocked is the refusal of every line while a plant is live (see block).
+func (r *Run) blocked() error {
+	f := r.blockFile()
+	if f == "" {
+		return nil
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		return nil
+	}
+	q, _ := gate.QuoteArgv([]string{f})
+	return &Hinted{fmt.Errorf("a line left a plant that could be neither undone nor put aside: %s", strings.TrimSpace(strings.ReplaceAll(string(data), "\n", ", "))),
+		"remove it yourself, then run: rm " + q}
 }

@@ -1,15 +1,21 @@
-//go:build !linux
+//go:build unix && !linux
 
 package supervisor
 
 import (
-	"io/fs"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
-// statKeyOf returns false: elsewhere Restore reads every file again.
-func statKeyOf(fs.FileInfo) (statKey, bool) {
-	return statKey{}, false
+// statKeyOfStat returns no key: elsewhere Restore reads every file again
+// (clockSettable is true).
+func statKeyOfStat(*unix.Stat_t) statKey { return statKey{} }
+
+// renameNoReplace renames, failing with EEXIST where the new name is
+// taken.
+func renameNoReplace(olddir int, oldname string, newdir int, newname string) error {
+	return unix.RenameatxNp(olddir, oldname, newdir, newname, unix.RENAME_EXCL)
 }
 
 // readFile reads the file p.
@@ -19,3 +25,6 @@ func readFile(p string, _ int64) ([]byte, error) {
 
 // clockSettable is true: elsewhere there is no shortcut to guard.
 var clockSettable = func() bool { return true }
+
+// confined runs f: elsewhere there is no Landlock.
+func confined(_ []int, f func()) { f() }

@@ -52,7 +52,13 @@ func TestSnapshotRestore(t *testing.T) {
 				return err
 			}
 			return os.Symlink(filepath.Join(top, "elsewhere"), filepath.Join(top, ".git"))
-		}, want: []string{".git/config", ".git/hooks", ".git/hooks/pre-commit.sample"}, wantErr: true},
+		}, want: []string{".git"}},
+		{name: "git dir replaced by a directory", change: func(top string) error {
+			if err := os.Rename(filepath.Join(top, ".git"), filepath.Join(top, "git-moved")); err != nil {
+				return err
+			}
+			return os.MkdirAll(filepath.Join(top, ".git/hooks"), 0o755)
+		}, want: []string{".git"}, wantErr: true}, // the new one put aside
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,7 +113,10 @@ func TestSnapshotRestore(t *testing.T) {
 			if data, _ := os.ReadFile(filepath.Join(top, "src.go")); string(data) != "package y\n" {
 				t.Error("an unprotected file was undone")
 			}
-			if tc.wantErr || tc.keep != "" {
+			if _, err := os.Lstat(filepath.Join(top, "git-moved")); err == nil {
+				t.Error("the git directory was not moved back")
+			}
+			if tc.keep != "" {
 				return
 			}
 			for f, c := range before {

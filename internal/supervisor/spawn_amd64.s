@@ -2,16 +2,17 @@
 
 #include "textflag.h"
 
-// func rawSpawn(stack uintptr, a *spawnArgs, fn uintptr) (pid, errno uintptr)
+// func rawSpawn(stack uintptr, a *spawnArgs, fn uintptr, flags uintptr) (pid, errno uintptr)
 //
 // The trampoline of spawn: a clone sharing this process's memory, whose
 // child switches to stack and calls fn(a) (spawnChild), which never
 // returns, in Go's register convention: a in AX, X15 zero, and R14 still
 // the caller's g, which it never reads.
-TEXT ·rawSpawn(SB),NOSPLIT,$0-40
+TEXT ·rawSpawn(SB),NOSPLIT,$0-48
 	MOVQ	a+8(FP), R12
 	MOVQ	fn+16(FP), R13
-	MOVQ	$0x111, DI	// CLONE_VM | SIGCHLD
+	MOVQ	flags+24(FP), DI
+	ORQ	$0x111, DI	// CLONE_VM | SIGCHLD, and the namespaces
 	MOVQ	stack+0(FP), SI
 	XORQ	DX, DX
 	XORQ	R10, R10
@@ -23,12 +24,12 @@ TEXT ·rawSpawn(SB),NOSPLIT,$0-40
 	CMPQ	AX, $0xfffffffffffff001
 	JLS	parent
 	NEGQ	AX
-	MOVQ	$0, pid+24(FP)
-	MOVQ	AX, errno+32(FP)
+	MOVQ	$0, pid+32(FP)
+	MOVQ	AX, errno+40(FP)
 	RET
 parent:
-	MOVQ	AX, pid+24(FP)
-	MOVQ	$0, errno+32(FP)
+	MOVQ	AX, pid+32(FP)
+	MOVQ	$0, errno+40(FP)
 	RET
 child:
 	// SP is the top of stack: room for the callee to spill its

@@ -32,6 +32,27 @@ type spawnArgs struct {
 	nkeep                int32
 	keep                 [maxKept]int32 // the descriptors above 2 it keeps, in increasing order
 
+	// The mount namespace the clone made (cloneFlags), where the
+	// protected paths are read-only (see Config.Protect): with a user
+	// namespace, its maps to write first; the binds to make, in order.
+	cloneFlags uintptr
+	userns     bool
+	setgroups  [21]byte // "/proc/self/setgroups\x00"
+	uidMapPath [19]byte // "/proc/self/uid_map\x00"
+	gidMapPath [19]byte
+	deny       [4]byte
+	uidMap     [32]byte
+	gidMap     [32]byte
+	uidMapLen  int32
+	gidMapLen  int32
+	root       [2]byte // "/\x00"
+	empty      [1]byte // ""
+	nbinds     int32
+	binds      [maxBinds]bindArg
+	how        unix.OpenHow
+	st         unix.Stat_t
+	attr       unix.MountAttr
+
 	// The restrictions the process puts on itself before its execve.
 	nnp      bool // set no_new_privs
 	caps     bool // clear the ambient set, write capHdr/capData (inheritable cleared), drop bounding
@@ -50,6 +71,19 @@ type spawnArgs struct {
 	cmsg [cmsgSpace]byte
 }
 
+// maxBinds bounds the binds of a mount namespace; past it, Run falls
+// back to the undo alone.
+const maxBinds = 512
+
+// bindArg is one bind of a directory or file onto itself: read-only, or
+// only to make it a mount point, which the tree cannot rename or
+// replace. id is the file the snapshot saw there: another is not bound.
+type bindArg struct {
+	path uintptr // *byte
+	id   FileID
+	ro   bool
+}
+
 // cmsgSpace is CMSG_SPACE(4): one descriptor.
 const cmsgSpace = unix.SizeofCmsghdr + 8
 
@@ -58,6 +92,8 @@ const (
 	stepFds = 1 + iota
 	stepDir
 	stepCloexec
+	stepUserns
+	stepMount
 	stepNoNewPrivs
 	stepCaps
 	stepLandlock
@@ -72,12 +108,14 @@ type sigaction struct {
 }
 
 // spawnChild is the child of spawn, on both architectures: it puts a.fds
-// in place as 0, 1 and 2, enters a.dir, gives every signal the action a
+// in place as 0, 1 and 2, gives every signal the action a
 // shell's child would have (the default, but those a.ignore names, which
 // it ignores: a handler of this process must not run in it), restores
 // RLIMIT_NOFILE, marks every descriptor above 2 close-on-exec but the
 // a.keep ones (a failure fails the start: the program must not get this
-// process's descriptors); restricts itself (no_new_privs, no
+// process's descriptors); makes its mount namespace's binds (when the
+// clone made one: see namespace_linux.go), enters a.dir; restricts
+// itself (no_new_privs, no
 // capabilities, the Landlock ruleset, the seccomp filter, whose listener
 // it sends to the supervisor); sets a.mask and execs; or writes the step
 // that failed and its errno to a.errPipe and exits 127. It runs in this
@@ -95,16 +133,11 @@ func spawnChild(a *spawnArgs) {
 		msg      [8]byte
 		lo       uintptr
 		listener uintptr
+		fd, tree uintptr
 	)
 	for i := range a.fds {
 		if _, _, e = syscall.RawSyscall(unix.SYS_DUP3, uintptr(a.fds[i]), uintptr(i), 0); e != 0 {
 			step = stepFds
-			goto fail
-		}
-	}
-	if a.dir != 0 {
-		if _, _, e = syscall.RawSyscall(unix.SYS_CHDIR, a.dir, 0, 0); e != 0 {
-			step = stepDir
 			goto fail
 		}
 	}
@@ -142,6 +175,88 @@ func spawnChild(a *spawnArgs) {
 		step = stepCloexec
 		goto fail
 	}
+	// The mount namespace: the user namespace's maps (this process's
+	// uid and gid, as outside), then every mount made a slave (nothing
+	// made here reaches the supervisor's namespace), then the binds.
+	if a.userns {
+		step = stepUserns
+		// /proc/self of a process that is not dumpable (the supervisor's
+		// memory is not) is root's: dumpable for the maps' writing, no
+		// longer. The tree does not exist yet, and nothing else of the
+		// person's may trace the supervisor meanwhile but what could
+		// before Run.
+		syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 1, 0, 0, 0, 0)
+		if fd, _, e = syscall.RawSyscall6(unix.SYS_OPENAT, uintptr(atFdcwd), uintptr(unsafe.Pointer(&a.setgroups[0])), unix.O_WRONLY|unix.O_CLOEXEC, 0, 0, 0); e == 0 {
+			syscall.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&a.deny[0])), uintptr(len(a.deny)))
+			syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+		}
+		if fd, _, e = syscall.RawSyscall6(unix.SYS_OPENAT, uintptr(atFdcwd), uintptr(unsafe.Pointer(&a.uidMapPath[0])), unix.O_WRONLY|unix.O_CLOEXEC, 0, 0, 0); e != 0 {
+			goto fail
+		}
+		_, _, e = syscall.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&a.uidMap[0])), uintptr(a.uidMapLen))
+		syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+		if e != 0 {
+			goto fail
+		}
+		if fd, _, e = syscall.RawSyscall6(unix.SYS_OPENAT, uintptr(atFdcwd), uintptr(unsafe.Pointer(&a.gidMapPath[0])), unix.O_WRONLY|unix.O_CLOEXEC, 0, 0, 0); e != 0 {
+			goto fail
+		}
+		_, _, e = syscall.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&a.gidMap[0])), uintptr(a.gidMapLen))
+		syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+		syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 0, 0, 0, 0, 0)
+		if e != 0 {
+			goto fail
+		}
+	}
+	if a.cloneFlags&unix.CLONE_NEWNS != 0 {
+		step = stepMount
+		if _, _, e = syscall.RawSyscall6(unix.SYS_MOUNT, 0, uintptr(unsafe.Pointer(&a.root[0])), 0, unix.MS_REC|unix.MS_SLAVE, 0, 0); e != 0 {
+			goto fail
+		}
+		for i := range a.binds {
+			if int32(i) >= a.nbinds {
+				break
+			}
+			b := &a.binds[i]
+			// By path, in this namespace (a descriptor of the
+			// supervisor's names a mount of its namespace), no link on
+			// the way, and the file the snapshot saw: else left to the
+			// undo.
+			if fd, _, e = syscall.RawSyscall6(unix.SYS_OPENAT2, uintptr(atFdcwd), b.path, uintptr(unsafe.Pointer(&a.how)), unsafe.Sizeof(a.how), 0, 0); e != 0 {
+				continue
+			}
+			if _, _, e = syscall.RawSyscall(unix.SYS_FSTAT, fd, uintptr(unsafe.Pointer(&a.st)), 0); e != 0 || uint64(a.st.Dev) != b.id.Dev || a.st.Ino != b.id.Ino {
+				syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+				continue
+			}
+			if tree, _, e = syscall.RawSyscall(unix.SYS_OPEN_TREE, fd, uintptr(unsafe.Pointer(&a.empty[0])),
+				unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE); e != 0 {
+				syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+				goto fail
+			}
+			if b.ro {
+				_, _, e = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, tree, uintptr(unsafe.Pointer(&a.empty[0])),
+					unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&a.attr)), unsafe.Sizeof(a.attr), 0)
+			}
+			if e == 0 {
+				_, _, e = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, tree, uintptr(unsafe.Pointer(&a.empty[0])), fd,
+					uintptr(unsafe.Pointer(&a.empty[0])), unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH, 0)
+			}
+			syscall.RawSyscall(unix.SYS_CLOSE, tree, 0, 0)
+			syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+			if e != 0 {
+				goto fail
+			}
+		}
+	}
+	// The working directory, entered after the binds: entered before, it
+	// would be the directory below them, where they do not hold.
+	if a.dir != 0 {
+		if _, _, e = syscall.RawSyscall(unix.SYS_CHDIR, a.dir, 0, 0); e != 0 {
+			step = stepDir
+			goto fail
+		}
+	}
 	// The restrictions, on this process alone: the supervisor's threads
 	// stay outside them.
 	if a.nnp {
@@ -155,9 +270,8 @@ func spawnChild(a *spawnArgs) {
 		if _, _, e = syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 && e != unix.EINVAL {
 			goto fail
 		}
-		if _, _, e = syscall.RawSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&a.capHdr)), uintptr(unsafe.Pointer(&a.capData[0])), 0); e != 0 {
-			goto fail
-		}
+		// The bounding set first, while CAP_SETPCAP is still held (a
+		// user namespace's, too).
 		for c := uintptr(0); c < 64; c++ {
 			if a.bounding&(1<<c) == 0 {
 				continue
@@ -167,6 +281,9 @@ func spawnChild(a *spawnArgs) {
 			} else if e != 0 {
 				goto fail
 			}
+		}
+		if _, _, e = syscall.RawSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&a.capHdr)), uintptr(unsafe.Pointer(&a.capData[0])), 0); e != 0 {
+			goto fail
 		}
 	}
 	if _, _, e = syscall.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(a.ruleset), 0, 0); e != 0 {
@@ -189,6 +306,9 @@ func spawnChild(a *spawnArgs) {
 	_, _, e = syscall.RawSyscall(unix.SYS_EXECVE, a.path, a.argv, a.env)
 	step = stepExec
 fail:
+	if a.userns {
+		syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 0, 0, 0, 0, 0)
+	}
 	msg = [8]byte{byte(step), byte(step >> 8), byte(step >> 16), byte(step >> 24), byte(e), byte(e >> 8), byte(e >> 16), byte(e >> 24)}
 	syscall.RawSyscall(unix.SYS_WRITE, uintptr(a.errPipe), uintptr(unsafe.Pointer(&msg[0])), 8)
 	for {
@@ -204,7 +324,7 @@ type starting struct {
 	errR    *os.File // closes at the execve; the step and errno if it fails
 	sock    int      // the listener comes on it
 	a       *spawnArgs
-	keep    [5]any // the strings and the filter a points to
+	keep    [6]any // the strings, the filter and the binds' paths a points to
 	release func()
 }
 
@@ -218,6 +338,7 @@ type restrictions struct {
 	bounding   uint64
 	ruleset    int
 	filter     *unix.SockFprog
+	ns         *nsPlan // the mount namespace, nil for none
 }
 
 // forkExec starts path with argv and env in dir, its fds 0, 1 and 2 the
@@ -230,6 +351,15 @@ type restrictions struct {
 func forkExec(path string, argv, env []string, dir string, files []*os.File, ignore uint64, r *restrictions) (*starting, error) {
 	a := &spawnArgs{ignore: ignore, nnp: r.noNewPrivs, caps: r.dropCaps, capHdr: r.capHdr, capData: r.capData,
 		bounding: r.bounding, ruleset: int32(r.ruleset), filter: uintptr(unsafe.Pointer(r.filter))}
+	nsKeep, err := setNamespace(a, r.ns)
+	if err != nil {
+		return nil, err
+	}
+	if a.userns && a.caps {
+		// In its user namespace the process holds every capability,
+		// CAP_SETPCAP among them: it empties its bounding set too.
+		a.bounding = ^uint64(0)
+	}
 	argv0, err := syscall.BytePtrFromString(path)
 	if err != nil {
 		return nil, err
@@ -320,9 +450,12 @@ func forkExec(path string, argv, env []string, dir string, files []*os.File, ign
 		release()
 		errR.Close()
 		unix.Close(sp[0])
+		if a.cloneFlags != 0 {
+			return nil, fmt.Errorf("%w: starting %s: %v", errNoNamespace, path, errno)
+		}
 		return nil, fmt.Errorf("starting %s: %w", path, errno)
 	}
-	return &starting{path: path, pid: pid, errR: errR, sock: sp[0], a: a, keep: [5]any{argv0, argvp, envp, dirp, r.filter}, release: release}, nil
+	return &starting{path: path, pid: pid, errR: errR, sock: sp[0], a: a, keep: [6]any{argv0, argvp, envp, dirp, r.filter, nsKeep}, release: release}, nil
 }
 
 // listener receives the seccomp listener the child installed on itself;
@@ -403,6 +536,10 @@ func (s *starting) wait() (int, error) {
 		return 0, fmt.Errorf("putting its standard streams in place: %w", errno)
 	case stepCloexec:
 		return 0, fmt.Errorf("keeping this process's descriptors from it: %w", errno)
+	case stepUserns:
+		return 0, fmt.Errorf("%w: mapping the user namespace: %v", errNoNamespace, errno)
+	case stepMount:
+		return 0, fmt.Errorf("%w: making the protected paths read-only: %v", errNoNamespace, errno)
 	case stepNoNewPrivs:
 		return 0, unavailable("setting no_new_privs: %v", errno)
 	case stepCaps:

@@ -31,7 +31,7 @@ func spawn(a *spawnArgs) (pid int, errno syscall.Errno, release func()) {
 		return 0, err.(syscall.Errno), func() {}
 	}
 	top := uintptr(unsafe.Pointer(&stack[0])) + spawnStack
-	p, e := rawSpawn(top, a, spawnChildPC)
+	p, e := rawSpawn(top, a, spawnChildPC, a.cloneFlags)
 	return int(p), syscall.Errno(e), func() { unix.Munmap(stack) }
 }
 
@@ -44,6 +44,6 @@ var spawnChildPC = func() uintptr {
 	return **(**uintptr)(unsafe.Pointer(&f))
 }()
 
-// rawSpawn clones with CLONE_VM onto stack; the child calls fn(a)
-// (spawnChild) and never returns.
-func rawSpawn(stack uintptr, a *spawnArgs, fn uintptr) (pid, errno uintptr)
+// rawSpawn clones with CLONE_VM and flags (the namespaces) onto stack;
+// the child calls fn(a) (spawnChild) and never returns.
+func rawSpawn(stack uintptr, a *spawnArgs, fn uintptr, flags uintptr) (pid, errno uintptr)

@@ -21,7 +21,7 @@ func spawn(a *spawnArgs) (int, syscall.Errno, func()) {
 //go:nosplit
 //go:norace
 func forkChild(a *spawnArgs) (int, syscall.Errno) {
-	r, _, e := syscall.RawSyscall6(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+	r, _, e := syscall.RawSyscall6(unix.SYS_CLONE, uintptr(unix.SIGCHLD)|a.cloneFlags, 0, 0, 0, 0, 0)
 	if e != 0 {
 		return 0, e
 	}

@@ -77,7 +77,7 @@ func TestRunUnprivileged(t *testing.T) {
 	}
 	s := string(out)
 	for _, want := range []string{
-		"uid=", "status={Code:0 Signal:0}", "touch=126",
+		"uid=", "status={Code:0 Signal:0 ", "touch=126",
 		`exec /bin/bash ["bash" "-c" "/bin/true \"a b\"; touch`,
 		`exec /bin/true ["/bin/true" "a b"]`,
 		"agent-shim: denied at run time: ",
@@ -233,7 +233,7 @@ func TestRunStartState(t *testing.T) {
 			fds = " " + v
 		}
 	}
-	if !strings.Contains(fds, " 7 ") || mine == "" || strings.Contains(fds, " "+mine+" ") || !strings.Contains(s, "status {0 0} <nil>") {
+	if !strings.Contains(fds, " 7 ") || mine == "" || strings.Contains(fds, " "+mine+" ") || !strings.Contains(s, "status {0 0 false 0} <nil>") {
 		t.Errorf("want descriptor 7 inherited and %q not:\n%s", mine, s)
 	}
 }
@@ -247,7 +247,7 @@ func TestRunStartCloseRangeFails(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if s := string(out); !strings.Contains(s, "status {126 0} <nil>") ||
+	if s := string(out); !strings.Contains(s, "status {126 0 false 0} <nil>") ||
 		!strings.Contains(s, "keeping this process's descriptors from it: function not implemented") {
 		t.Errorf("the program started, or no reason:\n%s", s)
 	}

@@ -195,6 +195,17 @@ type Config struct {
 	// (DefaultSecrets), the shim's own keys. Everything else stays
 	// readable. See allowReadsBut for what appears later beside them.
 	Secrets []string
+	// Protect is the snapshot of the protected paths of the checkouts
+	// the tree may write (TakeSnapshot): where the kernel allows a mount
+	// namespace, the tree runs in one where they are read-only
+	// (Status.Prevented); where it does not, what the line leaves
+	// running is ended when it ends (Status.Ended), so that nothing
+	// writes after the caller's undo (Snapshot.Restore). Nil: neither.
+	Protect *Snapshot
+	// Keep are the protected paths a person approved the line to write
+	// (gate.Approval.Writes): they, and what lies below them, stay
+	// writable.
+	Keep []string
 	// Grant is what this line may do beyond any line. The caller sets it
 	// only for a line a person approved, to what that line needs.
 	Grant Grant
@@ -444,6 +455,12 @@ func (x Exec) String() string {
 type Status struct {
 	Code   int
 	Signal int // 0 when it exited
+	// Prevented says that the protected paths of Config.Protect were
+	// read-only for the tree: what it leaves running stays so.
+	Prevented bool
+	// Ended counts the processes the line left running that were
+	// ended with it (Config.Protect, where nothing was prevented).
+	Ended int
 }
 
 // ExitCode is the status as a shell reports it: the exit code, or 128+N

@@ -3,11 +3,14 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -104,18 +107,36 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		}
 		return Status{Code: 126}, nil
 	}
-	start, err := forkExec(cfg.Path, cfg.Argv, cfg.Env, cfg.Dir, files, ignoredAtStart, r)
-	if err != nil {
-		return failed(err)
-	}
-	listener, err := start.listener()
-	if err != nil {
-		// The child ended before it was restricted: wait says why.
-		if _, werr := start.wait(); werr != nil {
-			err = werr
+	// What the line leaves running is this process's to end, where the
+	// undo alone holds (see ends).
+	if cfg.Protect != nil {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err == nil {
+			defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 		}
+	}
+	var start *starting
+	var listener int
+	for {
+		start, err = forkExec(cfg.Path, cfg.Argv, cfg.Env, cfg.Dir, files, ignoredAtStart, r)
+		if err == nil {
+			if listener, err = start.listener(); err != nil {
+				// The child ended before it was restricted: wait says why.
+				if _, werr := start.wait(); werr != nil {
+					err = werr
+				}
+			}
+		}
+		if err != nil && r.ns != nil && noNamespace(err) {
+			// The kernel refused the namespace: the undo alone holds.
+			r.ns = nil
+			continue
+		}
+		break
+	}
+	if err != nil {
 		return failed(err)
 	}
+	prevented := r.ns != nil
 	l, err := newLoop(listener, &cfg, writes)
 	if err != nil {
 		start.wait() // its execve fails: nobody answers it
@@ -154,8 +175,101 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	}()
 	st := wait()
 	close(done)
+	st.Prevented = prevented
+	if cfg.Protect != nil && !prevented {
+		// Nothing may write after the undo: what the line started ends
+		// with it.
+		st.Ended = endChildren()
+	}
 	l.stop()
 	return st, nil
+}
+
+// endChildren kills every child of this process, which as a subreaper
+// inherits what the tree left running (a process the tree started whose
+// parent ended), and reaps them, until none is left; it returns how many
+// it ended. A process that forks meanwhile leaves its child to this
+// process too, which the next round ends. Only this process's
+// descendants are touched: not another session's.
+func endChildren() int {
+	ended := 0
+	for round := 0; round < 1000; round++ {
+		kids := children()
+		for _, pid := range kids {
+			// A child is not reaped before this process waits for it:
+			// its pid names it until then.
+			if unix.Kill(pid, unix.SIGKILL) == nil {
+				ended++
+			}
+		}
+		var ws unix.WaitStatus
+		reaped := false
+		for {
+			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL, nil)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || pid <= 0 {
+				break
+			}
+			reaped = true
+		}
+		if len(kids) == 0 && !reaped {
+			if pid, err := unix.Wait4(-1, &ws, unix.WALL|unix.WNOHANG, nil); err == unix.ECHILD || pid == 0 && len(children()) == 0 {
+				return ended
+			}
+		}
+		if len(kids) > 0 && !reaped {
+			time.Sleep(time.Millisecond) // killed, not yet dead
+		}
+	}
+	return ended
+}
+
+// children are the pids of this process's children, from
+// /proc/self/task/*/children (every thread's), else from every
+// process's parent in /proc.
+func children() []int {
+	var out []int
+	tasks, err := os.ReadDir("/proc/self/task")
+	ok := err == nil
+	for _, t := range tasks {
+		data, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			ok = false
+			break
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	if ok {
+		return out
+	}
+	out = nil
+	self := os.Getpid()
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + p.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid: comm may hold anything but ends at the
+		// last ')'.
+		rest := string(data[bytes.LastIndexByte(data, ')')+1:])
+		if f := strings.Fields(rest); len(f) > 1 {
+			if ppid, err := strconv.Atoi(f[1]); err == nil && ppid == self {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
 }
 
 // ignoredAtStart are the signals (bit n-1) this process started
@@ -244,6 +358,9 @@ func prepare(cfg *Config) (*restrictions, []string, error) {
 				fmt.Fprintf(cfg.Report, "agent-shim: warning: the tree may not write %s: it is reached through a link in a directory the tree may write, which an earlier line may have made\n", p)
 			}
 		}
+	}
+	if cfg.Protect != nil && namespaces {
+		r.ns = nsPlanOf(cfg.Protect, cfg.Keep)
 	}
 	var err error
 	if r.ruleset, err = newRuleset(cfg.Confine, writes, cfg.secrets()); err != nil {

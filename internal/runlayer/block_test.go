@@ -1,0 +1,68 @@
+package runlayer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/supervisor"
+)
+
+// A plant the undo can neither remove nor put aside (an immutable
+// .git/config, as root) is said, with how to remove it, and every later
+// line is refused until the person has removed it and the record.
+func TestLivePlantBlocks(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a file immutable needs root")
+	}
+	dir := t.TempDir()
+	co := filepath.Join(dir, "co")
+	if err := os.MkdirAll(filepath.Join(co, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(co, ".git", "config")
+	if err := os.WriteFile(config, []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(co)
+	env := map[string]string{"HOME": filepath.Join(dir, "home"), "XDG_STATE_HOME": filepath.Join(dir, "state")}
+	run := func(plant bool) (int, string, error) {
+		var stderr bytes.Buffer
+		r := &Run{Gate: gate.New(gate.Options{}), Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Getenv: func(k string) string { return env[k] },
+			Supervise: func(context.Context, supervisor.Config) (supervisor.Status, error) {
+				if plant {
+					if err := os.WriteFile(config, []byte("[core]\n\tfsmonitor = touch pwned\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if out, err := exec.Command("chattr", "+i", config).CombinedOutput(); err != nil {
+						t.Skipf("chattr: %v %s (no immutable flag here)", err, out)
+					}
+				}
+				return supervisor.Status{}, nil
+			}}
+		code, err := r.Program(context.Background(), "/bin/true", []string{"true"})
+		return code, stderr.String(), err
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", config).Run() })
+	code, stderr, err := run(true)
+	block := filepath.Join(dir, "state", "agent-shim", "blocked")
+	if err != nil || code != ExitError || !strings.Contains(stderr, "chattr -i "+config) || !strings.Contains(stderr, "rm "+block) {
+		t.Fatalf("Program: %d, %v, want %d and the commands to run\n%s", code, err, ExitError, stderr)
+	}
+	var h *Hinted
+	if _, _, err := run(false); !errors.As(err, &h) || !strings.Contains(err.Error(), config) || !strings.Contains(h.Hint, "rm "+block) {
+		t.Errorf("the next line: %v, want it refused, naming %s", err, config)
+	}
+	exec.Command("chattr", "-i", config).Run()
+	os.Remove(block)
+	if code, stderr, err := run(false); err != nil || code != 0 {
+		t.Errorf("after the person removed the record: %d, %v\n%s", code, err, stderr)
+	}
+}

@@ -1,0 +1,134 @@
+//go:build linux && (amd64 || arm64)
+
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Prevention. With Config.Protect the program's process is cloned into a
+// mount namespace of its own (and, without CAP_SYS_ADMIN, a user
+// namespace that maps only this process's uid and gid, as they are
+// outside), where the protected paths the snapshot found are bound onto
+// themselves read-only, and every directory on the way to them below a
+// checkout (.git, .git/modules/x, a nested repository, .claude, vendor/x)
+// onto itself: a mount point cannot be renamed, removed or replaced, so
+// the tree can neither write a protected file nor swap the directory
+// that holds it. The binds are made before the process restricts
+// itself; its capabilities go with the rest (the user namespace's too),
+// and in its Landlock domain nothing of the tree may mount, unmount or
+// move a mount, in that namespace or a new one. Every mount is made a
+// slave first: nothing made there reaches the person's namespace, and
+// the person's later mounts still reach the tree's.
+//
+// A protected path missing at the snapshot (a hooks directory, or
+// .git/commondir, which git reads if it appears) cannot be bound: the
+// tree may create it, and the undo removes it. A path that holds another
+// file at the start than at the snapshot is not bound either, and left to
+// the undo. Where the kernel refuses the namespaces (unprivileged user
+// namespaces turned off, as Ubuntu and some containers do), Run goes on
+// without them (Status.Prevented false) and the undo alone holds.
+
+// namespaces is whether Run tries a mount namespace; tests turn it off
+// to hold the undo alone.
+var namespaces = true
+
+// errNoNamespace is the kernel's refusal of the mount namespace.
+var errNoNamespace = errors.New("no mount namespace")
+
+// nsPlan is the mount namespace the program's process makes.
+type nsPlan struct {
+	flags    uintptr
+	userns   bool
+	uid, gid int
+	binds    []bind
+}
+
+type bind struct {
+	path string
+	id   FileID
+	ro   bool
+}
+
+// nsPlanOf is the namespace that keeps the tree from changing s's
+// protected paths, but those below or above a path of keep (what a
+// person approved the line to write); nil when there is nothing to bind
+// or too much.
+func nsPlanOf(s *Snapshot, keep []string) *nsPlan {
+	kept := func(p string) bool {
+		return slices.ContainsFunc(keep, func(k string) bool {
+			k = filepath.Clean(k)
+			return k == p || strings.HasPrefix(k, p+"/") || strings.HasPrefix(p, k+"/")
+		})
+	}
+	var binds []bind
+	for _, d := range s.dirs {
+		if d.parent != nil && (s.isWatched(d.path) || slices.Contains(s.watched, d.path)) {
+			binds = append(binds, bind{path: d.path, id: d.id})
+		}
+	}
+	for _, e := range s.entries {
+		was, ok := e.was[""]
+		if !ok || len(e.rest) != 1 || kept(e.path) || !(was.mode.IsRegular() || was.mode.IsDir() && e.tree) {
+			continue
+		}
+		binds = append(binds, bind{path: e.path, id: FileID{was.stat.dev, was.stat.ino}, ro: true})
+	}
+	if len(binds) == 0 || len(binds) > maxBinds {
+		return nil
+	}
+	// Parents before what lies below them: a bind below a directory
+	// bound onto itself is made in the new mount.
+	sort.Slice(binds, func(i, j int) bool { return binds[i].path < binds[j].path })
+	p := &nsPlan{flags: unix.CLONE_NEWNS, binds: binds}
+	if !hasCapability(unix.CAP_SYS_ADMIN) {
+		p.flags |= unix.CLONE_NEWUSER
+		p.userns, p.uid, p.gid = true, os.Getuid(), os.Getgid()
+	}
+	return p
+}
+
+// setNamespace puts p into a, returning what a points to, to be kept
+// until the child has left this process's memory.
+func setNamespace(a *spawnArgs, p *nsPlan) ([]any, error) {
+	if p == nil {
+		return nil, nil
+	}
+	a.cloneFlags, a.userns = p.flags, p.userns
+	copy(a.setgroups[:], "/proc/self/setgroups\x00")
+	copy(a.uidMapPath[:], "/proc/self/uid_map\x00")
+	copy(a.gidMapPath[:], "/proc/self/gid_map\x00")
+	copy(a.deny[:], "deny")
+	a.uidMapLen = int32(copy(a.uidMap[:], fmt.Sprintf("%d %d 1\n", p.uid, p.uid)))
+	a.gidMapLen = int32(copy(a.gidMap[:], fmt.Sprintf("%d %d 1\n", p.gid, p.gid)))
+	copy(a.root[:], "/\x00")
+	a.how = unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW, Resolve: unix.RESOLVE_NO_SYMLINKS}
+	a.attr = unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	var keep []any
+	for i, b := range p.binds {
+		path, err := syscall.BytePtrFromString(b.path)
+		if err != nil {
+			return nil, err
+		}
+		keep = append(keep, path)
+		a.binds[i] = bindArg{path: uintptr(unsafe.Pointer(path)), id: b.id, ro: b.ro}
+	}
+	a.nbinds = int32(len(p.binds))
+	return keep, nil
+}
+
+// noNamespace reports whether err is the kernel's refusal of the
+// namespaces: the start is tried again without them.
+func noNamespace(err error) bool {
+	return errors.Is(err, errNoNamespace)
+}
