@@ -127,8 +127,9 @@ func (r *Run) Program(ctx context.Context, path string, argv []string) (int, err
 	if err != nil {
 		return 0, err
 	}
-	st, err := r.supervise(ctx, path, argv)
+	st, err := r.supervise(ctx, path, argv, snap)
 	if err == nil {
+		r.noteEnded(st)
 		if code := r.restore(snap); code != 0 && st.Signal == 0 && st.Code == 0 {
 			st.Code = code
 		}
@@ -218,7 +219,7 @@ func (r *Run) exec(path string, argv []string) (int, error) {
 
 // supervise runs the program under the supervisor, deciding every
 // execution with the gate; refusals go to the decision log too.
-func (r *Run) supervise(ctx context.Context, path string, argv []string) (supervisor.Status, error) {
+func (r *Run) supervise(ctx context.Context, path string, argv []string, snap *supervisor.Snapshot) (supervisor.Status, error) {
 	// The refusals and the tree's stderr share one writer.
 	report := io.Writer(r.Stderr)
 	if _, ok := r.Stderr.(*os.File); !ok {
@@ -246,6 +247,8 @@ func (r *Run) supervise(ctx context.Context, path string, argv []string) (superv
 		Programs: restrictedPrograms(),
 		Grant:    grant,
 		Secrets:  r.secrets(),
+		Protect:  snap,
+		Keep:     r.approvedWrites(),
 	})
 	doneIn()
 	doneOut()
@@ -255,6 +258,25 @@ func (r *Run) supervise(ctx context.Context, path string, argv []string) (superv
 	}
 	r.trimCaches(caches)
 	return st, privilegedRefusal(err)
+}
+
+// approvedWrites are the protected paths a person approved the line to
+// write.
+func (r *Run) approvedWrites() []string {
+	if r.Approval == nil {
+		return nil
+	}
+	return r.Approval.Writes
+}
+
+// noteEnded says that what the line left running was ended with it, and
+// how to keep a server.
+func (r *Run) noteEnded(st supervisor.Status) {
+	if st.Ended == 0 {
+		return
+	}
+	fmt.Fprintf(r.Stderr, "agent-shim: note: the line left %d process(es) running; they were ended with it: here the run-time layer cannot make the protected paths read-only (no mount namespace), so nothing of a line may run after its changes to them are undone\n", st.Ended)
+	fmt.Fprintf(r.Stderr, "agent-shim: hint: to keep a server running, start it as a line of its own in the foreground (agent-shim run -- npm run dev), or allow unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu)\n")
 }
 
 // secrets are what the tree may not read: the person's credential stores
