@@ -90,6 +90,13 @@ func TestRunSurvivors(t *testing.T) {
 				if strings.Contains(s, "ended=0") == false || alive < 10 {
 					t.Errorf("the server did not keep running (%d rounds):\n%s%s", alive, s, log)
 				}
+				// Its last round, before the directory goes.
+				for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+					if log, _ := os.ReadFile(filepath.Join(top, "server.log")); strings.Contains(string(log), "alive 40\n") {
+						break
+					}
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
 		})
 	}
