@@ -29,8 +29,10 @@ var (
 		"allow the exact scripts or read-only invocations instead (`python3 --version`), or move it to an asking category"}
 	shellRisk = risk{"a shell", "runs any command line (-c, a script, stdin)",
 		"remove it: agent-shim decides the commands a shell runs; allow those"}
+	// buildRisk is a finding in read_only only: running the checkout's
+	// build and tests is what local_changes is for (see lintRisky).
 	buildRisk = risk{"a build tool", "runs recipes and scripts from files the agent can edit (Makefile, package.json, build files)",
-		"keep it out of read_only; in local_changes, know that an edited recipe runs unasked"}
+		"move it to local_changes, where running the checkout's build is what the category allows"}
 	writerRisk = risk{"a writer", "writes or deletes files",
 		"move it out of read_only (to local_changes), or allow only the read-only form"}
 )
@@ -48,7 +50,6 @@ var risky = map[string]risk{
 	"watch": runnerRisk("a command line, again and again"), "parallel": runnerRisk("command lines from its arguments and input"),
 	"flock": runnerRisk("the command named after it"), "strace": runnerRisk("the program named after it"),
 	"chroot": runnerRisk("a program in another root"), "unshare": runnerRisk("a program in new namespaces"),
-	"find":                  runnerRisk("programs (-exec, -execdir, -ok) and deletes files (-delete)"),
 	"jiri runp":             runnerRisk("a command line in every project"),
 	"repo forall":           runnerRisk("a command line in every project"),
 	"git submodule foreach": runnerRisk("a command line in every submodule"),
@@ -121,12 +122,17 @@ var gitGlobalValued = map[string]bool{"-C": true, "-c": true, "--git-dir": true,
 var shortAliases = map[string]string{"--force": "-f", "--recursive": "-r", "--delete": "-d"}
 
 // tableFacts indexes the program table's facts that make a program run
-// code or write, by block ("rg", "git fetch").
+// code or write whatever its options, by block ("sed", "cp"): its
+// program text (script) and the operands it always writes (targets).
+// The facts about options (exec, runs, inline, writes, …) are no finding:
+// agent-shim asks when such an option is used, and the grants agents-setup
+// writes leave those options out (package manifest), so an agent applying
+// config.json's grants itself does not allow them either.
 var tableFacts = sync.OnceValue(func() map[string][]*programs.Fact {
 	m := map[string][]*programs.Fact{}
 	for _, f := range programs.Builtin().Facts() {
 		switch f.Kind {
-		case programs.Exec, programs.Runs, programs.Inline, programs.Script, programs.Writes, programs.Targets:
+		case programs.Script, programs.Targets:
 			m[f.Key] = append(m[f.Key], f)
 		}
 	}
@@ -134,18 +140,14 @@ var tableFacts = sync.OnceValue(func() map[string][]*programs.Fact {
 })
 
 // tableRisk is what the program table (package programs) says about a
-// read_only rule that names block whole: the options by which it runs
-// code, and how it writes.
+// read_only rule that names block whole: the program text it runs, and
+// the operands it writes, which no grant can leave out.
 func tableRisk(block string) (risk, bool) {
 	var runs, writes []string
 	for _, f := range tableFacts()[block] {
 		switch f.Kind {
 		case programs.Script:
 			runs = append(runs, "its "+f.Arg+" program")
-		case programs.Exec, programs.Runs, programs.Inline:
-			runs = append(runs, f.Args...)
-		case programs.Writes:
-			writes = append(writes, f.Args...)
 		case programs.Targets:
 			writes = append(writes, "its operands")
 		}
@@ -153,7 +155,7 @@ func tableRisk(block string) (risk, bool) {
 	switch {
 	case len(runs) > 0:
 		return risk{"a runner of code", "runs code through " + strings.Join(runs, ", ") + " (the program table)",
-			"agent-shim asks when these are used; an agent applying config.json's grants itself does not: allow narrower lines"}, true
+			"agent-shim reads the program and asks when it runs or writes; an agent applying config.json's grants itself does not: allow narrower lines"}, true
 	case len(writes) > 0:
 		return risk{"a writer", "writes through " + strings.Join(writes, ", ") + " (the program table)",
 			"move it to local_changes, or allow only its read-only forms"}, true

@@ -117,6 +117,13 @@ func lintRisky(lines []manifest.Line) []Finding {
 		if !found || len(rest) > 0 && allHarmless(rest) {
 			continue
 		}
+		if r == buildRisk && l.Category != "read_only" {
+			// Running the checkout's build and tests is what the other
+			// allowed categories are for; under the run-time layer each
+			// program a recipe runs is decided, and without it a recipe
+			// the same line wrote asks (the table's reads facts).
+			continue
+		}
 		if prog == "sed" && slices.Contains(rest, "-n") {
 			continue // prints lines; the shim asks for w and e
 		}
@@ -235,7 +242,8 @@ func lintShadowed(lines []manifest.Line) []Finding {
 
 // lintDuplicates finds a rule that an earlier rule of the same category
 // says again, in any overlay: each matches every command the other does
-// (git push -f = git push --force, rm -rf = rm -fr).
+// (git -C x log and git log), and for the deny list each denies the same
+// spellings (see same).
 func lintDuplicates(lines []manifest.Line) []Finding {
 	var out []Finding
 	type group struct{ cat, prog string }
@@ -264,8 +272,11 @@ func lintDuplicates(lines []manifest.Line) []Finding {
 	return out
 }
 
-// same reports whether two rules match the same commands: each matches
-// the other's command line.
+// same reports whether two rules of one category match the same commands:
+// each matches the other's command line. Two deny rules must also expand
+// to the same grants: a spelling the shim reads as the same command (rm
+// -fr for rm -rf) is still a deny grant of its own for an agent that
+// applies config.json's grants itself.
 func same(a, b manifest.Line) bool {
 	if strings.Join(strings.Fields(a.Text), " ") == strings.Join(strings.Fields(b.Text), " ") {
 		return true
@@ -273,7 +284,15 @@ func same(a, b manifest.Line) bool {
 	pa, pb := matcher.New(), matcher.New()
 	pa.Add(matcher.Deny, a.Text, matcher.Source{})
 	pb.Add(matcher.Deny, b.Text, matcher.Source{})
-	return decides(pa, b.Text, matcher.Deny) != nil && decides(pb, a.Text, matcher.Deny) != nil
+	if decides(pa, b.Text, matcher.Deny) == nil || decides(pb, a.Text, matcher.Deny) == nil {
+		return false
+	}
+	if allowed(a.Category) {
+		return true // a spelling the agent's allow grant misses only asks
+	}
+	ga, errA := manifest.DenyGrants(a.Text)
+	gb, errB := manifest.DenyGrants(b.Text)
+	return errA == nil && errB == nil && slices.Equal(ga, gb)
 }
 
 // lintUnknown finds subcommands that the program does not have: a typo
