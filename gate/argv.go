@@ -43,8 +43,10 @@ func (g *Gate) decideExec(argv []string, dir string, approved bool) Decision {
 }
 
 // askedByRule reports whether cmd is Ask because of a rule: an ask rule, a
-// deny rule that may match, or a rule that cannot be read (fail closed).
-// Otherwise the Ask comes from floors a static reading puts on a command.
+// deny rule that may match, or a rule that cannot be read (fail closed);
+// or because it reaches other machines, which the run-time layer does not
+// confine. Otherwise the Ask comes from floors a static reading puts on a
+// command.
 func (g *Gate) askedByRule(cmd *shellparse.Command) bool {
 	mv := g.policy.DecideCommand(cmd)
 	if mv.Decision != matcher.Ask {
@@ -55,5 +57,6 @@ func (g *Gate) askedByRule(cmd *shellparse.Command) bool {
 	if mv.Rule != nil && mv.Rule.Decision != matcher.Allow {
 		return true
 	}
-	return mv.Unreadable
+	// What reaches other machines is not confined at run time either.
+	return mv.Unreadable || mv.Network != ""
 }

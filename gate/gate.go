@@ -125,7 +125,8 @@ const (
 	// LevelLocalChanges adds writes inside the scope.
 	LevelLocalChanges
 	// LevelExternalChanges is LevelLocalChanges for the file tools; the
-	// profile's command rules differ.
+	// profile's command rules differ, and commands may reach other
+	// machines (matcher.Policy.SetNetwork).
 	LevelExternalChanges
 	// LevelFullAccess adds every other tool, and shell commands no rule
 	// matches.
@@ -313,6 +314,9 @@ func newGate(b built) *Gate {
 	// git, make, go test and the like run a directory's own code: the
 	// matcher asks about running them outside the project.
 	g.policy.SetScope(g.scope.contains)
+	// Reaching other machines is what external-changes adds to the
+	// commands' rules: below it, a command that does asks.
+	g.policy.SetNetwork(g.level >= LevelExternalChanges)
 	if g.tools == nil {
 		g.tools = &ToolPolicy{root: g.dir}
 	}

@@ -55,6 +55,11 @@ type limit struct {
 	flags []string
 	// unreadable: a rule or the policy could not be read (fail closed).
 	unreadable bool
+	// network: the command reaches other machines (see network.go); key
+	// is the table block whose fact says so, which an allow rule naming
+	// it accepts.
+	network bool
+	key     string
 }
 
 // nested is a command line a command runs through an option, a
@@ -228,6 +233,7 @@ func newCallEnv(tbl *programs.Table, words []shellparse.Word, dir string, assign
 		c.argv = append(c.argv, w.Text)
 	}
 	c.programFloors()
+	c.networkFloors()
 	if c.prog == "git" && len(rest) > 0 && rest[0].Static && c.gitAliases != nil {
 		c.gitAlias(rest)
 	}
@@ -505,6 +511,46 @@ func (c *call) gitAlias(rest []shellparse.Word) {
 	c.nested = append(c.nested, nested{script: line, via: "git alias " + rest[0].Text})
 }
 
+// serviceReads are the actions of service and systemctl that only show
+// what runs.
+var serviceReads = map[string]bool{
+	"status": true, "--status-all": true, "show": true, "cat": true, "help": true, "--help": true, "-h": true,
+	"--version": true, "is-active": true, "is-enabled": true, "is-failed": true, "is-system-running": true,
+	"list-units": true, "list-unit-files": true, "list-sockets": true, "list-timers": true, "list-jobs": true,
+	"list-dependencies": true, "list-machines": true, "show-environment": true, "get-default": true,
+}
+
+// serviceChange returns the action of a service or systemctl command that
+// starts, stops or changes a service ("" for one that only shows): the
+// action is systemctl's first operand, service's second (service NAME
+// ACTION). An action not known statically changes one.
+func serviceChange(c *call) string {
+	n := 1
+	if c.prog == "service" {
+		n = 2
+	}
+	for _, t := range c.toks {
+		switch {
+		case t.kind == wildTok:
+			return t.word.Text
+		case t.kind == flagTok && c.prog == "service" && t.long == "status-all":
+			return ""
+		case t.kind != posTok:
+			continue
+		}
+		if n--; n == 0 {
+			if serviceReads[t.text] {
+				return ""
+			}
+			return t.text
+		}
+	}
+	if c.prog == "systemctl" {
+		return "" // systemctl alone lists the units
+	}
+	return ""
+}
+
 func isHelpOrVersion(s string) bool {
 	switch s {
 	case "-h", "--help", "-v", "--version":
@@ -703,6 +749,9 @@ func (c *call) optionEffects(st programs.Token, o *programs.Opt, flags []string)
 			c.blocks = append(c.blocks, lim)
 		case programs.Downloads:
 			lim.why = fmt.Sprintf("%s %s fetches a package from its registry and runs it", c.prog, name)
+			c.floors = append(c.floors, lim)
+		case programs.Network:
+			lim.why, lim.network, lim.key = fmt.Sprintf("%s %s reaches other machines", c.prog, name), true, e.Fact.Key
 			c.floors = append(c.floors, lim)
 		}
 	}
@@ -937,12 +986,20 @@ func (c *call) programFloors() {
 		if !list {
 			c.floor("crontab installs commands that run later")
 		}
-	case "tee":
+	case "npx":
+		// npx pkg@1.2 (or @latest) runs that version of the package,
+		// fetched from the registry whatever the project holds.
 		for _, t := range c.toks {
-			if (t.kind == posTok && t.text != "/dev/null") || t.kind == wildTok {
-				c.floor("tee writes a file")
+			if t.kind == posTok {
+				if at := strings.LastIndexByte(t.text, '@'); at > 0 {
+					c.floor("npx fetches %s from its registry and runs it", t.text)
+				}
 				break
 			}
+		}
+	case "service", "systemctl":
+		if what := serviceChange(c); what != "" {
+			c.floor("%s %s changes the machine's services", c.prog, what)
 		}
 	case "alias":
 		for _, t := range c.toks {

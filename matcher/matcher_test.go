@@ -111,7 +111,7 @@ var decideTests = []struct {
 	{"PAGER=cat git log", Allow},
 	{"GIT_PAGER='rm -rf ~' git log", Ask},
 	{"TZ=UTC LANG=C ls", Allow},
-	{"FOO=1 npm install", Default},
+	{"FOO=1 npm run build", Default},
 	{"PATH=/tmp; git status", Default},
 	{"export PATH=/tmp:$PATH && git status", Default},
 	{"x=1; echo $x", Allow},
@@ -121,7 +121,7 @@ var decideTests = []struct {
 	{"/usr/bin/git status", Allow},
 	{"/opt/evil/ls", Ask},
 	{"sudo ls", Ask},
-	{"sudo npm install", Default},
+	{"sudo npm run build", Default},
 
 	// git configuration that runs something.
 	{"git -c color.ui=always log", Allow},

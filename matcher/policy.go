@@ -25,6 +25,7 @@ type Policy struct {
 	tbl     *programs.Table
 	home    string
 	inScope func(dir string) bool // see SetScope
+	network bool                  // reaching other machines is allowed (see SetNetwork)
 	next    int                   // the position of the next rule added
 	lazy    *lazy                 // set when the rules are read from a store (see Open)
 }
@@ -125,6 +126,7 @@ func (p *Policy) Clone() *Policy {
 		tbl:     p.tbl,
 		home:    p.home,
 		inScope: p.inScope,
+		network: p.network,
 		byProg:  make(map[string][]*Rule, len(p.byProg)),
 		global:  slices.Clip(p.global),
 		rules:   slices.Clip(p.rules),
@@ -258,6 +260,13 @@ type Verdict struct {
 	// command itself but a line it runs (through an option, a variable,
 	// or its arguments); empty otherwise.
 	Inside string
+	// Network says what the command reaches on other machines when that
+	// is a reason it asks: not where the level allows it (SetNetwork), or
+	// an allow rule names the program that does (see network.go). The
+	// run-time layer does not confine it.
+	Network string
+
+	unmatched bool // Default only because no rule matches
 }
 
 // Decide parses a command line and decides it.
@@ -294,10 +303,11 @@ func (p *Policy) decideScript(s *shellparse.Script, depth int) *Result {
 // line wrote, "" when it does not: the program itself (cp /usr/bin/git
 // /tmp/g && /tmp/g …), the script a shell or interpreter runs (sh x.sh),
 // or a file a program runs its working directory's code from (Makefile
-// for make: see the table's reads facts).
-func (p *Policy) runsWritten(cmd *shellparse.Command, written []string) string {
+// for make: see the table's reads facts). built reports that only a build
+// or an edit in place wrote it (see shellparse.Command.Built).
+func (p *Policy) runsWritten(cmd *shellparse.Command, written []string) (why string, built bool) {
 	if len(cmd.Args) == 0 || !cmd.Args[0].Static {
-		return ""
+		return "", false
 	}
 	clean := func(t string) string {
 		if !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "~") && cmd.Dir != "" {
@@ -306,8 +316,8 @@ func (p *Policy) runsWritten(cmd *shellparse.Command, written []string) string {
 		return path.Clean(t)
 	}
 	prog := cmd.Args[0].Text
-	if strings.Contains(prog, "/") && slices.Contains(written, clean(prog)) {
-		return fmt.Sprintf("runs %s, which an earlier command on the line wrote", prog)
+	if p := clean(prog); strings.Contains(prog, "/") && slices.Contains(written, p) {
+		return fmt.Sprintf("runs %s, which an earlier command on the line wrote", prog), slices.Contains(cmd.Built, p)
 	}
 	name := path.Base(prog)
 	if shellparse.RunsFile(name) {
@@ -315,25 +325,35 @@ func (p *Policy) runsWritten(cmd *shellparse.Command, written []string) string {
 			if a.Static && strings.HasPrefix(a.Text, "-") {
 				continue
 			}
-			if a.Static && slices.Contains(written, clean(a.Text)) {
-				return fmt.Sprintf("%s runs %s, which an earlier command on the line wrote", name, a.Text)
+			if p := clean(a.Text); a.Static && slices.Contains(written, p) {
+				return fmt.Sprintf("%s runs %s, which an earlier command on the line wrote", name, a.Text), slices.Contains(cmd.Built, p)
 			}
 			break
 		}
 	}
 	c := newCall(p.programs(), cmd.Args, cmd.Dir)
 	if c.block == nil {
-		return ""
+		return "", false
 	}
 	globs := c.block.Reads()
 	for _, w := range written {
 		for _, g := range globs {
 			if ok, _ := path.Match(g, path.Base(w)); ok {
-				return fmt.Sprintf("%s runs code from %s, which an earlier command on the line wrote", c.key, w)
+				return fmt.Sprintf("%s runs code from %s, which an earlier command on the line wrote", c.key, w), slices.Contains(cmd.Built, w)
 			}
 		}
 	}
-	return ""
+	return "", false
+}
+
+// teeWrites reports whether tee names a file other than /dev/null.
+func teeWrites(c *call) bool {
+	for _, t := range c.toks {
+		if (t.kind == posTok && t.text != "/dev/null") || t.kind == wildTok {
+			return true
+		}
+	}
+	return false
 }
 
 // DecideCommand decides one command.
@@ -341,18 +361,56 @@ func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
 	return p.decideCommand(cmd, 0)
 }
 
+// decideCommand decides a command and the program it runs as (Alias):
+// an ask or deny of either decides; else an allow of either allows (a
+// rule for python3 -m pytest, or for pytest, allows python3 -m pytest)
+// where nothing but the lack of a rule held the command itself back.
 func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
+	v := p.decideOne(cmd, depth)
+	if len(cmd.Alias) == 0 || v.Decision == Deny {
+		return v
+	}
+	as := *cmd
+	as.Args, as.Alias = cmd.Alias, nil
+	a := p.decideOne(&as, depth)
+	switch {
+	case a.Decision == Deny, a.Decision == Ask && v.Decision != Ask:
+		a.Command, a.Reason = cmd, fmt.Sprintf("runs as `%s`, which %s", strings.Join(a.Argv, " "), a.Reason)
+		a.Argv = v.Argv
+		return a
+	case v.unmatched && a.Decision == Allow:
+		v.Decision, v.Rule, v.Reason = Allow, a.Rule, fmt.Sprintf("runs as `%s`, which %s", strings.Join(a.Argv, " "), a.Reason)
+	}
+	return v
+}
+
+func (p *Policy) decideOne(cmd *shellparse.Command, depth int) Verdict {
 	tbl := p.programs()
 	c := newCallEnv(tbl, cmd.Args, cmd.Dir, cmd.Assigns, cmd.Vars)
 	v := Verdict{Command: cmd, Argv: c.argv}
 	// floors make the command at least Ask; blocks keep an allow rule
 	// from allowing it (Ask), but leave an unmatched command Default.
 	floors, blocks := c.floors, c.blocks
-	if cmd.Unknown != "" {
+	var defaults []limit
+	switch {
+	case cmd.Unknown != "" && cmd.Opaque:
+		// Code that computes what it runs: never allowed, else left to
+		// the agent, as a script of the checkout is.
+		defaults = append(defaults, limit{why: cmd.Unknown})
+	case cmd.Unknown != "":
 		floors = append([]limit{{why: cmd.Unknown}}, floors...)
 	}
 	if len(cmd.Written) > 0 {
-		if why := p.runsWritten(cmd, cmd.Written); why != "" {
+		// A program or script the line wrote is at least asked: a copy
+		// of another program (cp /bin/sh ./s), what it wrote out or
+		// downloaded. One a build or an edit in place wrote is the
+		// checkout's code, as opaque as a script of it: never allowed
+		// (an allow rule for make asks), else left to the agent (g++ -o
+		// x x.c && ./x; sed -i … f.py && python3 f.py).
+		switch why, built := p.runsWritten(cmd, cmd.Written); {
+		case why != "" && built:
+			blocks = append(blocks, limit{why: why})
+		case why != "":
 			floors = append(floors, limit{why: why})
 		}
 	}
@@ -368,6 +426,14 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 		if r.Kind == shellparse.Write {
 			floors = append(floors, limit{why: fmt.Sprintf("writes %s (%s)", r.Target.Text, r.Op), fact: c.writeFact(r.Op)})
 		}
+	}
+	if cmd.Network != "" {
+		floors = append(floors, networkLimit(cmd.Network, nil))
+	}
+	if c.key == "tee" && !cmd.TableWrites && teeWrites(c) {
+		// Decided from an argv alone (at run time): the files tee
+		// writes are not write redirections of the command.
+		floors = append(floors, limit{why: "tee writes a file"})
 	}
 	bare := len(cmd.Args) == 0 || cmd.Decl != ""
 	var sets []string
@@ -445,7 +511,6 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	// or, for a line the option is for (decide), what the line is: an
 	// ask is an ask, and a line no rule matches leaves the command no
 	// better than default.
-	var defaults []limit
 	var argDeny *Rule
 	var argText string
 	for _, n := range c.nested {
@@ -479,6 +544,9 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 		argDeny, argText = r, text
 	} else if why != "" {
 		floors = append(floors, limit{why: why})
+	}
+	if p.network {
+		floors = dropNetwork(floors)
 	}
 	if bare {
 		switch {
@@ -592,12 +660,15 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	case len(defaults) > 0 && len(blocks) == 0:
 		v.Decision, v.Reason, v.Fact = Default, defaults[0].why, defaults[0].fact
 	default:
-		v.Decision, v.Reason = Default, "no rule matches"
+		v.Decision, v.Reason, v.unmatched = Default, "no rule matches", len(blocks) == 0 && len(defaults) == 0
 	}
 	if v.Decision == Ask {
 		for _, ls := range [][]limit{floors, blocks} {
 			for _, l := range ls {
 				v.Unreadable = v.Unreadable || l.unreadable
+				if l.network && v.Network == "" {
+					v.Network = l.why
+				}
 			}
 		}
 	}
@@ -660,12 +731,12 @@ func (p *Policy) globDeny(cmd *shellparse.Command, depth int) (*Rule, error) {
 
 // waive drops the limits an allow rule accepts by naming their flag.
 func waive(limits []limit, allow *Rule) []limit {
-	if allow.c == nil || len(allow.c.flags) == 0 {
+	if allow.c == nil || len(allow.c.flags) == 0 && !slices.ContainsFunc(limits, func(l limit) bool { return l.key != "" }) {
 		return limits
 	}
 	out := limits[:0:0]
 	for _, l := range limits {
-		named := false
+		named := l.key != "" && allow.c.names(l.key)
 		for _, f := range l.flags {
 			if slices.Contains(allow.c.flags, f) {
 				named = true
@@ -676,6 +747,14 @@ func waive(limits []limit, allow *Rule) []limit {
 		}
 	}
 	return out
+}
+
+// dropNetwork returns limits without those about reaching other machines.
+func dropNetwork(limits []limit) []limit {
+	if !slices.ContainsFunc(limits, func(l limit) bool { return l.network }) {
+		return limits
+	}
+	return slices.DeleteFunc(slices.Clone(limits), func(l limit) bool { return l.network })
 }
 
 // decideNested decides a command line found inside an option's value.

@@ -94,6 +94,24 @@ func probes(f *programs.Fact, arg string) []probe {
 		return []probe{{[]string{"allow " + k}, k + " " + opt + " pkg"}}
 	case programs.Runner:
 		return []probe{{[]string{"allow " + k, deny}, k + " rm -rf /"}}
+	case programs.Network:
+		if opt != "" {
+			// The option alone sends it elsewhere than its operand, this
+			// machine, says.
+			return []probe{{[]string{}, k + " " + opt + " localhost"}}
+		}
+		return []probe{
+			{[]string{}, k + " https://example.com/x"},
+			{[]string{"allow true"}, k + " example.com true"},
+			{[]string{}, k + " -connect example.com:443"},
+			{[]string{}, k + " example.com:x /dev/null"}, // scp, rsync
+		}
+	case programs.Hosts:
+		// This machine, or a local path: no other machine reached.
+		return []probe{
+			{[]string{}, k + " http://localhost:8080/x"},
+			{[]string{}, k + " ./a /dev/null"},
+		}
 	case programs.Writes:
 		if hasPrefix {
 			return []probe{{[]string{"allow " + k}, k + " " + withValue(strings.TrimSuffix(val, "/tmp/probe")) + " 1 f"}}
@@ -206,7 +224,7 @@ func TestEveryFactChangesADecision(t *testing.T) {
 				with, wo := decideWith(full, pr), decideWith(without, pr)
 				if with != wo {
 					changed = true
-					if with.rank() < wo.rank() && f.Kind != programs.Value && f.Kind != programs.Optional && f.Kind != programs.ConfigSafe && f.Kind != programs.Help && f.Kind != programs.GlobalFlag && f.Kind != programs.GlobalValue && f.Kind != programs.SingleDash {
+					if with.rank() < wo.rank() && f.Kind != programs.Value && f.Kind != programs.Optional && f.Kind != programs.ConfigSafe && f.Kind != programs.Help && f.Kind != programs.Hosts && f.Kind != programs.GlobalFlag && f.Kind != programs.GlobalValue && f.Kind != programs.SingleDash {
 						t.Errorf("%s (%s): %q under %q is %v with the fact, %v without: a fact of this kind may only make a decision stricter", f, a, pr.line, pr.rules, with, wo)
 					}
 					break

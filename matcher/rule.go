@@ -74,6 +74,21 @@ type compiled struct {
 	help     bool // the program is a help tool: `prog help` also allows --help
 }
 
+// names reports whether a rule names the table block key, or a
+// subcommand of it: `curl` names curl, `gh pr` names gh; `pip` does not
+// name pip install. A grant (command(regex:…)) that matches the command
+// names what it matches: a person wrote it, or answered always.
+func (c *compiled) names(key string) bool {
+	if c.kind != lineRule {
+		return true
+	}
+	words := strings.Fields(key)
+	if words[0] != c.prog || len(c.sub) < len(words)-1 {
+		return false
+	}
+	return slices.Equal(c.sub[:len(words)-1], words[1:])
+}
+
 // errNotCommand marks a grant for another tool (read_file(…)): valid, but
 // not a rule about commands.
 var errNotCommand = errors.New("not a command grant")

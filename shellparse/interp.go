@@ -93,7 +93,7 @@ func (w *walker) interp(l lang, cmd *Command, c ctx) {
 		if !a.Static {
 			// An option we cannot read may be -c: the code is unknown.
 			if strings.HasPrefix(t, "-") || a.Split {
-				w.interpUnknown(cmd, fmt.Sprintf("%s's option %s is not static", cmd.Name(), t), c)
+				w.interpUnknown(cmd, fmt.Sprintf("%s's option %s is not static", cmd.Name(), t), false, c)
 			}
 			return
 		}
@@ -177,6 +177,9 @@ func (w *walker) interp(l lang, cmd *Command, c ctx) {
 		if !cw.Static {
 			continue // the matcher already refuses to allow code it cannot read
 		}
+		if why := codeNetwork(l, cw.Text); why != "" && cmd.Network == "" {
+			cmd.Network = kind + " " + why
+		}
 		w.codeCommands(l, kind, cw.Text, cmd, c)
 	}
 }
@@ -203,10 +206,13 @@ func (w *walker) stdinText(cmd *Command, c ctx) *Word {
 	return nil
 }
 
-func (w *walker) interpUnknown(cmd *Command, why string, c ctx) {
+// interpUnknown reports what an interpreter's code runs that cannot be
+// read; opaque when the code computes it (see Command.Opaque), not when
+// the line hides the code itself.
+func (w *walker) interpUnknown(cmd *Command, why string, opaque bool, c ctx) {
 	nest := make([]Frame, len(cmd.Nesting), len(cmd.Nesting)+1)
 	copy(nest, cmd.Nesting)
-	u := &Command{Redirs: cmd.Redirs, Pos: cmd.Pos, Source: cmd.Source, Dir: cmd.Dir, Unknown: why,
+	u := &Command{Redirs: cmd.Redirs, Pos: cmd.Pos, Source: cmd.Source, Dir: cmd.Dir, Unknown: why, Opaque: opaque,
 		Nesting: append(nest, Frame{Kind: cmd.Name() + " code", Pos: cmd.Pos})}
 	w.emit(u)
 }
@@ -261,7 +267,7 @@ func (w *walker) codeCommands(l lang, kind, code string, cmd *Command, c ctx) {
 		w.inner(kind, cmd, words, nil, c)
 	}
 	unknown := func(what string) {
-		w.interpUnknown(cmd, fmt.Sprintf("%s runs a command that is not a literal: %s", kind, what), c)
+		w.interpUnknown(cmd, fmt.Sprintf("%s runs a command that is not a literal: %s", kind, what), true, c)
 	}
 	found := 0
 	for i := 0; i < len(code); i++ {

@@ -201,6 +201,13 @@ var runners = runnerTable{
 	// hyperfine runs each operand, and its --setup, --prepare,
 	// --conclude and --cleanup commands, through a shell. -P and -L take
 	// several values: not listed, so the command is not guessed at.
+	// npx runs the named package's program, from the project or fetched
+	// from the registry (the matcher asks for a fetch it can see: a
+	// version, --package, --yes); -c runs a command line.
+	{"npx", &optSpec{keep: true, flags: "yq", valued: "pwc",
+		long: longOpts{"yes", "no", "package=", "call=", "workspace=", "workspaces", "ws",
+			"include-workspace-root", "quiet", "ignore-scripts", "prefer-offline", "offline"},
+		scriptOpts: optNames{"-c", "--call"}}},
 	{"hyperfine", &optSpec{keep: true, each: true, flags: "iNhV", valued: "wmMrspcSunD",
 		long: longOpts{"warmup=", "min-runs=", "max-runs=", "runs=", "setup=", "prepare=", "conclude=",
 			"cleanup=", "shell=", "ignore-failure", "style=", "sort=", "time-unit=", "export-asciidoc=",
@@ -247,6 +254,13 @@ func loaderName(name string) bool {
 var subRunners = map[string]map[string]*optSpec{
 	// direnv exec DIR CMD runs CMD with DIR's environment.
 	"direnv": {"exec": {operands: 1, keep: true}},
+	// Environment managers run the command in an environment of theirs.
+	"conda":      {"run": condaRun},
+	"mamba":      {"run": condaRun},
+	"micromamba": {"run": condaRun},
+	"poetry":     {"run": {keep: true}},
+	"pipenv":     {"run": {keep: true}},
+	"bundle":     {"exec": {keep: true, long: longOpts{"gemfile=", "keep-file-descriptors"}}},
 	// perf stat|record|trace|… -- CMD runs CMD and measures it.
 	"perf": {
 		"stat":   perfSpec,
@@ -268,6 +282,12 @@ var subRunners = map[string]map[string]*optSpec{
 				"show-progress", "time", "progress-window="}},
 	},
 }
+
+// condaRun is conda run's options (mamba's and micromamba's too).
+var condaRun = &optSpec{keep: true, flags: "v", valued: "np",
+	long: longOpts{"name=", "prefix=", "cwd=", "live-stream", "no-capture-output", "debug-wrapper-scripts",
+		"verbose", "quiet"},
+	chdirOpts: optNames{"--cwd"}}
 
 // perfSpec is perf's measuring subcommands: their long options and the
 // short ones that take a value; -o writes the recording.

@@ -43,11 +43,11 @@ package shellparse
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/agent-shim/agent-shim/internal/programs"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -98,6 +98,11 @@ type Command struct {
 	// is not static or does not parse, a runner whose options cannot be
 	// read, the depth limit).
 	Unknown string
+	// Opaque reports that what Unknown is about is code the line shows
+	// but that computes what it runs (subprocess.run(cmd) with cmd built
+	// in the code): as opaque as a script file the line runs, and not
+	// hidden by the shell line itself.
+	Opaque bool
 	// Source is the command's text as written in its own source.
 	Source string
 	// Dir is the working directory the command runs in when an earlier
@@ -124,6 +129,23 @@ type Command struct {
 	// pipe from another program). Nil when the line leaves standard
 	// input alone.
 	Stdin *Word
+	// Alias is the argv of another program the command runs as, whose
+	// rules apply too: python -m pip install x is pip install x.
+	Alias []Word
+	// Network, when not empty, says how the command visibly reaches other
+	// machines beyond what the program table knows of its program: the
+	// interpreter code it runs imports an HTTP client, names a remote
+	// URL, downloads a dataset (see interp.go).
+	Network string
+	// Built are the paths of Written that only builds wrote (an output
+	// option: gcc -o x, go build -o x) or edits in place (sed -i, perl
+	// -i): the checkout's code, compiled or changed, not a file copied,
+	// downloaded or written out by the line.
+	Built []string
+	// TableWrites reports that the files the program table says the
+	// command writes (cp's destination, tee's files, sort -o F) are write
+	// redirections in Redirs: the line was read, not only an argv.
+	TableWrites bool
 	// Vars are the assignments earlier commands of the line made to the
 	// shell's variables (X=v, export X=v, declare X=v), in source order
 	// and whatever their scope: what a later command may see of them.
@@ -298,33 +320,58 @@ func parseAs(src string, zsh bool) (*Script, error) {
 // and adds to its redirections the files the program table says it
 // writes (see tableWrites).
 func lineWrites(cmds []*Command) {
-	var written []string
+	var written, built []string
+	var other map[string]bool // paths written otherwise than by a build
 	for i, cmd := range cmds {
 		if len(written) > 0 {
 			cmd.Written = written[:len(written):len(written)]
 		}
+		if len(built) > 0 {
+			cmd.Built = built[:len(built):len(built)]
+		}
+		n := len(cmd.Redirs)
 		tableWrites(cmd)
 		if i == len(cmds)-1 {
 			break
 		}
-		add := func(t string) {
+		add := func(t string, build bool) {
 			if t == "" || t == "/dev/null" {
 				return
 			}
 			if !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "~") && cmd.Dir != "" {
 				t = path.Join(cmd.Dir, t)
 			}
-			written = append(written, path.Clean(t))
+			t = path.Clean(t)
+			written = append(written, t)
+			switch {
+			case build && !other[t] && !slices.Contains(built, t):
+				built = append(built, t)
+			case !build:
+				if other == nil {
+					other = map[string]bool{}
+				}
+				other[t] = true
+				if slices.Contains(built, t) {
+					built = slices.DeleteFunc(slices.Clone(built), func(b string) bool { return b == t })
+				}
+			}
 		}
-		for _, r := range cmd.Redirs {
+		// The line's own redirections; tableWrites added the table's
+		// targets after them, read below with how each is written.
+		for _, r := range cmd.Redirs[:n] {
 			if r.Kind == Write && r.Target.Static {
-				add(r.Target.Text)
+				add(r.Target.Text, false)
 			}
 		}
 		if len(cmd.Args) > 0 && cmd.Static() {
-			paths, _ := programs.WriteTargets(cmd.Argv())
-			for _, t := range paths {
-				add(t)
+			ts := commandTargets(cmd.Args)
+			if len(cmd.Alias) > 0 {
+				ts = append(ts, commandTargets(cmd.Alias)...)
+			}
+			for _, t := range ts {
+				if t.Static {
+					add(t.Path, t.Output || t.Edit)
+				}
 			}
 		}
 	}

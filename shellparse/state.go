@@ -215,12 +215,11 @@ func tableWrites(cmd *Command) {
 	if len(cmd.Args) < 2 || !cmd.Args[0].Static || cmd.Unknown != "" {
 		return
 	}
-	var buf [8]programs.Arg
-	args := buf[:0]
-	for _, a := range cmd.Args[1:] {
-		args = append(args, programs.Arg{Text: a.Text, Static: a.Static && !a.Split})
+	ts := commandTargets(cmd.Args)
+	if len(cmd.Alias) > 0 {
+		ts = append(ts, commandTargets(cmd.Alias)...) // python -m pytest --basetemp=D
 	}
-	ts, _ := programs.Builtin().Targets(cmd.Args[0].Text, args)
+	cmd.TableWrites = true
 	if len(ts) == 0 {
 		return
 	}
@@ -246,6 +245,20 @@ func tableWrites(cmd *Command) {
 		}
 	}
 	cmd.Redirs = redirs
+}
+
+// commandTargets returns the files the program table says argv writes.
+func commandTargets(argv []Word) []programs.Target {
+	if len(argv) < 2 || !argv[0].Static {
+		return nil
+	}
+	var buf [8]programs.Arg
+	args := buf[:0]
+	for _, a := range argv[1:] {
+		args = append(args, programs.Arg{Text: a.Text, Static: a.Static && !a.Split})
+	}
+	ts, _ := programs.Builtin().Targets(argv[0].Text, args)
+	return ts
 }
 
 // inTree reports whether a relative path stays inside the working

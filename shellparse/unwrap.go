@@ -410,11 +410,62 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		w.emit(cmd)
 		w.chdir(args)
 	default:
+		if l := interpreter(name); l == langPython {
+			if argv, ok := pythonModule(cmd.Args[1:]); ok {
+				// python -m pip is pip: what the module's program does.
+				cmd.Alias = argv
+			}
+		}
 		w.emit(cmd)
 		if l := interpreter(name); l != langNone {
 			w.interp(l, cmd, c)
 		}
 	}
+}
+
+// pythonModules are the modules python -m runs as the program of the same
+// name (Command.Alias): what one does, the other does.
+var pythonModules = map[string]string{
+	"pip": "pip", "pytest": "pytest", "twine": "twine", "black": "black", "mypy": "mypy",
+	"flake8": "flake8", "pylint": "pylint", "isort": "isort", "ruff": "ruff", "pipx": "pipx",
+	"poetry": "poetry", "uv": "uv", "virtualenv": "virtualenv", "coverage": "coverage",
+}
+
+// pythonModule returns the argv of python [options] -m MODULE ARGS as the
+// program MODULE runs it, for a module of pythonModules; ok is false for
+// any other module or option, and for code given with -c.
+func pythonModule(args []Word) (argv []Word, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.Static || !strings.HasPrefix(a.Text, "-") || len(a.Text) < 2 || strings.HasPrefix(a.Text, "--") {
+			return nil, false
+		}
+		for j := 1; j < len(a.Text); j++ {
+			switch ch := a.Text[j]; {
+			case strings.IndexByte("bBdEhiIOPqsSuvV", ch) >= 0:
+			case ch == 'W' || ch == 'X' || ch == 'm':
+				val := a.Text[j+1:]
+				if val == "" {
+					if i++; i >= len(args) || !args[i].Static {
+						return nil, false
+					}
+					val = args[i].Text
+				}
+				if ch != 'm' {
+					j = len(a.Text)
+					continue
+				}
+				prog, known := pythonModules[val]
+				if !known {
+					return nil, false
+				}
+				return append([]Word{{Text: prog, Static: true}}, args[i+1:]...), true
+			default:
+				return nil, false // -c, or an option not known
+			}
+		}
+	}
+	return nil, false
 }
 
 // inner reports the command a runner runs, as a new Command.
@@ -1268,11 +1319,82 @@ var tmuxShellCommands = map[string]bool{
 	"pipe-pane": true, "pipep": true, "send-keys": true, "send": true, "source-file": true, "source": true,
 }
 
+// tmuxShellSetters set what a new pane's shell runs (default-command,
+// default-shell, its environment) or a command a hook runs later.
+var tmuxShellSetters = map[string]bool{
+	"default-command": true, "default-shell": true, "set-hook": true, "set-environment": true, "setenv": true,
+}
+
+// tmuxStarts are the tmux commands that start a shell in a new pane, with
+// their flags and the options that take a value; what follows them is
+// the shell command, the default shell when there is none.
+var tmuxStarts = map[string][2]string{
+	"new-session": {"AdDEPX", "cfFnstxy"}, "new": {"AdDEPX", "cfFnstxy"},
+	"new-window": {"abdkPS", "cFnt"}, "neww": {"abdkPS", "cFnt"},
+	"split-window": {"bdfhIvPZ", "cFlpt"}, "splitw": {"bdfhIvPZ", "cFlpt"},
+	"respawn-pane": {"k", "ct"}, "respawnp": {"k", "ct"},
+	"respawn-window": {"k", "ct"}, "respawnw": {"k", "ct"},
+}
+
+// tmuxDefaultShell reports a tmux line of one command that starts the
+// default shell in a new pane: no shell command, no environment for it
+// (-e), no configuration file or command (tmux -f, -c), every option read.
+func tmuxDefaultShell(args []Word) bool {
+	i := 0
+	for i < len(args) && args[i].Static && strings.HasPrefix(args[i].Text, "-") {
+		switch args[i].Text {
+		case "-2", "-u", "-v", "-l", "-N":
+			i++
+		case "-L", "-S":
+			i += 2
+		default:
+			return false // -f FILE, -c COMMAND, …
+		}
+	}
+	if i >= len(args) || !args[i].Static {
+		return false
+	}
+	spec, ok := tmuxStarts[args[i].Text]
+	if !ok {
+		return false
+	}
+	for i++; i < len(args); i++ {
+		a := args[i]
+		if !a.Static || !strings.HasPrefix(a.Text, "-") || len(a.Text) < 2 || a.Text == "--" {
+			return false // a shell command, or a word not known
+		}
+		for j := 1; j < len(a.Text); j++ {
+			ch := a.Text[j]
+			switch {
+			case strings.IndexByte(spec[0], ch) >= 0:
+			case strings.IndexByte(spec[1], ch) >= 0:
+				if j == len(a.Text)-1 {
+					// The value is the next word: one that may split
+					// into more could hold a shell command.
+					if i++; i >= len(args) || !args[i].Static || args[i].Split {
+						return false
+					}
+				}
+				j = len(a.Text)
+			default:
+				return false // -e VAR=VALUE, or an option not known
+			}
+		}
+	}
+	return i <= len(args)
+}
+
 // tmux reports tmux, unknown when it runs a shell command (its commands'
 // flags differ too much to find the command for sure), and follows every
 // argument that looks like a command line so a deny inside still shows.
 func (w *walker) tmux(cmd *Command, c ctx) {
 	args := cmd.Args[1:]
+	if tmuxDefaultShell(args) {
+		// A pane with the default shell: nothing runs until keys are
+		// sent to it (send-keys is decided when it comes).
+		w.emit(cmd)
+		return
+	}
 	sub := ""
 	for i, a := range args {
 		if !a.Static {
@@ -1283,7 +1405,7 @@ func (w *walker) tmux(cmd *Command, c ctx) {
 		if t == "-c" && sub == "" && i+1 < len(args) {
 			sub = "-c" // tmux -c 'shell command'
 		}
-		if tmuxShellCommands[t] {
+		if tmuxShellCommands[t] || tmuxShellSetters[t] {
 			sub = t
 		}
 	}

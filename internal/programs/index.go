@@ -70,6 +70,10 @@ type Block struct {
 	// Downloads is set when the block always fetches a package and
 	// runs it (a downloads fact with no option).
 	Downloads *Fact
+	// Network is set when the block reaches other machines whatever its
+	// options (a network fact with no option); Hosts, when its operands
+	// name them.
+	Network, Hosts *Fact
 }
 
 // Reviewed reports whether the table has the block itself, not only
@@ -84,6 +88,27 @@ func (b *Block) DownloadsFact() *Fact {
 	for ; b != nil; b = b.parent {
 		if b.Downloads != nil {
 			return b.Downloads
+		}
+	}
+	return nil
+}
+
+// NetworkFact returns the block's network fact with no option, or its
+// program's, or nil.
+func (b *Block) NetworkFact() *Fact {
+	for ; b != nil; b = b.parent {
+		if b.Network != nil {
+			return b.Network
+		}
+	}
+	return nil
+}
+
+// HostsFact returns the hosts fact of the block or its program, or nil.
+func (b *Block) HostsFact() *Fact {
+	for ; b != nil; b = b.parent {
+		if b.Hosts != nil {
+			return b.Hosts
 		}
 	}
 	return nil
@@ -231,6 +256,10 @@ func (t *Table) indexFacts() {
 			b.Downloads = f
 			continue
 		}
+		if f.Kind == Network && len(f.Args) == 0 {
+			b.Network = f
+			continue
+		}
 		info := kinds[f.Kind]
 		switch f.Kind {
 		case SingleDash:
@@ -255,6 +284,8 @@ func (t *Table) indexFacts() {
 			b.Targets = f
 		case Runner:
 			b.Runner = f
+		case Hosts:
+			b.Hosts = f
 		case Script:
 			b.Script = f
 		case AssignExpands:

@@ -66,6 +66,17 @@
 //	                       else (call, lua, source, normal…) is at least ask
 //	downloads [OPT...]     it fetches a package from a registry and runs it (pnpm dlx,
 //	                       bunx; npx --yes): at least ask, always or with the option
+//	network [OPT...]       it reaches other machines (an API, a registry, a download):
+//	                       at least ask, where the level does not let the agent
+//	                       reach them (see matcher.Policy.SetNetwork); always, or
+//	                       with the option. A command that only asks for its help or
+//	                       version (--help, -h, --version, -V, help, version) does not
+//	hosts MODE             (with network) the machines it reaches are the ones its
+//	                       operands name: every operand (url: curl, wget) or those
+//	                       spelled as URLs and [user@]host:path (remote: git clone,
+//	                       scp, rsync). When each is this machine (localhost,
+//	                       127.0.0.0/8, ::1) and no proxy variable is set, it
+//	                       reaches none: a built-in fact only
 //	runner                 it runs commands its operands give in ways no other fact
 //	                       spells (npx, npm exec): its words are read as commands,
 //	                       as a program outside the table's are, and a deny there
@@ -299,6 +310,8 @@ const (
 	EnvRuns       Kind = "env-runs"
 	Runner        Kind = "runner"
 	Downloads     Kind = "downloads"
+	Network       Kind = "network"
+	Hosts         Kind = "hosts"
 	Ex            Kind = "ex"
 	EnvArgs       Kind = "env-args"
 )
@@ -343,6 +356,8 @@ var kinds = map[Kind]kindInfo{
 	EnvRuns:       {args: "names", minArgs: 1, stricter: true},
 	Runner:        {args: "none", stricter: true},
 	Downloads:     {args: "opts", stricter: true},
+	Network:       {args: "opts", stricter: true},
+	Hosts:         {first: "mode", modes: []string{"url", "remote"}, args: "none"},
 	Ex:            {args: "opts", minArgs: 1, stricter: true, takes: true},
 	EnvArgs:       {args: "names", minArgs: 1, stricter: true},
 }

@@ -47,6 +47,10 @@ type Target struct {
 	// that stays in the working directory is where the program writes
 	// as a matter of course.
 	Output bool
+	// Edit is set for a file the program rewrites in place (writes
+	// operands: sed -i, perl -i, gofmt -w): it then holds its own
+	// content, changed.
+	Edit bool
 }
 
 // Targets is WriteTargets for the words of a command as the shell gives
@@ -152,6 +156,11 @@ func (t *Table) Targets(prog string, args []Arg) (ts []Target, unknown bool) {
 	}
 	if writesOperands {
 		mode = "all"
+	}
+	if writesOperands {
+		for i := range operands {
+			operands[i].Edit = true
+		}
 	}
 	switch mode {
 	case "all":
