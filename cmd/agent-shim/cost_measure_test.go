@@ -19,7 +19,7 @@ import (
 var hookCost = flag.Int("hookcost", 200, "paired runs of TestHookCost")
 
 // TestHookCost measures one hook call with a config of the full Fuchsia
-// size (the built-in manifests plus 206 more rules: 385 grants, managed,
+// size (the built-in manifests plus more rules up to 385 grants, managed,
 // with the agentShim.rules section) in paired, interleaved runs against
 // `bash -c true`, against a minimal Go hook (testdata/minhook: decode the
 // input, parse and walk the command with mvdan.cc/sh, print an answer),

@@ -48,7 +48,7 @@ func buildBinary(t testing.TB, dir, name string) string {
 
 // fuchsiaConfig writes a config.json of the full Fuchsia size with
 // agents-setup: a git checkout whose manifests are the built-in defaults
-// (agents-setup --init) plus 206 read-only rules.
+// (agents-setup --init) plus read-only rules up to Fuchsia's 385.
 func fuchsiaConfig(t testing.TB, dir string, env []string) string {
 	t.Helper()
 	return scaledFuchsiaConfig(t, dir, env, 1)
@@ -76,7 +76,9 @@ func scaledFuchsiaConfig(t testing.TB, dir string, env []string, scale int) stri
 	subs := []string{"build", "test", "status", "list", "show", "info", "log", "check", "fmt", "lint", "query", "describe", "inspect", "doctor", "target", "component", "package", "repo", "update"}
 	seen := map[string]bool{}
 	var extra []string
-	want := 206 + 385*(scale-1)
+	// Fuchsia's manifests hold 385 rules: the built-in ones that --init
+	// wrote, and as many more as it takes.
+	want := 385*scale - manifestRules(t, filepath.Join(ck, ".agents", "config", "permissions"))
 	for len(extra) < want {
 		l := fmt.Sprintf("%s %s %s%d", progs[rnd.Intn(len(progs))], subs[rnd.Intn(len(subs))], subs[rnd.Intn(len(subs))], rnd.Intn(100*scale))
 		if !seen[l] {
@@ -100,6 +102,28 @@ func scaledFuchsiaConfig(t testing.TB, dir string, env []string, scale int) stri
 		t.Fatalf("config has %d grants and %d rules, want about %d", n, len(c.Shim.Rules), 385*scale)
 	}
 	return cfg
+}
+
+// manifestRules counts the rule lines of the manifests in dir.
+func manifestRules(t testing.TB, dir string) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests in %s: %v", dir, err)
+	}
+	n := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // BenchmarkHook is one hook call in process (no exec, no runtime start) on
