@@ -23,14 +23,18 @@ import (
 func cacheRoot(getenv func(string) string) string { return treecache.Root(getenv) }
 
 // treeEnv returns environ with the tree's caches, and the tree's cache
-// directory, made and checked.
+// directory, made and checked. A directory that is not the person's own
+// (a planted link) refuses the line; one that cannot be made (no home, a
+// read-only one) leaves the line without caches it may write, and says
+// so: the person's stay read-only to it either way.
 func (r *Run) treeEnv(environ []string) ([]string, *treecache.Cache, error) {
 	c, err := treecache.Open(r.Getenv)
 	if errors.Is(err, treecache.ErrNotOwn) {
 		return nil, nil, &Hinted{err, "remove " + treecache.Root(r.Getenv) + ": agent-shim makes a new one"}
 	}
 	if err != nil {
-		return nil, nil, err
+		fmt.Fprintf(r.Stderr, "agent-shim: warning: %s: the line's builds have no cache they may write\n", oneLine(err.Error()))
+		return environ, nil, nil
 	}
 	return c.Env(environ), c, nil
 }
@@ -38,6 +42,9 @@ func (r *Run) treeEnv(environ []string) ([]string, *treecache.Cache, error) {
 // trimCaches trims the tree's caches once a day (treecache.TrimDaily),
 // after a line, and says what it removed.
 func (r *Run) trimCaches(c *treecache.Cache) {
+	if c == nil {
+		return
+	}
 	home, err := statefile.StateHome(r.Getenv)
 	if err != nil {
 		return

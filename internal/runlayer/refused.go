@@ -184,7 +184,7 @@ func outFiles(stdout, stderr io.Writer, seen io.Writer) (out, errf *os.File, don
 	}
 	copied := make(chan struct{})
 	go func() {
-		io.Copy(io.MultiWriter(f, seen), pr)
+		io.CopyBuffer(io.MultiWriter(f, seen), pr, make([]byte, 8<<10))
 		close(copied)
 	}()
 	doneErr := func() {

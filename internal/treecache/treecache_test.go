@@ -277,4 +277,11 @@ func TestTrim(t *testing.T) {
 			t.Errorf("TrimDaily at %v: done %v (%v), want %v", tc.at, done, err, tc.done)
 		}
 	}
+	// A stamp that cannot be written (a line under the layer that runs
+	// agent-shim) trims nothing, and is no error.
+	notDir := filepath.Join(home, "file")
+	write(notDir, 1)
+	if _, done, err := c.TrimDaily(filepath.Join(notDir, "stamp"), 1, now); done || err != nil {
+		t.Errorf("TrimDaily with a stamp it cannot make: done %v, %v", done, err)
+	}
 }

@@ -35,7 +35,9 @@ type Trimmed struct {
 // TrimDaily trims the caches to bound (Trim) when stamp, a file the tree cannot
 // write (in agent-shim's state directory), is missing or older than
 // TrimEvery, and sets its time to now first, so that lines running
-// together measure once. done is false when it was not due.
+// together measure once. done is false when it was not due, and when the
+// stamp cannot be written (a line under the layer that runs agent-shim:
+// the outer line's trims).
 func (c *Cache) TrimDaily(stamp string, bound int64, now time.Time) (t Trimmed, done bool, err error) {
 	fi, err := os.Lstat(stamp)
 	switch {
@@ -43,20 +45,20 @@ func (c *Cache) TrimDaily(stamp string, bound int64, now time.Time) (t Trimmed, 
 		return Trimmed{}, false, nil
 	case errors.Is(err, os.ErrNotExist):
 		if err := os.MkdirAll(filepath.Dir(stamp), 0o700); err != nil {
-			return Trimmed{}, false, err
+			return Trimmed{}, false, nil
 		}
 		f, err := os.OpenFile(stamp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 		if err != nil {
-			return Trimmed{}, false, nil // another line made it just now
+			return Trimmed{}, false, nil // another line made it just now, or it cannot be
 		}
 		f.Close()
 	case err != nil:
-		return Trimmed{}, false, err
+		return Trimmed{}, false, nil
 	case !fi.Mode().IsRegular():
 		return Trimmed{}, false, fmt.Errorf("%s is not a regular file", stamp)
 	}
 	if err := os.Chtimes(stamp, now, now); err != nil {
-		return Trimmed{}, false, err
+		return Trimmed{}, false, nil
 	}
 	t, err = c.Trim(bound)
 	return t, true, err
