@@ -60,6 +60,7 @@ type gateRow struct {
 	why, class               string
 	floor                    bool
 	tmp                      bool // (tmp: …): the line's only concern is a write in the temp directory
+	stricter                 bool // listed in NAME.stricter: a stricter verdict is accepted
 	tmpWithout               matcher.Decision
 	harmless, risky, control bool
 }
@@ -84,6 +85,18 @@ func readGateCorpusAt(t testing.TB, file string) []gateRow {
 	header := strings.Split(lines[0], "\t")
 	traffic := len(header) == 4 && header[0] == "cmd" && header[3] == "why"
 	seen := map[string]bool{}
+	stricter := map[string]bool{}
+	if data, err := os.ReadFile(strings.TrimSuffix(file, ".tsv") + ".stricter"); err == nil {
+		// Rows whose exact expectation predates what is now known: each
+		// line the command as spelled in the corpus, a tab, why.
+		for _, l := range strings.Split(string(data), "\n") {
+			if cmd, _, _ := strings.Cut(l, "\t"); cmd != "" && !strings.HasPrefix(l, "#") {
+				stricter[strings.NewReplacer("␤", "\n", "⇥", "\t").Replace(cmd)] = true
+			}
+		}
+	} else if !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
 	var rows []gateRow
 	for i, l := range lines[1:] {
 		f := strings.Split(l, "\t")
@@ -103,7 +116,7 @@ func readGateCorpusAt(t testing.TB, file string) []gateRow {
 		if traffic {
 			why, class = f[3], f[2]
 		}
-		r := gateRow{line: i + 2, command: cmd, want: want, why: why, class: class, floor: strings.Contains(why, "(floor")}
+		r := gateRow{line: i + 2, command: cmd, want: want, why: why, class: class, floor: strings.Contains(why, "(floor"), stricter: stricter[cmd]}
 		if m := tmpNote.FindStringSubmatch(why); m != nil {
 			r.tmp = true
 			r.tmpWithout, _ = matcher.ParseDecision(strings.ToLower(m[1]))
@@ -124,7 +137,7 @@ func (r gateRow) holds(got matcher.Decision) string {
 		return ""
 	case gate.Stronger(r.want, got):
 		return "weaker"
-	case got != r.want && !r.floor:
+	case got != r.want && !r.floor && !r.stricter:
 		return "stricter"
 	}
 	return ""
@@ -161,17 +174,20 @@ func TestAdversarialCorpus5(t *testing.T) {
 }
 
 // maxTrafficFriction is how many harmless lines of testdata/traffic.tsv the
-// gate asks about or refuses (of 146): the figure friction must not rise
-// above. The three: a file the line wrote and then runs (chmod +x f &&
-// ./f), Python code that runs a command that is not a literal, and tmux
-// split-window, which starts a shell.
-const maxTrafficFriction = 3
+// gate asks about or refuses (of 146), and maxTrafficUndecided how many
+// risky lines it leaves to the agent (of 45): the figures that must not
+// rise. Both were 3 and 23 before the engine knew what reaches other
+// machines and read what a line writes out and runs.
+const (
+	maxTrafficFriction  = 0
+	maxTrafficUndecided = 0
+)
 
 // TestTrafficFriction decides the real agent lines of testdata/traffic.tsv
 // inside a checkout with the adversarial-2 policy (../shared/corpus/README.md)
 // and holds the measures: friction (harmless lines asked about or
-// refused) at most maxTrafficFriction, and no risky line allowed. How many
-// risky lines are left to the agent (DEFAULT) is reported.
+// refused) at most maxTrafficFriction, risky lines left to the agent
+// (DEFAULT) at most maxTrafficUndecided, and no risky line allowed.
 func TestTrafficFriction(t *testing.T) {
 	g := checkoutGate(t)
 	rows := readGateCorpus(t, "traffic.tsv")
@@ -204,5 +220,8 @@ func TestTrafficFriction(t *testing.T) {
 	t.Logf("friction %d of %d harmless lines; %d of %d risky lines left to the agent", friction, harmless, undecided, risky)
 	if friction > maxTrafficFriction {
 		t.Errorf("friction rose: %d harmless lines asked about or refused, at most %d before", friction, maxTrafficFriction)
+	}
+	if undecided > maxTrafficUndecided {
+		t.Errorf("undecided rose: %d risky lines left to the agent, at most %d before", undecided, maxTrafficUndecided)
 	}
 }

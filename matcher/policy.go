@@ -317,7 +317,7 @@ func (p *Policy) runsWritten(cmd *shellparse.Command, written []string) (why str
 	}
 	prog := cmd.Args[0].Text
 	if p := clean(prog); strings.Contains(prog, "/") && slices.Contains(written, p) {
-		return fmt.Sprintf("runs %s, which an earlier command on the line wrote", prog), slices.Contains(cmd.Built, p)
+		return fmt.Sprintf("runs %s, which an earlier command on the line wrote", prog), shownOrBuilt(cmd, p)
 	}
 	name := path.Base(prog)
 	if shellparse.RunsFile(name) {
@@ -326,7 +326,7 @@ func (p *Policy) runsWritten(cmd *shellparse.Command, written []string) (why str
 				continue
 			}
 			if p := clean(a.Text); a.Static && slices.Contains(written, p) {
-				return fmt.Sprintf("%s runs %s, which an earlier command on the line wrote", name, a.Text), slices.Contains(cmd.Built, p)
+				return fmt.Sprintf("%s runs %s, which an earlier command on the line wrote", name, a.Text), shownOrBuilt(cmd, p)
 			}
 			break
 		}
@@ -339,11 +339,18 @@ func (p *Policy) runsWritten(cmd *shellparse.Command, written []string) (why str
 	for _, w := range written {
 		for _, g := range globs {
 			if ok, _ := path.Match(g, path.Base(w)); ok {
-				return fmt.Sprintf("%s runs code from %s, which an earlier command on the line wrote", c.key, w), slices.Contains(cmd.Built, w)
+				return fmt.Sprintf("%s runs code from %s, which an earlier command on the line wrote", c.key, w), shownOrBuilt(cmd, w)
 			}
 		}
 	}
 	return "", false
+}
+
+// shownOrBuilt reports whether the file p an earlier command wrote holds
+// what the line showed of it (cmd.Shown: its text was decided), or only a
+// build or an edit in place wrote it (cmd.Built).
+func shownOrBuilt(cmd *shellparse.Command, p string) bool {
+	return p == cmd.Shown || slices.Contains(cmd.Built, p)
 }
 
 // teeWrites reports whether tee names a file other than /dev/null.
@@ -402,11 +409,13 @@ func (p *Policy) decideOne(cmd *shellparse.Command, depth int) Verdict {
 	}
 	if len(cmd.Written) > 0 {
 		// A program or script the line wrote is at least asked: a copy
-		// of another program (cp /bin/sh ./s), what it wrote out or
-		// downloaded. One a build or an edit in place wrote is the
-		// checkout's code, as opaque as a script of it: never allowed
-		// (an allow rule for make asks), else left to the agent (g++ -o
-		// x x.c && ./x; sed -i … f.py && python3 f.py).
+		// of another program (cp /bin/sh ./s), another program's output
+		// (curl … > x.sh). One a build or an edit in place wrote is the
+		// checkout's code, as opaque as a script of it, and one the line
+		// wrote out with text it shows was decided from that text
+		// (cat <<'EOF' > x.sh): never allowed (an allow rule for make
+		// asks), else left to the agent (g++ -o x x.c && ./x; sed -i …
+		// f.py && python3 f.py).
 		switch why, built := p.runsWritten(cmd, cmd.Written); {
 		case why != "" && built:
 			blocks = append(blocks, limit{why: why})

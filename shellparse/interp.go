@@ -87,6 +87,7 @@ func (w *walker) interp(l lang, cmd *Command, c ctx) {
 	var code, modules []Word
 	args := cmd.Args[1:]
 	script := false // a script file or module runs: no inline code
+	var file *Word  // the script file
 	for i := 0; i < len(args) && !script; i++ {
 		a := args[i]
 		t := a.Text
@@ -148,7 +149,7 @@ func (w *walker) interp(l lang, cmd *Command, c ctx) {
 				script = true // python -c ends python's options
 			}
 		default:
-			script = true // the script file
+			script, file = true, &args[i] // the script file
 		}
 	}
 	if l == langPerl {
@@ -164,6 +165,13 @@ func (w *walker) interp(l lang, cmd *Command, c ctx) {
 					modules = append(modules, Word{Text: m, Static: true})
 				}
 			}
+		}
+	}
+	if file != nil {
+		// A script the line wrote out: its code is shown.
+		if text, key, ok := w.shownText(file.Text); ok {
+			cmd.Shown = key
+			code = append(code, text)
 		}
 	}
 	kind := cmd.Name() + " code"

@@ -121,10 +121,79 @@ func (w *walker) afterCall(cmd *Command) {
 		return
 	}
 	name := cmd.Args[0].Text
+	if name == "read" && cmd.Unknown == "" {
+		// Only its words name what it assigns (where it reads from
+		// does not).
+		lits := make([]string, len(cmd.Args)-1)
+		for i, a := range cmd.Args[1:] {
+			lits[i] = a.Text
+			if !a.Static || a.Split {
+				lits[i] = "-?"
+			}
+		}
+		if vars, ok := readVars(lits); ok {
+			for _, v := range vars {
+				delete(w.nums, v)
+			}
+			return
+		}
+	}
 	if !cmd.Args[0].Static || assigning[name] || w.funcs[name] {
 		w.nums = nil
 		w.specialsLost = true // unset RANDOM makes it a plain variable
 	}
+}
+
+// lits returns the literal text of words; a word that is not plain
+// literal text is "-?", which readVars refuses.
+func lits(words []*syntax.Word) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		if out[i] = w.Lit(); out[i] == "" {
+			out[i] = "-?"
+		}
+	}
+	return out
+}
+
+// readVars returns the variables read assigns, from its literal words:
+// its operands, or REPLY without one, and an -a array; ok is false for an
+// option it does not know.
+func readVars(args []string) (vars []string, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			vars = append(vars, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			vars = append(vars, args[i:]...)
+			break
+		}
+		for j := 1; j < len(a); j++ {
+			switch c := a[j]; {
+			case strings.IndexByte("ers", c) >= 0:
+			case strings.IndexByte("adinNptu", c) >= 0:
+				val := a[j+1:]
+				if val == "" {
+					if i++; i >= len(args) {
+						return nil, false
+					}
+					val = args[i]
+				}
+				if c == 'a' {
+					vars = append(vars, val)
+				}
+				j = len(a)
+			default:
+				return nil, false
+			}
+		}
+	}
+	if len(vars) == 0 {
+		vars = append(vars, "REPLY")
+	}
+	return vars, true
 }
 
 // shellNumbers are the variables bash itself keeps as numbers: reading one
@@ -144,6 +213,9 @@ func (w *walker) loopProofs(loop syntax.Node) {
 			case *syntax.CallExpr:
 				if len(x.Args) > 0 {
 					name := x.Args[0].Lit()
+					if _, ok := readVars(lits(x.Args[1:])); name == "read" && ok {
+						break // read assigns, it does not unset
+					}
 					if name == "" || assigning[name] || w.funcs[name] {
 						w.specialsLost = true
 					}
@@ -180,6 +252,12 @@ func (w *walker) loopProofs(loop syntax.Node) {
 		case *syntax.CallExpr:
 			if len(x.Args) > 0 {
 				name := x.Args[0].Lit()
+				if vars, ok := readVars(lits(x.Args[1:])); name == "read" && ok {
+					for _, v := range vars {
+						delete(w.nums, v)
+					}
+					break
+				}
 				if name == "" || assigning[name] || w.funcs[name] {
 					w.nums = nil
 				}

@@ -137,6 +137,10 @@ type Command struct {
 	// interpreter code it runs imports an HTTP client, names a remote
 	// URL, downloads a dataset (see interp.go).
 	Network string
+	// Shown is the file the command runs (sh x.sh, ./x.sh, python3 x.py)
+	// when an earlier command of the line wrote it out with text it shows
+	// (cat <<'EOF' > x.sh): what it runs was followed from that text.
+	Shown string
 	// Built are the paths of Written that only builds wrote (an output
 	// option: gcc -o x, go build -o x) or edits in place (sed -i, perl
 	// -i): the checkout's code, compiled or changed, not a file copied,
@@ -369,7 +373,7 @@ func lineWrites(cmds []*Command) {
 				ts = append(ts, commandTargets(cmd.Alias)...)
 			}
 			for _, t := range ts {
-				if t.Static {
+				if t.Static && !metadataOnly[path.Base(cmd.Args[0].Text)] {
 					add(t.Path, t.Output || t.Edit)
 				}
 			}
@@ -532,6 +536,9 @@ type walker struct {
 	// fds are the files `exec N<FILE` opened for the rest of the line,
 	// by descriptor.
 	fds map[int]Word
+	// shown are the files the line wrote out with text it shows, by
+	// path (see shown.go).
+	shown map[string]Word
 }
 
 func pos(p syntax.Pos) Pos { return Pos{Line: int(p.Line()), Col: int(p.Col())} }
@@ -670,7 +677,14 @@ func (w *walker) stmt(st *syntax.Stmt, src source, c ctx) {
 		// A bare redirection such as `> file` still opens the file.
 		w.emit(&Command{Redirs: c.redirs, Pos: pos(st.Pos()), Nesting: c.nesting, Source: src.slice(st)})
 	case *syntax.CallExpr:
+		text, file, shown := writtenText(st, src)
 		w.call(x, src, c)
+		if shown {
+			if w.shown == nil {
+				w.shown = map[string]Word{}
+			}
+			w.shown[w.shownPath(file)] = text
+		}
 	case *syntax.BinaryCmd:
 		w.binary(x, src, c)
 	case *syntax.ArithmCmd:
@@ -841,6 +855,7 @@ func (w *walker) emit(cmd *Command) {
 	if !w.cdpath {
 		w.cdpath = setsCDPath(cmd)
 	}
+	w.forgetWritten(cmd)
 	w.cmds = append(w.cmds, cmd)
 }
 

@@ -419,6 +419,8 @@ func (w *walker) exec(cmd *Command, c ctx) {
 		w.emit(cmd)
 		if l := interpreter(name); l != langNone {
 			w.interp(l, cmd, c)
+		} else if strings.Contains(cmd.Args[0].Text, "/") {
+			w.runShown("", cmd.Args[0].Text, cmd, c) // ./x.sh
 		}
 	}
 }
@@ -903,6 +905,7 @@ func (w *walker) shell(name string, cmd *Command, c ctx) {
 			return
 		}
 		w.emit(cmd) // a script file: the shell command is what is matched
+		w.runShown(name, script.Text, cmd, c)
 	default:
 		c.zsh = name == "zsh"
 		w.fdScript(name, 0, cmd, c)
@@ -1105,6 +1108,9 @@ func (w *walker) source(name string, cmd *Command, c ctx) {
 		return
 	}
 	w.emit(cmd)
+	if len(args) > 0 {
+		w.runShown(name, args[0].Text, cmd, c)
+	}
 }
 
 func (w *walker) su(name string, cmd *Command, c ctx) {
