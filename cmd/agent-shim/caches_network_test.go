@@ -53,12 +53,13 @@ func main() { fmt.Println(uuid.NewSHA1(uuid.NameSpaceDNS, []byte("example.com"))
 }
 
 // npm install of a local package works under the layer: its cache is the
-// tree's, not ~/.npm.
+// tree's, not ~/.npm. (npm install reaches other machines: the profile
+// lets it, external-changes.)
 func TestRuntimeNpmInstall(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Fatalf("the network tests need npm: %v", err)
 	}
-	r := newRT(t, "local-changes")
+	r := newRT(t, "external-changes")
 	home := filepath.Join(r.dir, "home")
 	t.Setenv("npm_config_audit", "false")
 	t.Setenv("npm_config_fund", "false")

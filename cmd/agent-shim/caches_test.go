@@ -109,6 +109,8 @@ func TestRuntimeRefusedWriteSaysSo(t *testing.T) {
 		{"the line succeeds", `mkdir "$OUTSIDE/made"; true`, false, false},
 		// A refusal of a path the line may write is not the layer's.
 		{"inside", `echo "cc: $PWD/obj.o: Permission denied" >&2; exit 1`, false, false},
+		// Nor an execution it refused (EPERM, said with its rule).
+		{"exec", `touch denied`, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,7 +22,7 @@ import (
 // error ("permission denied") is all the tree sees, and the person cannot
 // tell it from a file's mode. So the tree's standard error is read on its
 // way to the agent, and a path named in a line that reports a refusal
-// (permission denied, EACCES, operation not permitted), or in the lines
+// (permission denied, EACCES), or in the lines
 // just before one (cargo names the file first), is a refused write of the
 // layer's when it lies outside what the line may write and this process,
 // which runs as the person, could write it. When the line then fails,
@@ -50,8 +50,10 @@ type refusedWrites struct {
 	recent [][]string
 }
 
-// marks are what a line that reports a refusal contains.
-var marks = [][]byte{[]byte("ermission denied"), []byte("EACCES"), []byte("peration not permitted"), []byte("EPERM")}
+// marks are what a line that reports a refused write contains: Landlock's
+// EACCES. Not EPERM: that is an execution the layer refused (said already,
+// with its rule), or a metadata call.
+var marks = [][]byte{[]byte("ermission denied"), []byte("EACCES")}
 
 // Write reads p as the next bytes of the stream; it never fails.
 func (w *refusedWrites) Write(p []byte) (int, error) {
