@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -131,4 +132,43 @@ func setNamespace(a *spawnArgs, p *nsPlan) ([]any, error) {
 // namespaces: the start is tried again without them.
 func noNamespace(err error) bool {
 	return errors.Is(err, errNoNamespace)
+}
+
+// mountsOf reads the mount points of the process pid's namespace and
+// whether each is read-only; nil when it cannot.
+func mountsOf(pid int) map[string]bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+	if err != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		// id parent major:minor root mountpoint options ...
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			continue
+		}
+		ro := slices.Contains(strings.Split(f[5], ","), "ro")
+		out[unescapeMount(f[4])] = ro
+	}
+	return out
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

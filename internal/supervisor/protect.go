@@ -138,6 +138,11 @@ type Snapshot struct {
 	// snapshot below them) are put back when moved or replaced: the
 	// checkouts' tops, the git directories outside them.
 	watched []string
+	// readOnly are the protected paths the tree had read-only for the
+	// whole line, and anchored the directories it could not move
+	// (Run's binds, as the tree's namespace showed them): a change there
+	// is not the line's, and the undo leaves it alone.
+	readOnly, anchored map[string]bool
 	// Partial names the checkouts whose nested repositories were not all
 	// looked at (past maxWalk directories).
 	Partial []string
@@ -716,6 +721,18 @@ func (s *Snapshot) Restore(keep func(path string) bool) ([]string, error) {
 	return changed, err
 }
 
+// held records what the tree's mount namespace held: mounts by mount
+// point, true for read-only.
+func (s *Snapshot) held(mounts map[string]bool) {
+	s.readOnly, s.anchored = map[string]bool{}, map[string]bool{}
+	for p, ro := range mounts {
+		if ro {
+			s.readOnly[p] = true
+		}
+		s.anchored[p] = true
+	}
+}
+
 // restoreStep, when set (by tests), is called before each entry is
 // restored, with its path.
 var restoreStep func(path string)
@@ -732,6 +749,9 @@ func (s *Snapshot) restore(keep func(path string) bool) ([]string, error) {
 	for _, e := range s.entries {
 		if restoreStep != nil {
 			restoreStep(e.path)
+		}
+		if s.readOnly[e.path] {
+			continue // the tree could not change it
 		}
 		now := map[string]fileState{}
 		if err := s.record(e, now, e.was); err != nil {
@@ -879,7 +899,7 @@ func (s *Snapshot) aside(d *dirRef, name, path string, u *UndoError) bool {
 func (s *Snapshot) restoreDirs(u *UndoError, changed *[]string, keep func(string) bool) {
 	var refs []*dirRef
 	for _, d := range s.dirs {
-		if d.parent != nil && s.isWatched(d.path) {
+		if d.parent != nil && s.isWatched(d.path) && !s.anchored[d.path] {
 			refs = append(refs, d)
 		}
 	}

@@ -148,6 +148,12 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		l.stop()
 		return failed(err)
 	}
+	if prevented {
+		// What the binds hold, as the program's namespace shows them:
+		// the undo leaves those paths alone (a change there is not the
+		// tree's, but the person's, or another session's).
+		cfg.Protect.held(mountsOf(pid))
+	}
 	wait := func() Status {
 		ws, err := waitPid(pid)
 		switch {
@@ -192,14 +198,14 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 // process too, which the next round ends. Only this process's
 // descendants are touched: not another session's.
 func endChildren() int {
-	ended := 0
+	ended := map[int]bool{}
 	for round := 0; round < 1000; round++ {
 		kids := children()
 		for _, pid := range kids {
 			// A child is not reaped before this process waits for it:
 			// its pid names it until then.
 			if unix.Kill(pid, unix.SIGKILL) == nil {
-				ended++
+				ended[pid] = true
 			}
 		}
 		var ws unix.WaitStatus
@@ -216,14 +222,14 @@ func endChildren() int {
 		}
 		if len(kids) == 0 && !reaped {
 			if pid, err := unix.Wait4(-1, &ws, unix.WALL|unix.WNOHANG, nil); err == unix.ECHILD || pid == 0 && len(children()) == 0 {
-				return ended
+				return len(ended)
 			}
 		}
 		if len(kids) > 0 && !reaped {
 			time.Sleep(time.Millisecond) // killed, not yet dead
 		}
 	}
-	return ended
+	return len(ended)
 }
 
 // children are the pids of this process's children, from
