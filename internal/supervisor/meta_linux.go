@@ -56,10 +56,11 @@ func (l *loop) answerMeta(n *seccompNotif) (unix.Errno, bool) {
 	case missing(err):
 		return unix.ENOENT, false
 	case err != nil:
-		l.report("agent-shim: denied at run time: %s by pid %d: %v", mc.name, n.pid, err)
+		l.refuse(Refusal{Kind: "metadata", Call: mc.name, Reason: err.Error()}, "agent-shim: denied at run time: %s by pid %d: %v", mc.name, n.pid, err)
 		return unix.EPERM, false
 	case !l.writable(target):
-		l.report("agent-shim: denied at run time: %s %s: outside the directories the tree may write", mc.name, target)
+		l.refuse(Refusal{Kind: "metadata", Call: mc.name, Path: target, Reason: "outside the directories the tree may write", Scope: true},
+			"agent-shim: denied at run time: %s %s: outside the directories the tree may write", mc.name, target)
 		return unix.EPERM, false
 	}
 	if !l.valid(n.id) {
@@ -82,10 +83,11 @@ func (l *loop) answerIoctl(n *seccompNotif) (unix.Errno, bool) {
 	case errors.Is(err, errAnon):
 		return 0, false
 	case err != nil:
-		l.report("agent-shim: denied at run time: ioctl %#x by pid %d: %v", req, n.pid, err)
+		l.refuse(Refusal{Kind: "metadata", Call: "ioctl", Reason: err.Error()}, "agent-shim: denied at run time: ioctl %#x by pid %d: %v", req, n.pid, err)
 		return unix.EPERM, false
 	case !l.writable(target):
-		l.report("agent-shim: denied at run time: ioctl %#x on %s (its flags or attributes): outside the directories the tree may write", req, target)
+		l.refuse(Refusal{Kind: "metadata", Call: "ioctl", Path: target, Reason: "outside the directories the tree may write", Scope: true},
+			"agent-shim: denied at run time: ioctl %#x on %s (its flags or attributes): outside the directories the tree may write", req, target)
 		return unix.EPERM, false
 	}
 	if !l.valid(n.id) {
@@ -213,7 +215,7 @@ func (l *loop) answerConnect(n *seccompNotif) (unix.Errno, bool) {
 		return 0, true
 	}
 	if err != nil {
-		l.report("agent-shim: denied at run time: a connection by pid %d that cannot be read: %v", n.pid, err)
+		l.refuse(Refusal{Kind: "connect", Reason: fmt.Sprintf("a connection that cannot be read: %v", err)}, "agent-shim: denied at run time: a connection by pid %d that cannot be read: %v", n.pid, err)
 		return unix.EPERM, false
 	}
 	b, err := m.bytes(a[1], size)
@@ -239,7 +241,7 @@ func (l *loop) answerConnect(n *seccompNotif) (unix.Errno, bool) {
 		return unix.ENOENT, false
 	}
 	if err != nil {
-		l.report("agent-shim: denied at run time: a connection to %s by pid %d: %v", name, n.pid, err)
+		l.refuse(Refusal{Kind: "connect", Path: name, Reason: err.Error()}, "agent-shim: denied at run time: a connection to %s by pid %d: %v", name, n.pid, err)
 		return unix.EPERM, false
 	}
 	for _, cs := range controlSockets {
@@ -250,7 +252,8 @@ func (l *loop) answerConnect(n *seccompNotif) (unix.Errno, bool) {
 			break
 		}
 		exe, _ := os.Readlink(r.proc + "/exe")
-		l.report("agent-shim: denied at run time: %s (pid %d) connecting to %s (%s): it runs what it is told outside the supervisor", exe, n.pid, p, cs.what)
+		l.refuse(Refusal{Kind: "connect", Path: p, Reason: cs.what + ", which runs what it is told outside the supervisor"},
+			"agent-shim: denied at run time: %s (pid %d) connecting to %s (%s): it runs what it is told outside the supervisor", exe, n.pid, p, cs.what)
 		return unix.EPERM, false
 	}
 	if !l.valid(n.id) {

@@ -58,6 +58,8 @@ var errGone = errors.New("the process is gone")
 
 // loop receives the notifications of one listener and answers them.
 type loop struct {
+	refusedMu sync.Mutex
+	refused   []Refusal
 	listener int
 	file     *os.File // the listener in the runtime's poller: waiting costs no thread
 	cfg      *Config
@@ -278,7 +280,7 @@ func (l *loop) answer(n *seccompNotif) {
 	resp := seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
 	defer func() {
 		if r := recover(); r != nil { // a decider that panics refuses
-			l.report("agent-shim: denied at run time: an execution by pid %d: deciding it failed: %v", n.pid, r)
+			l.refuse(Refusal{Kind: "unreadable", Reason: fmt.Sprintf("deciding an execution failed: %v", r)}, "agent-shim: denied at run time: an execution by pid %d: deciding it failed: %v", n.pid, r)
 			resp = seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
 			rawIoctl(l.listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 		}
@@ -321,7 +323,7 @@ func (l *loop) answerExec(n *seccompNotif) (unix.Errno, bool) {
 		return 0, true
 	}
 	if err != nil {
-		l.report("agent-shim: denied at run time: an execution by pid %d that cannot be read: %v", n.pid, err)
+		l.refuse(Refusal{Kind: "unreadable", Reason: fmt.Sprintf("an execution that cannot be read: %v", err)}, "agent-shim: denied at run time: an execution by pid %d that cannot be read: %v", n.pid, err)
 		return unix.EPERM, false
 	}
 	defer done()
@@ -335,7 +337,7 @@ func (l *loop) answerExec(n *seccompNotif) (unix.Errno, bool) {
 	case errors.Is(err, errMissing):
 		return unix.ENOENT, false // a PATH search: the kernel would say the same
 	case err != nil:
-		l.report("agent-shim: denied at run time: an execution by pid %d that cannot be read: %v", n.pid, err)
+		l.refuse(Refusal{Kind: "unreadable", Reason: fmt.Sprintf("an execution that cannot be read: %v", err)}, "agent-shim: denied at run time: an execution by pid %d that cannot be read: %v", n.pid, err)
 		return unix.EPERM, false
 	}
 	if errno, gone := l.decide(x); errno != 0 || gone {
@@ -347,7 +349,7 @@ func (l *loop) answerExec(n *seccompNotif) (unix.Errno, bool) {
 		if errors.Is(err, errGone) {
 			return 0, true
 		}
-		l.report("agent-shim: denied at run time: %s: %v", x, err)
+		l.refuse(Refusal{Kind: "exec", Path: x.Path, Argv: x.Argv, Reason: err.Error()}, "agent-shim: denied at run time: %s: %v", x, err)
 		return unix.EPERM, false
 	}
 	return 0, false
@@ -383,7 +385,7 @@ func (l *loop) answerStart(n *seccompNotif) (unix.Errno, bool) {
 		return unix.ENOENT, false
 	}
 	if err := l.identifyProbed(r, &x, pr, 0); err != nil {
-		l.report("agent-shim: denied at run time: %s: %v", x, err)
+		l.refuse(Refusal{Kind: "exec", Path: x.Path, Argv: x.Argv, Reason: err.Error()}, "agent-shim: denied at run time: %s: %v", x, err)
 		return unix.EPERM, false
 	}
 	if !l.valid(n.id) {
@@ -395,7 +397,7 @@ func (l *loop) answerStart(n *seccompNotif) (unix.Errno, bool) {
 // decide asks the decider about x: 0 lets it go on.
 func (l *loop) decide(x Exec) (unix.Errno, bool) {
 	if l.cfg.Decide == nil {
-		l.report("agent-shim: denied at run time: %s: nothing decides executions", x)
+		l.refuse(Refusal{Kind: "exec", Path: x.Path, Argv: x.Argv, Reason: "nothing decides executions"}, "agent-shim: denied at run time: %s: nothing decides executions", x)
 		return unix.EPERM, false
 	}
 	key := x.key()
@@ -403,13 +405,30 @@ func (l *loop) decide(x Exec) (unix.Errno, bool) {
 		return 0, false
 	}
 	if v := l.cfg.Decide(x); !v.Allow {
-		l.report("agent-shim: denied at run time: %s: %s", x, v.Reason)
+		l.refuse(Refusal{Kind: "exec", Path: x.Path, Argv: x.Argv, Reason: v.Reason}, "agent-shim: denied at run time: %s: %s", x, v.Reason)
 		return unix.EPERM, false
 	}
 	if len(l.allowed) < maxAllowed {
 		l.allowed[key] = struct{}{}
 	}
 	return 0, false
+}
+
+// refuse records r (Status.Refused) and reports the line format says.
+func (l *loop) refuse(r Refusal, format string, args ...any) {
+	l.refusedMu.Lock()
+	if len(l.refused) < maxRefusals {
+		l.refused = append(l.refused, r)
+	}
+	l.refusedMu.Unlock()
+	l.report(format, args...)
+}
+
+// refusals are what the loop refused, in order.
+func (l *loop) refusals() []Refusal {
+	l.refusedMu.Lock()
+	defer l.refusedMu.Unlock()
+	return slices.Clone(l.refused)
 }
 
 // maxAllowed bounds the executions a line remembers as allowed.

@@ -461,7 +461,38 @@ type Status struct {
 	// Ended counts the processes the line left running that were
 	// ended with it (Config.Protect, where nothing was prevented).
 	Ended int
+	// Refused are what the layer refused the tree and saw itself (an
+	// execution, a connection, a metadata call), in order, the first
+	// maxRefusals of them: for the caller to say, when the line failed,
+	// what was refused and what would allow it.
+	Refused []Refusal
 }
+
+// Refusal is one thing the layer refused the tree.
+type Refusal struct {
+	// Kind is what was refused: "exec", "connect", "metadata" (chmod,
+	// chown, utimes, xattrs, a file's flags), or "unreadable" (a call
+	// the layer could not read, refused for that).
+	Kind string
+	// Path is the program, the socket or the file, as resolved; "" when
+	// it could not be read.
+	Path string
+	// Argv is an execution's.
+	Argv []string
+	// Call names a metadata call (chmod, ioctl, …).
+	Call string
+	// Reason is why: the decider's (its rule), or the layer's own rule
+	// ("outside the directories the tree may write", "a server that
+	// runs what it is told").
+	Reason string
+	// Scope says that widening what the tree may write would allow it
+	// (a metadata call outside the writable directories); false where
+	// only the decider's policy, or nothing, would.
+	Scope bool
+}
+
+// maxRefusals bounds Status.Refused.
+const maxRefusals = 64
 
 // ExitCode is the status as a shell reports it: the exit code, or 128+N
 // for death by signal N.

@@ -188,6 +188,7 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 		st.Ended = endChildren()
 	}
 	l.stop()
+	st.Refused = l.refusals()
 	return st, nil
 }
 
