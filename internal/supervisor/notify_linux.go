@@ -60,16 +60,16 @@ var errGone = errors.New("the process is gone")
 type loop struct {
 	refusedMu sync.Mutex
 	refused   []Refusal
-	listener int
-	file     *os.File // the listener in the runtime's poller: waiting costs no thread
-	cfg      *Config
-	sem      chan struct{}
-	wg       sync.WaitGroup // run and the workers
-	reportMu sync.Mutex
-	copies   *copies
-	startEnv map[string]bool // the tree's first environment, by NAME=value
-	writes   []string        // Writable, resolved
-	mem      *mem            // the memory of the process being answered
+	listener  int
+	file      *os.File // the listener in the runtime's poller: waiting costs no thread
+	cfg       *Config
+	sem       chan struct{}
+	wg        sync.WaitGroup // run and the workers
+	reportMu  sync.Mutex
+	copies    *copies
+	startEnv  map[string]bool // the tree's first environment, by NAME=value
+	writes    []string        // Writable, resolved
+	mem       *mem            // the memory of the process being answered
 	// first: no notification came yet. The first can only be the
 	// execve of the program Run starts: its process installs the filter
 	// on itself just before (making none of the calls it watches after
