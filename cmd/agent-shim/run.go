@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/agent-shim/agent-shim/internal/shellmode"
+	"github.com/agent-shim/agent-shim/internal/supervisor/inherited"
 )
 
 // Exit codes. They are a contract: see doc.go.
@@ -76,6 +77,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) < 2 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
+	}
+	if shellmode.IsArgv(args[1]) || args[1] == "run" {
+		// These may run the run-time layer: the descriptors this process
+		// inherited are listed before it opens any (the hook's path
+		// does not pay for it).
+		inherited.Scan()
 	}
 	if shellmode.IsArgv(args[1]) {
 		return e.shell(ctx, args)

@@ -642,11 +642,10 @@ func (s *Snapshot) recordAt(dir int, name, rel string, tree bool, into, was map[
 
 // readDirNames lists the directory open as fd, sorted.
 func readDirNames(fd int) ([]string, error) {
-	dup, err := unix.Dup(fd)
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
-	unix.CloseOnExec(dup)
 	f := os.NewFile(uintptr(dup), "")
 	defer f.Close()
 	if _, err := unix.Seek(dup, 0, 0); err != nil {
@@ -1025,10 +1024,9 @@ func openBelow(dir int, name, rel string) (int, string, error) {
 	}
 	if fd == dir {
 		var err error
-		if fd, err = unix.Dup(dir); err != nil {
+		if fd, err = unix.FcntlInt(uintptr(dir), unix.F_DUPFD_CLOEXEC, 0); err != nil {
 			return -1, "", err
 		}
-		unix.CloseOnExec(fd)
 	}
 	return fd, parts[len(parts)-1], nil
 }

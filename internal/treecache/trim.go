@@ -118,7 +118,9 @@ func (c *Cache) Trim(bound int64) (Trimmed, error) {
 
 // readNames reads every name of the directory fd.
 func readNames(fd int) ([]string, error) {
-	dup, err := unix.Dup(fd)
+	// Close-on-exec: a process that runs the layer holds no descriptor
+	// that is not (see supervisor/inherited).
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,15 @@
 // package in import-path order whose imports are all initialized). Its
 // system calls are syscall.RawSyscall6 by link name, which needs no
 // initialization. A test holds the order.
+//
+// The descriptors are listed by Scan, not at start: listing /proc/self/fd
+// costs about 85 µs, which a process that never runs the layer (the
+// hook) should not pay. The list stays right when made later because
+// nothing in this process opens a descriptor without close-on-exec (Go's
+// packages never do, and the supervisor's own dups are made
+// close-on-exec): a descriptor found open and not close-on-exec is one
+// inherited. A process that runs the layer calls Scan first thing all
+// the same; Files calls it if nothing did.
 package inherited
 
 // Limit is a resource limit, soft and hard.
@@ -36,5 +45,20 @@ func Nofile() (Limit, bool) { return nofile, nofileOK }
 
 // Files returns the descriptors above 2 inherited open across exec, in
 // increasing order; ok is false when they could not be listed (no /proc):
-// then none is known to be inherited.
-func Files() ([]File, bool) { return files, filesOK }
+// then none is known to be inherited. It scans them (Scan) the first
+// time.
+func Files() ([]File, bool) {
+	Scan()
+	return files, filesOK
+}
+
+// Scan lists the descriptors inherited open across exec, once; a
+// process that will run the layer calls it before anything else.
+func Scan() {
+	if !scanned {
+		scanned = true
+		files, filesOK = scanFiles()
+	}
+}
+
+var scanned bool

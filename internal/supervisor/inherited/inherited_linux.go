@@ -25,7 +25,6 @@ func init() {
 	if _, _, e := rawSyscall6(sysPrlimit64, 0, rlimitNofile, 0, uintptr(unsafe.Pointer(&lim)), 0, 0); e == 0 {
 		nofile, nofileOK = lim, true
 	}
-	files, filesOK = scanFiles()
 }
 
 // scanFiles lists the descriptors above 2 open and not close-on-exec,
