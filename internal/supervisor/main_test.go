@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/agent-shim/agent-shim/internal/supervisor/inherited"
 )
 
 // helpers are the test binary's other modes: programs the tests run under
@@ -12,6 +14,9 @@ import (
 var helpers = map[string]func(args []string) int{}
 
 func TestMain(m *testing.M) {
+	// As agent-shim does in a process that may run the layer: the
+	// descriptors inherited are listed before any is opened.
+	inherited.Scan()
 	// "nested-run" is a supervised program that tries to start a
 	// supervisor of its own.
 	if len(os.Args) > 1 {
