@@ -34,6 +34,8 @@ try manifest sh -c 'echo "allow curl" >> .agents/config/grants.txt'
 try umount umount .git/config
 try src sh -c 'echo ok > src.txt'
 try gitwrite sh -c 'echo x > .git/ORIG_HEAD.lock && mv .git/ORIG_HEAD.lock .git/ORIG_HEAD'
+try readsecret grep -q SECRET ../home/.netrc
+try readsecretdir grep -q SECRET ../home/.ssh/id
 grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):' /proc/self/status
 `
 
@@ -72,6 +74,7 @@ func init() {
 			Dir: args[0], Stdout: os.Stdout, Stderr: os.Stderr, Report: os.Stderr,
 			Decide: func(Exec) Verdict { return Verdict{Allow: true} }, Confine: true,
 			Writable: []string{args[0], "/dev/null"}, Protect: snap,
+			Secrets: []string{filepath.Join(filepath.Dir(args[0]), "home/.netrc"), filepath.Join(filepath.Dir(args[0]), "home/.ssh")},
 		})
 		fmt.Printf("uid=%d prevented=%v err=%v\n", os.Getuid(), st.Prevented, err)
 		return 0
@@ -87,14 +90,15 @@ func init() {
 func TestRunPrevents(t *testing.T) {
 	needKernel(t)
 	blocked := []string{"config", "hook", "mvgit", "mvhooks", "rmhooks", "rmconfig", "settings", "mvclaude",
-		"submodule", "husky", "nested", "mvnested", "manifest", "umount"}
+		"submodule", "husky", "nested", "mvnested", "manifest", "umount", "readsecret", "readsecretdir"}
 	for _, who := range []string{"root", "nobody", "off"} {
 		t.Run(who, func(t *testing.T) {
 			if who != "off" {
 				needRoot(t)
 			}
-			top := t.TempDir()
+			top := filepath.Join(t.TempDir(), "co")
 			files(t, top, preventLayout)
+			files(t, filepath.Dir(top), map[string]string{"home/.netrc": "SECRET\n", "home/.ssh/id": "SECRET\n"})
 			bin, args := os.Args[0], []string{"prevent", top}
 			cmd := exec.Command(bin, args...)
 			switch who {
@@ -102,7 +106,7 @@ func TestRunPrevents(t *testing.T) {
 				bin = copyForNobody(t)
 				cmd = exec.Command(bin, args...)
 				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-				filepath.Walk(filepath.Dir(top), func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
+				filepath.Walk(filepath.Dir(filepath.Dir(top)), func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
 			case "off":
 				cmd = exec.Command(bin, "prevent", top, "off")
 			}

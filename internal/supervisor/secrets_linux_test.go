@@ -68,14 +68,26 @@ func TestRunSecrets(t *testing.T) {
 		script.WriteString("cat " + p + " >/dev/null || echo UNREADABLE: " + p + "\n")
 	}
 	script.WriteString("echo new > made && cat made >/dev/null || echo UNREADABLE: made\n")
-	ls := "ls " + home + "/.ssh >/dev/null || echo UNLISTED\n"
-	for _, confine := range []bool{true, false} {
-		_, stdout, out := runScriptWith(t, co, Config{Decide: (&recorder{}).decide, Confine: confine,
-			Writable: []string{co, "/dev/null"}, Secrets: cfgSecrets}, script.String()+ls)
-		if strings.Contains(stdout, "READ") || strings.Contains(stdout, "UNREADABLE") || strings.Contains(stdout, "UNLISTED") {
-			t.Errorf("confine %v:\n%s%s", confine, stdout, out)
+	// Masked in the tree's mount namespace, or kept by Landlock where
+	// there is none.
+	for _, ns := range []bool{true, false} {
+		namespaces = ns
+		for _, confine := range []bool{true, false} {
+			_, stdout, out := runScriptWith(t, co, Config{Decide: (&recorder{}).decide, Confine: confine,
+				Writable: []string{co, "/dev/null"}, Secrets: cfgSecrets}, script.String())
+			if strings.Contains(stdout, "READ") || strings.Contains(stdout, "UNREADABLE") {
+				t.Errorf("namespace %v, confine %v:\n%s%s", ns, confine, stdout, out)
+			}
+			// Masked, the directory shows empty; kept by Landlock, its
+			// names show.
+			_, stdout, _ = runScriptWith(t, co, Config{Decide: (&recorder{}).decide, Confine: confine,
+				Writable: []string{co, "/dev/null"}, Secrets: cfgSecrets}, "ls -A "+filepath.Join(home, ".ssh"))
+			if masked := stdout == ""; masked != ns {
+				t.Errorf("namespace %v: ~/.ssh lists %q", ns, stdout)
+			}
 		}
 	}
+	namespaces = true
 	// Granted, the same script reads every one.
 	_, stdout, out := runScriptWith(t, co, Config{Decide: (&recorder{}).decide, Confine: true,
 		Writable: []string{co, "/dev/null"}, Secrets: cfgSecrets, Grant: Grant{Secrets: true}}, script.String())

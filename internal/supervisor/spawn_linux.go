@@ -45,8 +45,12 @@ type spawnArgs struct {
 	gidMap     [32]byte
 	uidMapLen  int32
 	gidMapLen  int32
-	root       [2]byte // "/\x00"
-	empty      [1]byte // ""
+	root       [2]byte  // "/\x00"
+	empty      [1]byte  // ""
+	tmpfs      [6]byte  // "tmpfs\x00"
+	tmpfsOpts  [32]byte // its options: empty, no room
+	devNull    [10]byte // "/dev/null\x00"
+	fdPath     [32]byte // "/proc/self/fd/N\x00", made for each mask
 	nbinds     int32
 	binds      [maxBinds]bindArg
 	how        unix.OpenHow
@@ -82,6 +86,10 @@ type bindArg struct {
 	path uintptr // *byte
 	id   FileID
 	ro   bool
+	// mask: a secret, hidden under an empty read-only directory (a
+	// tmpfs) or /dev/null (a file); one that is not the file the plan
+	// saw fails the namespace.
+	mask, dir bool
 }
 
 // cmsgSpace is CMSG_SPACE(4): one descriptor.
@@ -227,6 +235,69 @@ func spawnChild(a *spawnArgs) {
 			}
 			if _, _, e = syscall.RawSyscall(unix.SYS_FSTAT, fd, uintptr(unsafe.Pointer(&a.st)), 0); e != 0 || uint64(a.st.Dev) != b.id.Dev || a.st.Ino != b.id.Ino {
 				syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+				if b.mask {
+					e = unix.ESTALE
+					goto fail
+				}
+				continue
+			}
+			if b.mask && b.dir {
+				// An empty read-only tmpfs over it, through the
+				// descriptor's name (/proc/self/fd/N), which no one can
+				// redirect.
+				n := 14 // len("/proc/self/fd/")
+				if fd >= 10000 {
+					n = -1
+				} else {
+					if fd >= 1000 {
+						a.fdPath[n] = byte('0' + fd/1000)
+						n++
+					}
+					if fd >= 100 {
+						a.fdPath[n] = byte('0' + fd/100%10)
+						n++
+					}
+					if fd >= 10 {
+						a.fdPath[n] = byte('0' + fd/10%10)
+						n++
+					}
+					a.fdPath[n] = byte('0' + fd%10)
+					a.fdPath[n+1] = 0
+				}
+				if n < 0 {
+					e = unix.EMFILE
+				} else {
+					_, _, e = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(&a.tmpfs[0])), uintptr(unsafe.Pointer(&a.fdPath[0])),
+						uintptr(unsafe.Pointer(&a.tmpfs[0])), unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, uintptr(unsafe.Pointer(&a.tmpfsOpts[0])), 0)
+				}
+				syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+				if e != 0 {
+					goto fail
+				}
+				continue
+			}
+			if b.mask {
+				// /dev/null over a file, read-only.
+				syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+				if fd, _, e = syscall.RawSyscall6(unix.SYS_OPENAT2, uintptr(atFdcwd), b.path, uintptr(unsafe.Pointer(&a.how)), unsafe.Sizeof(a.how), 0, 0); e != 0 {
+					goto fail
+				}
+				if tree, _, e = syscall.RawSyscall(unix.SYS_OPEN_TREE, uintptr(atFdcwd), uintptr(unsafe.Pointer(&a.devNull[0])),
+					unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC); e != 0 {
+					syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+					goto fail
+				}
+				_, _, e = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, tree, uintptr(unsafe.Pointer(&a.empty[0])),
+					unix.AT_EMPTY_PATH, uintptr(unsafe.Pointer(&a.attr)), unsafe.Sizeof(a.attr), 0)
+				if e == 0 {
+					_, _, e = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, tree, uintptr(unsafe.Pointer(&a.empty[0])), fd,
+						uintptr(unsafe.Pointer(&a.empty[0])), unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH, 0)
+				}
+				syscall.RawSyscall(unix.SYS_CLOSE, tree, 0, 0)
+				syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+				if e != 0 {
+					goto fail
+				}
 				continue
 			}
 			if tree, _, e = syscall.RawSyscall(unix.SYS_OPEN_TREE, fd, uintptr(unsafe.Pointer(&a.empty[0])),
@@ -339,6 +410,26 @@ type restrictions struct {
 	ruleset    int
 	filter     *unix.SockFprog
 	ns         *nsPlan // the mount namespace, nil for none
+	// What the ruleset was made of, to make it again without the
+	// namespace.
+	confine         bool
+	writes, secrets []string
+}
+
+// withoutNamespace drops the namespace from r: the ruleset is made again
+// to keep the secrets, which the namespace masked.
+func (r *restrictions) withoutNamespace() error {
+	r.ns = nil
+	if len(r.secrets) == 0 {
+		return nil
+	}
+	fd, err := newRuleset(r.confine, r.writes, r.secrets)
+	if err != nil {
+		return unavailable("%v", err)
+	}
+	unix.Close(r.ruleset)
+	r.ruleset = fd
+	return nil
 }
 
 // forkExec starts path with argv and env in dir, its fds 0, 1 and 2 the

@@ -96,7 +96,7 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	defer unix.Close(r.ruleset)
+	defer func() { unix.Close(r.ruleset) }()
 	failed := func(err error) (Status, error) {
 		if errors.Is(err, ErrUnavailable) {
 			return Status{}, err
@@ -127,8 +127,11 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 			}
 		}
 		if err != nil && r.ns != nil && noNamespace(err) {
-			// The kernel refused the namespace: the undo alone holds.
-			r.ns = nil
+			// The kernel refused the namespace: the undo alone holds,
+			// and Landlock keeps the secrets.
+			if err = r.withoutNamespace(); err != nil {
+				break
+			}
 			continue
 		}
 		break
@@ -136,7 +139,7 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	if err != nil {
 		return failed(err)
 	}
-	prevented := r.ns != nil
+	prevented := r.ns != nil && cfg.Protect != nil
 	l, err := newLoop(listener, &cfg, writes)
 	if err != nil {
 		start.wait() // its execve fails: nobody answers it
@@ -366,11 +369,18 @@ func prepare(cfg *Config) (*restrictions, []string, error) {
 			}
 		}
 	}
-	if cfg.Protect != nil && namespaces {
-		r.ns = nsPlanOf(cfg.Protect, cfg.Keep)
+	if namespaces {
+		r.ns = nsPlanOf(cfg.Protect, cfg.Keep, cfg.secrets())
 	}
+	// The secrets are masked in the namespace; without one, Landlock
+	// keeps them (see withoutNamespace).
+	secrets := cfg.secrets()
+	if r.ns != nil {
+		secrets = nil
+	}
+	r.confine, r.writes, r.secrets = cfg.Confine, writes, cfg.secrets()
 	var err error
-	if r.ruleset, err = newRuleset(cfg.Confine, writes, cfg.secrets()); err != nil {
+	if r.ruleset, err = newRuleset(cfg.Confine, writes, secrets); err != nil {
 		return nil, nil, unavailable("%v", err)
 	}
 	if r.filter, err = newFilter(cfg.Confine); err != nil {
