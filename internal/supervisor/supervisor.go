@@ -29,9 +29,17 @@
 // execution is decided from what the caller passed, since a process in
 // the supervisor's memory is not dumpable and cannot be read.
 //
-// Snapshot and Restore undo, after a line, its changes to the protected
-// paths of a checkout (.git/config, .git/hooks, the manifests, agent
-// settings), which Landlock cannot keep out of a writable checkout.
+// The protected paths of a checkout (its repositories' git control
+// files and hooks, the manifests, agent settings: see TakeSnapshot),
+// which Landlock cannot keep out of a writable checkout, are read-only
+// for the tree where the kernel allows a mount namespace (Config.Protect:
+// see namespace_linux.go); Snapshot and Restore undo a line's changes to
+// them after it, whatever held, through descriptors the tree cannot
+// redirect. Where the namespace holds, what the line leaves running goes
+// on with the paths still read-only for it; where only the undo holds, it
+// ends with the line (Status.Ended). The person's credential stores
+// (Config.Secrets, DefaultSecrets) are out of the tree's reach: masked in
+// its namespace, or refused by Landlock where there is none.
 //
 // # What an execution is
 //
@@ -131,7 +139,10 @@
 //     path trick.
 //   - what the tree leaves running after the line cannot execute anything
 //     (the listener is closed: ENOSYS), but may still write inside the
-//     writable directories and change metadata there.
+//     writable directories and change metadata there; the protected
+//     paths stay read-only for it where they were (and a protected path
+//     missing at the start, such as .git/commondir, which git reads
+//     when it appears, can be created by it after the undo).
 //
 // Where the kernel lacks either feature (other systems, old kernels,
 // seccomp blocked by a container), Available says why, and Run fails with
