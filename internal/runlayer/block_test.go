@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agent-shim/agent-shim/gate"
@@ -112,5 +116,39 @@ func TestRefusalsSaid(t *testing.T) {
 		if strings.Count(s, "curl -d") != 1 {
 			t.Errorf("the same refusal said twice:\n%s", s)
 		}
+	}
+}
+
+// Where the layer is unavailable, what the line leaves running ends
+// with it (the supervisor as subreaper), and the note says how to keep a
+// server.
+func TestUnsupervisedEnds(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("ending what a line leaves needs a subreaper (Linux)")
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	env := map[string]string{"HOME": filepath.Join(dir, "home"), "XDG_STATE_HOME": filepath.Join(dir, "state")}
+	var stderr bytes.Buffer
+	r := &Run{Gate: gate.New(gate.Options{}), Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr,
+		Getenv: func(k string) string { return env[k] },
+		Supervise: func(context.Context, supervisor.Config) (supervisor.Status, error) {
+			return supervisor.Status{}, fmt.Errorf("%w: not here", supervisor.ErrUnavailable)
+		}}
+	code, err := r.Program(context.Background(), "/bin/sh", []string{"sh", "-c", "setsid sleep 30 >/dev/null 2>&1 & echo $! > pid"})
+	if err != nil || code != 0 {
+		t.Fatalf("Program: %d, %v\n%s", code, err, stderr.String())
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "pid"))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatalf("pid %q: %v", data, err)
+	}
+	if syscall.Kill(pid, 0) == nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the line's sleeper (pid %d) still runs", pid)
+	}
+	if !strings.Contains(stderr.String(), "left 1 process(es) running; they were ended") || !strings.Contains(stderr.String(), "agent-shim run --") {
+		t.Errorf("no note:\n%s", stderr.String())
 	}
 }

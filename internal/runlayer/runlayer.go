@@ -160,10 +160,15 @@ func (r *Run) unsupervised(snap *supervisor.Snapshot, path string, argv []string
 	if f, ok := r.Stdin.(*os.File); ok {
 		stdin = f
 	}
-	st, err := r.Child(path, argv, stdin, r.Stdout, r.Stderr)
+	// What the program leaves running ends with it: nothing of the line
+	// may write after the undo.
+	st, err := supervisor.EndingChildren(func() (supervisor.Status, error) {
+		return r.Child(path, argv, stdin, r.Stdout, r.Stderr)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("running %s: %w", path, err)
 	}
+	r.noteEnded(st)
 	if code := r.restore(snap); code != 0 && st.Signal == 0 && st.Code == 0 {
 		st.Code = code
 	}
@@ -278,7 +283,7 @@ func (r *Run) noteEnded(st supervisor.Status) {
 	if st.Ended == 0 {
 		return
 	}
-	fmt.Fprintf(r.Stderr, "agent-shim: note: the line left %d process(es) running; they were ended with it: here the run-time layer cannot make the protected paths read-only (no mount namespace), so nothing of a line may run after its changes to them are undone\n", st.Ended)
+	fmt.Fprintf(r.Stderr, "agent-shim: note: the line left %d process(es) running; they were ended with it: the protected paths could not be made read-only for the line here, so nothing of it may run after its changes to them are undone\n", st.Ended)
 	fmt.Fprintf(r.Stderr, "agent-shim: hint: to keep a server running, start it as a line of its own in the foreground (agent-shim run -- npm run dev), or allow unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu)\n")
 }
 
