@@ -114,4 +114,3 @@ func children() []int {
 	}
 	return out
 }
-
