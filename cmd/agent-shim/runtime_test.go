@@ -683,9 +683,18 @@ func TestRuntimeApprovalScope(t *testing.T) {
 	}
 }
 
+// protectedSaid reports whether stderr says that the line could not
+// change the protected path p: read-only for it (where the layer has a
+// mount namespace), or undone after it.
+func protectedSaid(stderr, p string) bool {
+	return strings.Contains(stderr, p+", a protected path; undone") ||
+		strings.Contains(stderr, "may not write "+p+", a protected path: read-only")
+}
+
 // What a line changes of the checkout's protected paths (.git/config, a
-// hook, a manifest, agent settings) is undone when it ends, named on
-// stderr and in the decision log, and the line fails; other files stay.
+// hook, a manifest, agent settings) is refused (read-only for it) or
+// undone when it ends, named on stderr and in the decision log, and the
+// line fails; other files stay.
 func TestRuntimeProtectedPaths(t *testing.T) {
 	r, _ := gitRT(t, "local-changes")
 	config, _ := os.ReadFile(filepath.Join(r.proj, ".git", "config"))
@@ -704,7 +713,7 @@ echo ok > src.txt
 		t.Errorf("exit 0:\n%s", stderr)
 	}
 	for _, f := range []string{".git/config", ".git/hooks/post-checkout", ".agents/config/grants.txt", ".claude/settings.json"} {
-		if !strings.Contains(stderr, filepath.Join(r.proj, f)+", a protected path; undone") {
+		if !protectedSaid(stderr, filepath.Join(r.proj, f)) {
 			t.Errorf("%s not reported:\n%s", f, stderr)
 		}
 	}
@@ -789,7 +798,7 @@ func TestRuntimeApprovalKeepsOnlyItsPaths(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(r.proj, ".git", "config")); !bytes.Equal(got, config) {
 		t.Errorf("the planted core.fsmonitor stayed (exit %d):\n%s\n%s", code, got, stderr)
 	}
-	if !strings.Contains(stderr, filepath.Join(r.proj, ".git", "config")+", a protected path; undone") {
+	if !protectedSaid(stderr, filepath.Join(r.proj, ".git", "config")) {
 		t.Errorf(".git/config not reported:\n%s", stderr)
 	}
 	if got, _ := os.ReadFile(filepath.Join(r.proj, ".git", "config.worktree")); !bytes.Contains(got, []byte("approved")) {

@@ -2,9 +2,13 @@ package runlayer
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/agent-shim/agent-shim/decisionlog"
+	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
 
@@ -71,4 +75,33 @@ func (r *Run) reportRefusals(rs []supervisor.Refusal) {
 			fmt.Fprintf(r.Stderr, "agent-shim: hint: the line failed after the run-time layer refused what it could not read: %s\n", list(l))
 		}
 	}
+}
+
+// reportProtected says which protected paths of its checkouts the line
+// tried to write, read-only for it under the layer
+// (supervisor.Status.Prevented): the tree's messages named them with a
+// read-only file system (words, relative to the working directory or
+// absolute); one line each on stderr and in the decision log, as an undo
+// is said. It reports whether it said any.
+func (r *Run) reportProtected(snap *supervisor.Snapshot, words []string) bool {
+	wd, _ := os.Getwd()
+	var said []string
+	for _, w := range words {
+		p := w
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(wd, p)
+		}
+		p = filepath.Clean(p)
+		if slices.Contains(said, p) || !snap.Protects(p) {
+			continue
+		}
+		said = append(said, p)
+		fmt.Fprintf(r.Stderr, "agent-shim: denied at run time: the line may not write %s, a protected path: read-only under the run-time layer (a person's approval of the line lets it)\n", p)
+		if r.Log != nil {
+			r.Log.Log(gate.Decision{Verdict: gate.Deny, Reason: "a protected path is read-only at run time"}.Record(decisionlog.Entry{
+				Time: r.Now(), Agent: r.Agent, Layer: decisionlog.LayerRuntime, Tool: "write", Command: p,
+			}))
+		}
+	}
+	return len(said) > 0
 }

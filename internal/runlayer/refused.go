@@ -48,7 +48,15 @@ type refusedWrites struct {
 	// the paths of the last lines.
 	part   []byte
 	recent [][]string
+	// readOnly are the words of the lines that report a read-only file
+	// system: the protected paths the line had read-only are among them
+	// (see Run.reportProtected).
+	readOnly []string
 }
+
+// readOnlyMark is what a line that reports a write to a read-only file
+// system contains (EROFS).
+var readOnlyMark = []byte("ead-only file system")
 
 // marks are what a line that reports a refused write contains: Landlock's
 // EACCES. Not EPERM: that is an execution the layer refused (said already,
@@ -80,6 +88,13 @@ func (w *refusedWrites) Write(p []byte) (int, error) {
 }
 
 func (w *refusedWrites) line(line []byte) {
+	if bytes.Contains(line, readOnlyMark) && len(w.readOnly) < 64 {
+		for _, f := range bytes.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == '\'' || r == '"' || r == '`' }) {
+			if f = bytes.TrimRight(f, ":,.;"); len(f) > 0 && len(f) < 4096 {
+				w.readOnly = append(w.readOnly, string(f))
+			}
+		}
+	}
 	paths := absPaths(line)
 	refusal := slices.ContainsFunc(marks, func(m []byte) bool { return bytes.Contains(line, m) })
 	if refusal {
@@ -265,4 +280,12 @@ func (r *Run) reportRefused(paths []string) {
 	default:
 		fmt.Fprintf(r.Stderr, "agent-shim: hint: to let lines write there, add %s (or %s/...) to agentShim.pathScope.allow in %s, or run the line yourself\n", p, filepath.Dir(p), r.Config)
 	}
+}
+
+// readOnlyWords returns the words of the lines that reported a read-only
+// file system.
+func (w *refusedWrites) readOnlyWords() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.readOnly)
 }

@@ -260,6 +260,11 @@ func (r *Run) supervise(ctx context.Context, path string, argv []string, snap *s
 	if err == nil && st.ExitCode() != 0 {
 		r.reportRefusals(st.Refused)
 	}
+	// A write to a protected path, read-only for the line, fails the
+	// line as its undo would.
+	if err == nil && st.Prevented && r.reportProtected(snap, seen.readOnlyWords()) && st.ExitCode() == 0 {
+		st.Code = ExitError
+	}
 	if err == nil && confine && st.ExitCode() != 0 {
 		r.reportRefused(seen.refused(append(writable, grant.Writable...)))
 		r.reportWithheld(withheld)

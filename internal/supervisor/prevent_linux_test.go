@@ -69,9 +69,15 @@ func init() {
 			return 1
 		}
 		defer snap.Close()
+		// No Dir: the tree starts in this process's working directory,
+		// entered again below the binds.
+		if err := os.Chdir(args[0]); err != nil {
+			fmt.Println(err)
+			return 1
+		}
 		st, err := Run(context.Background(), Config{
 			Path: "/bin/bash", Argv: []string{"bash", "-c", attack}, Env: []string{"PATH=/usr/bin:/bin"},
-			Dir: args[0], Stdout: os.Stdout, Stderr: os.Stderr, Report: os.Stderr,
+			Stdout: os.Stdout, Stderr: os.Stderr, Report: os.Stderr,
 			Decide: func(Exec) Verdict { return Verdict{Allow: true} }, Confine: true,
 			Writable: []string{args[0], "/dev/null"}, Protect: snap,
 			Secrets: []string{filepath.Join(filepath.Dir(args[0]), "home/.netrc"), filepath.Join(filepath.Dir(args[0]), "home/.ssh")},

@@ -210,6 +210,17 @@ func (s *Snapshot) Paths() []string {
 	return out
 }
 
+// Protects reports whether p (absolute, clean) is one of the protected
+// paths of the snapshot, or lies below one protected with all below it.
+func (s *Snapshot) Protects(p string) bool {
+	for _, e := range s.entries {
+		if p == e.path || e.tree && strings.HasPrefix(p, e.path+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // openDir opens the directory p (absolute, no link on the way from its
 // deepest opened ancestor), keeping the descriptor; nil when it is not
 // there, or not a directory.

@@ -464,6 +464,13 @@ func forkExec(path string, argv, env []string, dir string, files []*os.File, ign
 		return nil, err
 	}
 	a.path, a.argv, a.env = uintptr(unsafe.Pointer(argv0)), uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0]))
+	if dir == "" && r.ns != nil {
+		// The working directory entered before the binds is the one
+		// below them: the child enters it again, by name, after them.
+		if wd, err := os.Getwd(); err == nil {
+			dir = wd
+		}
+	}
 	var dirp *byte
 	if dir != "" {
 		if dirp, err = syscall.BytePtrFromString(dir); err != nil {
