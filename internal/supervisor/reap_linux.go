@@ -21,11 +21,29 @@ func EndingChildren(run func() (Status, error)) (Status, error) {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err == nil {
 		defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 	}
+	before := childSet()
 	st, err := run()
 	if err == nil {
-		st.Ended = endChildren()
+		st.Ended = endChildren(before, false)
 	}
 	return st, err
+}
+
+// childSet is the set of this process's children now: what endChildren
+// leaves alone (they are not the line's).
+func childSet() map[int]bool {
+	m := map[int]bool{}
+	for _, pid := range children() {
+		m[pid] = true
+	}
+	return m
+}
+
+// filtered reports whether the process pid runs under a seccomp filter:
+// the tree's processes do, this process's other children do not.
+func filtered(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	return err == nil && bytes.Contains(data, []byte("\nSeccomp:\t2\n"))
 }
 
 // endChildren kills every child of this process, which as a subreaper
@@ -34,10 +52,18 @@ func EndingChildren(run func() (Status, error)) (Status, error) {
 // it ended. A process that forks meanwhile leaves its child to this
 // process too, which the next round ends. Only this process's
 // descendants are touched: not another session's.
-func endChildren() int {
+func endChildren(before map[int]bool, tree bool) int {
 	ended := map[int]bool{}
 	for round := 0; round < 1000; round++ {
-		kids := children()
+		var kids []int
+		for _, pid := range children() {
+			// Not a child this process had before the line, nor (with
+			// tree) one outside the tree's filter: another part of this
+			// process's.
+			if !before[pid] && (!tree || ended[pid] || filtered(pid)) {
+				kids = append(kids, pid)
+			}
+		}
 		for _, pid := range kids {
 			// A child is not reaped before this process waits for it:
 			// its pid names it until then.
@@ -45,26 +71,20 @@ func endChildren() int {
 				ended[pid] = true
 			}
 		}
+		// Reap the ones killed (not others': their waits are theirs).
 		var ws unix.WaitStatus
-		reaped := false
-		for {
-			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL, nil)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil || pid <= 0 {
-				break
-			}
-			reaped = true
-		}
-		if len(kids) == 0 && !reaped {
-			if pid, err := unix.Wait4(-1, &ws, unix.WALL|unix.WNOHANG, nil); err == unix.ECHILD || pid == 0 && len(children()) == 0 {
-				return len(ended)
+		waiting := false
+		for pid := range ended {
+			got, err := unix.Wait4(pid, &ws, unix.WNOHANG|unix.WALL, nil)
+			switch {
+			case err == unix.EINTR, err == nil && got == 0:
+				waiting = true
 			}
 		}
-		if len(kids) > 0 && !reaped {
-			time.Sleep(time.Millisecond) // killed, not yet dead
+		if len(kids) == 0 && !waiting {
+			return len(ended)
 		}
+		time.Sleep(time.Millisecond) // killed, not yet dead; or new orphans
 	}
 	return len(ended)
 }

@@ -106,10 +106,12 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	}
 	// What the line leaves running is this process's to end, where the
 	// undo alone holds (see ends).
+	var before map[int]bool
 	if cfg.Protect != nil {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err == nil {
 			defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 		}
+		before = childSet()
 	}
 	var start *starting
 	var listener int
@@ -185,7 +187,7 @@ func Run(ctx context.Context, cfg Config) (Status, error) {
 	if cfg.Protect != nil && !prevented {
 		// Nothing may write after the undo: what the line started ends
 		// with it.
-		st.Ended = endChildren()
+		st.Ended = endChildren(before, true)
 	}
 	l.stop()
 	st.Refused = l.refusals()
