@@ -37,6 +37,8 @@ func (e *env) doctor(ctx context.Context, args []string) int {
 			cfgFlag = val
 		case strings.HasPrefix(a, "-") && flag == "json" && !hasVal:
 			asJSON = true
+		case strings.HasPrefix(a, "-"):
+			return e.exitCode(unknownFlag("doctor", a, []string{"config", "json", "help"}))
 		default:
 			return e.exitCode(usagef("doctor: unexpected argument %s", a))
 		}

@@ -62,7 +62,11 @@ func (e *env) parseInstallArgs(cmd string, args []string) (*install.Options, err
 		case strings.HasPrefix(a, "-") && flag == "managed" && !hasVal:
 			o.Managed = true
 		case strings.HasPrefix(a, "-"):
-			return nil, usagef("%s: unknown flag %s", cmd, a)
+			known := []string{"settings", "managed", "help"}
+			if cmd == "install" {
+				known = append(known, "config", "shell")
+			}
+			return nil, unknownFlag(cmd, a, known)
 		case name != "":
 			return nil, usagef("%s: one agent, got %q and %q", cmd, name, a)
 		default:
@@ -73,7 +77,7 @@ func (e *env) parseInstallArgs(cmd string, args []string) (*install.Options, err
 		return nil, usagef("%s: name the agent: %s", cmd, synopsis)
 	}
 	if o.Agent = agents.ByName(name); o.Agent == nil {
-		return nil, usagef("%s: unknown agent %q (agents: %s)", cmd, name, agents.Names(", "))
+		return nil, unknownAgent(cmd, name)
 	}
 	if o.Managed && o.Shell {
 		return nil, usagef("%s: --shell changes the user's settings; it does not go with --managed", cmd)

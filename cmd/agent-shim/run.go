@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/agent-shim/agent-shim/internal/agents"
 	"github.com/agent-shim/agent-shim/internal/shellmode"
 	"github.com/agent-shim/agent-shim/internal/supervisor/inherited"
+	"github.com/agent-shim/agent-shim/internal/usage"
 )
 
 // Exit codes. They are a contract: see doc.go.
@@ -21,13 +24,51 @@ const (
 	exitDenied = 126 // shell mode refused to run the command
 )
 
-// usageError marks errors in how the program was called.
-type usageError struct{ msg string }
+// usageError marks errors in how the program was called; hint, when
+// set, says what was meant (did you mean …).
+type usageError struct{ msg, hint string }
 
 func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// commands are the subcommands run dispatches, for suggestions.
+var commands = []string{"hook", "explain", "recommend", "run", "install", "uninstall", "doctor", "log", "replay", "rules", "verify", "help"}
+
+// unknownCommand is the usage error for a subcommand run does not know,
+// naming the closest one.
+func unknownCommand(name string) error {
+	e := &usageError{msg: fmt.Sprintf("unknown command %q", name)}
+	if c := usage.Closest(name, commands); c != "" {
+		e.hint = "did you mean 'agent-shim " + c + "'?"
+	}
+	return e
+}
+
+// unknownAgent is the usage error for an agent cmd does not know.
+func unknownAgent(cmd, name string) error {
+	e := &usageError{msg: fmt.Sprintf("%s: unknown agent %q (agents: %s)", cmd, name, agents.Names(", "))}
+	var known []string
+	for _, a := range agents.All {
+		known = append(known, a.Name)
+	}
+	if c := usage.Closest(name, known); c != "" {
+		e.hint = "did you mean " + c + "?"
+	}
+	return e
+}
+
+// unknownFlag is the usage error for a flag a subcommand does not have,
+// naming the closest of known.
+func unknownFlag(cmd, flag string, known []string) error {
+	e := &usageError{msg: fmt.Sprintf("%s: unknown flag %s", cmd, flag)}
+	name, _, _ := strings.Cut(strings.TrimLeft(flag, "-"), "=")
+	if c := usage.Closest(name, known); c != "" {
+		e.hint = "did you mean --" + c + "?"
+	}
+	return e
 }
 
 // env is the process environment; tests replace it.
@@ -37,7 +78,7 @@ type env struct {
 	getenv         func(string) string
 }
 
-const usage = `usage: agent-shim hook claude-code|codex|gemini-cli [--config FILE]
+const usageText = `usage: agent-shim hook claude-code|codex|gemini-cli [--config FILE]
        agent-shim -c '<command line>' [arg0 [args...]]    (shell mode; also -lc, -e -o pipefail -c, -i -c)
        agent-shim explain [--json] [--config FILE] [--cwd DIR] [--] '<command line>'|-
        agent-shim recommend [--json] [--apply] [--config FILE]
@@ -49,6 +90,7 @@ const usage = `usage: agent-shim hook claude-code|codex|gemini-cli [--config FIL
        agent-shim replay [--config NEW] [--log FILE] [--json]
        agent-shim rules [--config FILE] [--notes] claude-code|codex|gemini-cli
        agent-shim verify [--json] [-v] [--timeout D] claude-code|codex|gemini-cli
+       agent-shim --version
 
 agent-shim decides what an AI agent's tool calls may do.
 
@@ -75,7 +117,7 @@ agent-shim decides what an AI agent's tool calls may do.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	if len(args) < 2 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usageText)
 		return exitUsage
 	}
 	if shellmode.IsArgv(args[1]) || args[1] == "run" {
@@ -112,10 +154,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "verify":
 		return e.verify(ctx, args[2:])
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	case "--version", "-version", "version":
+		fmt.Fprintln(stdout, usage.Version("agent-shim"))
 		return exitOK
 	default:
-		err = usagef("unknown command %q", args[1])
+		err = unknownCommand(args[1])
 	}
 	return e.exitCode(err)
 }
@@ -127,7 +172,11 @@ func (e *env) exitCode(err error) int {
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(e.stderr, "agent-shim: error: %v\n", err)
-		fmt.Fprintf(e.stderr, "agent-shim: hint: run 'agent-shim --help' for usage\n")
+		if ue.hint != "" {
+			fmt.Fprintf(e.stderr, "agent-shim: hint: %s\n", ue.hint)
+		} else {
+			fmt.Fprintf(e.stderr, "agent-shim: hint: run 'agent-shim --help' for usage\n")
+		}
 		return exitUsage
 	}
 	fmt.Fprintf(e.stderr, "agent-shim: error: %v\n", err)
@@ -147,6 +196,11 @@ func (e *env) parseFlags(fs *flag.FlagSet, synopsis string, args []string) error
 		fs.SetOutput(e.stdout)
 		fs.PrintDefaults()
 		return errHelp
+	}
+	if name, ok := strings.CutPrefix(fmt.Sprint(err), "flag provided but not defined: "); ok {
+		var known []string
+		fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
+		return unknownFlag(fs.Name(), name, known)
 	}
 	if err != nil {
 		return usagef("%s: %v", fs.Name(), err)

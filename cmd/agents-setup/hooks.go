@@ -49,28 +49,31 @@ func (o *options) hooksCommand() *cli.Command {
 	}
 	forceFlag := &cli.BoolFlag{Name: "force", Usage: "install into a core.hooksPath shared with other repositories"}
 	return &cli.Command{
-		Name:        "hooks",
-		Usage:       "keep config.json in step on git checkout and merge",
-		UsageText:   "agents-setup [--config FILE] [--state-dir DIR] hooks install|uninstall|status [--root DIR] [--force]",
-		Description: hooksHelp,
-		HideHelp:    true,
-		Flags:       []cli.Flag{helpFlag()},
+		Name:         "hooks",
+		Usage:        "keep config.json in step on git checkout and merge",
+		UsageText:    "agents-setup [--config FILE] [--state-dir DIR] hooks install|uninstall|status [--root DIR] [--force]",
+		Description:  hooksHelp,
+		HideHelp:     true,
+		OnUsageError: onUsageError,
+		Flags:        []cli.Flag{helpFlag()},
 		Action: func(c *cli.Context) error {
 			if c.Bool("help") {
 				return cli.ShowSubcommandHelp(c)
 			}
 			if c.NArg() > 0 {
-				return usagef("hooks: unknown command %q (commands: install, uninstall, status)", c.Args().First())
+				return didYouMean(usagef("hooks: unknown command %q (commands: install, uninstall, status)", c.Args().First()),
+					c.Args().First(), commandNames(c.Command.Subcommands), "agents-setup hooks ")
 			}
 			return usagef("hooks: want a command: install, uninstall or status")
 		},
 		Subcommands: []*cli.Command{
 			{
-				Name:      "install",
-				Usage:     "install the hooks in the checkout root and every vendor/<x> repository",
-				UsageText: "agents-setup [--config FILE] [--state-dir DIR] hooks install [--root DIR] [--force]",
-				HideHelp:  true,
-				Flags:     []cli.Flag{rootFlag(), forceFlag, helpFlag()},
+				Name:         "install",
+				Usage:        "install the hooks in the checkout root and every vendor/<x> repository",
+				UsageText:    "agents-setup [--config FILE] [--state-dir DIR] hooks install [--root DIR] [--force]",
+				HideHelp:     true,
+				OnUsageError: onUsageError,
+				Flags:        []cli.Flag{rootFlag(), forceFlag, helpFlag()},
 				Action: o.hooksAction(func(ctx context.Context, root string, opts hooks.Options) error {
 					if startedByGit() {
 						return &hintError{Err: errStartedByGit, Hint: "run agents-setup hooks install yourself, from a shell"}
@@ -84,11 +87,12 @@ func (o *options) hooksCommand() *cli.Command {
 				}),
 			},
 			{
-				Name:      "uninstall",
-				Usage:     "remove the hooks and put back the ones they replaced",
-				UsageText: "agents-setup [--config FILE] [--state-dir DIR] hooks uninstall [--root DIR]",
-				HideHelp:  true,
-				Flags:     []cli.Flag{rootFlag(), helpFlag()},
+				Name:         "uninstall",
+				Usage:        "remove the hooks and put back the ones they replaced",
+				UsageText:    "agents-setup [--config FILE] [--state-dir DIR] hooks uninstall [--root DIR]",
+				HideHelp:     true,
+				OnUsageError: onUsageError,
+				Flags:        []cli.Flag{rootFlag(), helpFlag()},
 				Action: o.hooksAction(func(ctx context.Context, root string, opts hooks.Options) error {
 					if startedByGit() {
 						return &hintError{Err: errStartedByGit, Hint: "run agents-setup hooks uninstall yourself, from a shell"}
@@ -99,11 +103,12 @@ func (o *options) hooksCommand() *cli.Command {
 				}),
 			},
 			{
-				Name:      "status",
-				Usage:     "report the hooks of each repository; exit 3 unless all are installed",
-				UsageText: "agents-setup [--config FILE] [--state-dir DIR] hooks status [--root DIR]",
-				HideHelp:  true,
-				Flags:     []cli.Flag{rootFlag(), helpFlag()},
+				Name:         "status",
+				Usage:        "report the hooks of each repository; exit 3 unless all are installed",
+				UsageText:    "agents-setup [--config FILE] [--state-dir DIR] hooks status [--root DIR]",
+				HideHelp:     true,
+				OnUsageError: onUsageError,
+				Flags:        []cli.Flag{rootFlag(), helpFlag()},
 				Action: o.hooksAction(func(ctx context.Context, root string, opts hooks.Options) error {
 					reports, err := hooks.Status(ctx, opts)
 					if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/internal/manifest"
 	"github.com/agent-shim/agent-shim/internal/setup"
+	"github.com/agent-shim/agent-shim/internal/usage"
 	"github.com/urfave/cli/v2"
 )
 
@@ -65,12 +66,57 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.As(err, &hint) {
 		fmt.Fprintf(stderr, "agents-setup: hint: %s\n", hint.Hint)
 	}
-	var usage *usageError
-	if errors.As(err, &usage) {
-		fmt.Fprintf(stderr, "agents-setup: hint: see agents-setup --help\n")
+	var ue *usageError
+	if errors.As(err, &ue) {
+		if hint == nil {
+			fmt.Fprintf(stderr, "agents-setup: hint: see agents-setup --help\n")
+		}
 		return exitUsage
 	}
 	return exitError
+}
+
+// onUsageError makes the flag package's errors usage errors, naming the
+// flag meant when one was mistyped.
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	ue := &usageError{Msg: err.Error()}
+	// The flag package's own words (urfave's suggestions read them too).
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ue
+	}
+	ue.Msg = "unknown flag " + name
+	flags := c.App.Flags
+	if c.Command != nil && c.Command.Name != "" {
+		flags = c.Command.Flags
+	}
+	var known []string
+	for _, f := range flags {
+		known = append(known, f.Names()...)
+	}
+	if m := usage.Closest(strings.TrimLeft(name, "-"), known); m != "" {
+		return &hintError{Err: ue, Hint: "did you mean --" + m + "?"}
+	}
+	return ue
+}
+
+// didYouMean adds to err the hint of the word of known closest to got,
+// if one is close; prefix is what comes before it in the hint.
+func didYouMean(err error, got string, known []string, prefix string) error {
+	if m := usage.Closest(got, known); m != "" {
+		return &hintError{Err: err, Hint: "did you mean '" + prefix + m + "'?"}
+	}
+	return err
+}
+
+func commandNames(cs []*cli.Command) []string {
+	var out []string
+	for _, c := range cs {
+		if !c.Hidden {
+			out = append(out, c.Names()...)
+		}
+	}
+	return out
 }
 
 // fixRollback lets --rollback take an optional count, which the flag
@@ -140,10 +186,9 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Writer:                    stdout,
 		ErrWriter:                 stderr,
 		ExitErrHandler:            func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &usageError{Msg: err.Error()}
-		},
-		Commands: []*cli.Command{o.hooksCommand()},
+		HideVersion:               true, // our own --version: urfave's flag is shared state
+		OnUsageError:              onUsageError,
+		Commands:                  []*cli.Command{o.hooksCommand()},
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, Usage: "`PROFILE`: " + strings.Join(manifest.Profiles, ", "), Destination: &o.Profile},
 			&cli.StringSliceFlag{Name: "allow", Aliases: []string{"a"}, Usage: "allow `CMD` (ad-hoc rule, repeatable)"},
@@ -161,13 +206,19 @@ func newApp(o *options, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.IntFlag{Name: "rollback", Usage: "restore config.json from before the last `N` applies (default 1)", Destination: &o.Rollback},
 			&cli.BoolFlag{Name: "reset", Usage: "remove the managed grants and rules, keeping the ones added by hand", Destination: &o.Reset},
 			&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show this help"},
+			&cli.BoolFlag{Name: "version", Usage: "print the version and the commit it was built from"},
 		}, freshFlags(checkFlags)...), // policy tests and lint (check.go)
 		Action: func(c *cli.Context) error {
 			if c.Bool("help") {
 				return cli.ShowAppHelp(c)
 			}
+			if c.Bool("version") {
+				_, err := fmt.Fprintln(stdout, usage.Version("agents-setup"))
+				return err
+			}
 			if c.NArg() > 0 {
-				return usagef("unexpected argument %q (flags go before arguments; this command takes none)", c.Args().First())
+				return didYouMean(usagef("unexpected argument %q (flags go before arguments; this command takes none)", c.Args().First()),
+					c.Args().First(), commandNames(c.App.Commands), "agents-setup ")
 			}
 			if c.Bool("check") || c.Bool("lint") {
 				return policyChecks(c) // check.go
