@@ -8,7 +8,7 @@
 //
 //	agent-shim hook claude-code|codex|gemini-cli [--config FILE]
 //	agent-shim -c '<command line>' [arg0 [args...]]
-//	agent-shim explain [--json] [--config FILE] [--cwd DIR] [--] '<command line>'|-
+//	agent-shim explain [--json] [--wide] [--config FILE] [--cwd DIR] [--] '<command line>'|-
 //	agent-shim recommend [--json] [--apply] [--config FILE]
 //	agent-shim run [--config FILE] -- PROGRAM [ARGS...]
 //	agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell]
@@ -18,6 +18,7 @@
 //	agent-shim replay [--config NEW] [--log FILE] [--json]
 //	agent-shim rules [--config FILE] [--notes] claude-code|codex|gemini-cli
 //	agent-shim verify [--json] [-v] [--timeout D] [--parallel N] claude-code|codex|gemini-cli
+//	agent-shim --version
 //
 // hook reads the agent's pre-tool-use JSON on stdin and answers in that
 // agent's protocol:
@@ -75,7 +76,15 @@
 // decision hook and shell mode make, from the same gate (never-allow list,
 // protected paths, mode, level, tool patterns, scope of the checkout
 // holding the working directory or --cwd DIR). With - it reads the line
-// from standard input.
+// from standard input. It names the policy file it read (and says so when
+// it does not exist) and whether the run-time layer runs an allowed line
+// here; its table fits 100 columns (a rule that decided is shown instead
+// of its reason, the writes the level let through follow), --wide prints
+// every column whole.
+//
+// A mistyped command, flag or agent is a usage error that names the one
+// meant (did you mean 'agent-shim explain'?). --version prints the
+// module's version and the commit it was built from.
 //
 // recommend reads the approval log and suggests prefix grants (pattern,
 // reason, evidence), never over-broad (no shell, interpreter, env, sudo,

@@ -8,7 +8,12 @@ import (
 	"strings"
 
 	"github.com/agent-shim/agent-shim/internal/report"
+	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
+
+// runtimeAvailable says whether the run-time layer can run here
+// (supervisor.Available; tests replace it).
+var runtimeAvailable = supervisor.Available
 
 // maxExplainInput bounds a command line read from standard input.
 const maxExplainInput = 64 << 20
@@ -23,7 +28,8 @@ func (e *env) explain(args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	cfg := fs.String("config", "", "config.json to read (default: the agent's)")
 	cwd := fs.String("cwd", "", "decide as for an agent working in `DIR` (default: the current directory)")
-	if err := e.parseFlags(fs, "agent-shim explain [--json] [--config FILE] [--cwd DIR] [--] '<command line>'|-", args); err != nil {
+	wide := fs.Bool("wide", false, "print every column whole, however wide (default: fit 100 columns)")
+	if err := e.parseFlags(fs, "agent-shim explain [--json] [--wide] [--config FILE] [--cwd DIR] [--] '<command line>'|-", args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -50,9 +56,12 @@ func (e *env) explain(args []string) error {
 	if err != nil {
 		return err
 	}
+	h, _ := s.g.Host()
+	ok, why := runtimeAvailable()
+	layer := report.LayerState(h.Runtime, ok, why)
 	if *asJSON {
-		return report.JSON(e.stdout, report.ExplainJSON(shown, x))
+		return report.JSON(e.stdout, report.ExplainJSON(shown, x, layer))
 	}
-	report.Explain(e.stdout, shown, x)
+	report.Explain(e.stdout, shown, x, report.ExplainOptions{Wide: *wide, Layer: layer})
 	return nil
 }

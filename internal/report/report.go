@@ -10,10 +10,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
@@ -24,32 +26,165 @@ import (
 	"github.com/agent-shim/agent-shim/shellparse"
 )
 
+// ExplainOptions say how explain's table is printed.
+type ExplainOptions struct {
+	// Wide prints every column whole (the nesting, the rule that
+	// matched with its category, the reason), however wide; otherwise
+	// the table fits Width columns.
+	Wide bool
+	// Width is the table's width when not Wide; 0 is 100.
+	Width int
+	// Layer is the run-time layer where explain runs.
+	Layer Layer
+}
+
+// Layer says whether the run-time layer runs an allowed line here.
+type Layer struct {
+	State  string `json:"state"` // "on", "off" or "unavailable"
+	Detail string `json:"detail"`
+}
+
+// LayerState is the run-time layer's state from config.json's
+// agentShim.runtime (setting) and what the kernel has (ok, why: see
+// supervisor.Available).
+func LayerState(setting string, ok bool, why string) Layer {
+	switch {
+	case setting == "off":
+		return Layer{"off", "agentShim.runtime is off: an allowed line runs as it is, the static check stands alone"}
+	case ok:
+		return Layer{"on", "every program an allowed line runs is decided, its writes confined; " + why}
+	case setting == "require":
+		return Layer{"unavailable", why + "; agentShim.runtime is require: shell mode refuses every line"}
+	}
+	return Layer{"unavailable", why + "; the static check stands alone"}
+}
+
 // Explain prints how the gate decides a line (x), under the policy
-// config, as a table.
-func Explain(w io.Writer, config string, x gate.Explanation) {
+// config, as a table: one row per command, with the rule or the reason
+// that decided it (never both: the reason of a rule's verdict is the
+// rule), then the writes the level let through, the program facts that
+// made a verdict stricter, and the line's verdict.
+func Explain(w io.Writer, config string, x gate.Explanation, o ExplainOptions) {
+	width := o.Width
+	if width <= 0 {
+		width = 100
+	}
+	if o.Wide {
+		width = 0
+	}
 	if _, err := os.Stat(config); errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(w, "policy: %s does not exist: no rules, every command is default (mode %s, level %s)\n", config, x.Mode, x.Level)
+		fmt.Fprintf(w, "policy: %s does not exist: no rules, every command is default (mode %s, level %s); agents-setup writes it\n", config, x.Mode, x.Level)
 	} else {
 		fmt.Fprintf(w, "policy: %s (mode %s, level %s)\n", config, x.Mode, x.Level)
+	}
+	if o.Layer.State != "" {
+		fit(w, width, "run-time layer: %s: %s", o.Layer.State, o.Layer.Detail)
 	}
 	if x.ParseErr != nil {
 		fmt.Fprintf(w, "parse error: %v\n", x.ParseErr)
 	}
 	if len(x.Commands) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "POS\tNESTING\tCOMMAND\tVERDICT\tRULE\tREASON")
-		for _, c := range x.Commands {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Command.Pos, nesting(c.Command),
-				OneLine(runlayer.ArgvString(c.Argv)), c.Verdict, OneLine(ruleString(c.Rule)), OneLine(c.Reason))
+		var rows [][]string
+		if o.Wide {
+			rows = append(rows, []string{"POS", "NESTING", "COMMAND", "VERDICT", "RULE", "REASON"})
+			for _, c := range x.Commands {
+				reason := "-"
+				if c.Decider == nil {
+					reason = OneLine(c.Reason)
+				}
+				rows = append(rows, []string{c.Command.Pos.String(), nesting(c.Command),
+					OneLine(runlayer.ArgvString(c.Argv)), c.Verdict.String(), OneLine(ruleString(c.Rule)), reason})
+			}
+		} else {
+			rows = append(rows, []string{"COMMAND", "VERDICT", "WHY"})
+			for _, c := range x.Commands {
+				cmd := OneLine(runlayer.ArgvString(c.Argv))
+				if len(c.Command.Nesting) > 0 {
+					cmd = nesting(c.Command) + " › " + cmd
+				}
+				why := OneLine(c.Reason)
+				if c.Decider != nil {
+					why = shortRule(c.Decider)
+				}
+				rows = append(rows, []string{cmd, c.Verdict.String(), why})
+			}
 		}
-		tw.Flush()
+		table(w, rows, width)
+		for _, c := range x.Commands {
+			if len(c.InScope) > 0 {
+				fit(w, width, "writes %s (%s, %s): inside the scope, which level %s lets it write",
+					strings.Join(c.InScope, ", "), c.Command.Pos, OneLine(runlayer.ArgvString(c.Argv)), x.Level)
+			}
+		}
 		for _, c := range x.Commands {
 			if c.Fact != "" {
-				fmt.Fprintf(w, "fact: %s: %s\n", OneLine(runlayer.ArgvString(c.Argv)), OneLine(c.Fact))
+				fit(w, width, "fact: %s (%s, %s)", OneLine(c.Fact), c.Command.Pos, OneLine(runlayer.ArgvString(c.Argv)))
 			}
 		}
 	}
-	fmt.Fprintf(w, "verdict: %s (%s)\n", x.Verdict, OneLine(x.Reason))
+	if x.Rule != nil && x.Floor == "" && x.Verdict != gate.Allow && !o.Wide {
+		fit(w, width, "verdict: %s, by rule %s", x.Verdict, shortRule(x.Rule))
+		return
+	}
+	fit(w, width, "verdict: %s (%s)", x.Verdict, OneLine(x.Reason))
+}
+
+// fit prints one line, cut to width runes (0: whole).
+func fit(w io.Writer, width int, format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	if width > 0 {
+		line = Truncate(line, width)
+	}
+	fmt.Fprintln(w, line)
+}
+
+// table prints rows as columns two spaces apart. With a width, the
+// columns that do not fit are cut: the last one first, then the widest,
+// down to a third of the line each.
+func table(w io.Writer, rows [][]string, width int) {
+	n := len(rows[0])
+	widths := make([]int, n)
+	for _, r := range rows {
+		for i, cell := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
+	}
+	if width > 0 {
+		floor := width / 3
+		for over := sum(widths) + 2*(n-1) - width; over > 0; over = sum(widths) + 2*(n-1) - width {
+			// The widest column past the floor gives way; the last one
+			// (the reason) first when it is as wide.
+			j := -1
+			for i := n - 1; i >= 0; i-- {
+				if widths[i] > floor && (j < 0 || widths[i] > widths[j]) {
+					j = i
+				}
+			}
+			if j < 0 {
+				break // nothing left to cut: the short columns alone are wider
+			}
+			widths[j] -= min(over, widths[j]-floor)
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, cell := range r {
+			cell = Truncate(cell, widths[i])
+			b.WriteString(cell)
+			if i < n-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell)+2))
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
 }
 
 func nesting(c *shellparse.Command) string {
@@ -63,6 +198,8 @@ func nesting(c *shellparse.Command) string {
 	return strings.Join(kinds, " › ")
 }
 
+// ruleString is a rule with where it came from, whole: its list, text,
+// file and line, overlay and category.
 func ruleString(r *matcher.Rule) string {
 	if r == nil {
 		return "no rule"
@@ -84,6 +221,31 @@ func ruleString(r *matcher.Rule) string {
 	return s + " (" + strings.Join(from, ", ") + ")"
 }
 
+// shortRule is a rule and where it came from, short: the manifest's
+// file name and line, and the overlay when it is not the checkout's
+// own (vendor/x, built-in).
+func shortRule(r *matcher.Rule) string {
+	s := "`" + r.Text + "`"
+	src := r.Source
+	if src.File == "" {
+		if src.Overlay != "" && src.Overlay != "." {
+			return s + " (" + src.Overlay + ")"
+		}
+		return s + " (config.json " + r.Decision.String() + " list)"
+	}
+	where := path.Base(src.File)
+	if src.Line > 0 {
+		where += ":" + strconv.Itoa(src.Line)
+	}
+	switch {
+	case strings.HasPrefix(src.File, "<builtin>"):
+		where = "built-in " + where
+	case src.Overlay != "" && src.Overlay != ".":
+		where = src.Overlay + " " + where
+	}
+	return s + " (" + where + ")"
+}
+
 // OneLine keeps a table row on one line.
 func OneLine(s string) string {
 	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
@@ -95,7 +257,9 @@ type jsonResult struct {
 	Config  string `json:"config"`
 	Mode    string `json:"mode"`
 	Level   string `json:"level"`
-	Error   string `json:"error,omitempty"`
+	// Layer is the run-time layer where explain ran.
+	Layer *Layer `json:"runtimeLayer,omitempty"`
+	Error string `json:"error,omitempty"`
 	// Writes are the protected paths the line writes, as named and
 	// resolved: what approving it lets the line change of them.
 	Writes []string `json:"writes,omitempty"`
@@ -134,10 +298,14 @@ type jsonRule struct {
 	Line     int    `json:"line,omitempty"`
 }
 
-// ExplainJSON is explain's JSON object.
-func ExplainJSON(config string, x gate.Explanation) any {
+// ExplainJSON is explain's JSON object; layer is left out when its state
+// is not known.
+func ExplainJSON(config string, x gate.Explanation, layer Layer) any {
 	out := jsonResult{Verdict: x.Verdict.String(), Reason: x.Reason, Config: config,
 		Mode: x.Mode.String(), Level: x.Level.String(), Commands: []jsonCommand{}}
+	if layer.State != "" {
+		out.Layer = &layer
+	}
 	if x.ParseErr != nil {
 		out.Error = x.ParseErr.Error()
 	}
