@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -83,8 +85,25 @@ func (e *env) hook(ctx context.Context, args []string) int {
 	if _, err := e.stdout.Write(out.Bytes()); err != nil {
 		return e.block(err)
 	}
+	if code == exitOK {
+		e.warnNoPolicy(cfg)
+	}
 	e.exportDecisionsFor(cfg) // export.go: off the decision path
 	return code
+}
+
+// warnNoPolicy says on stderr which policy file a call was decided by
+// when that file does not exist: without it only the built-in lists
+// hold, and every other call is left to the agent, which should not
+// happen unnoticed. (One stat, after the answer.)
+func (e *env) warnNoPolicy(cfg string) {
+	path, err := e.configPath(cfg)
+	if err != nil {
+		return // the call was decided: it found the file some way
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(e.stderr, "agent-shim: warning: the policy %s does not exist: only the built-in never-allow list and protected paths hold, every other call is left to the agent; agents-setup writes it\n", path)
+	}
 }
 
 // hookExit ends the process once the deadline has answered; tests replace
