@@ -440,12 +440,16 @@ func (o *Options) guardTest(ctx context.Context, a *agents.Agent, cmd, shim, cfg
 		Detail: "the hook command run with the shim missing exits 2, nothing on stdout: the agent blocks the call"}
 }
 
-// passEnv are the variables a self-test passes on: where the shim and
-// the agents keep their files. GEMINI_CONFIG_DIR and GEMINI_HOME say
-// where config.json is.
-func passEnv(getenv func(string) string, extra ...string) []string {
-	env := []string{"PATH=/usr/bin:/bin"}
-	keys := []string{"HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "GEMINI_CONFIG_DIR", "GEMINI_HOME"}
+// passEnv are the variables a self-test passes on: where the agents
+// keep their files and, through GEMINI_CONFIG_DIR and GEMINI_HOME, where
+// config.json is. The probe's state is its own (state: XDG_STATE_HOME,
+// and no export): its decisions, tickets and session files are not the
+// person's, and stay out of their decision log and their collector. It
+// is how doctor runs the probe that keeps it apart, not a mark in the
+// call that a line could set too.
+func passEnv(getenv func(string) string, state string, extra ...string) []string {
+	env := []string{"PATH=/usr/bin:/bin", "XDG_STATE_HOME=" + state, "OTEL_SDK_DISABLED=true"}
+	keys := []string{"HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "GEMINI_CONFIG_DIR", "GEMINI_HOME"}
 	for _, a := range agents.All {
 		keys = append(keys, a.Env...)
 	}
@@ -468,6 +472,11 @@ func (o *Options) selfTest(ctx context.Context, a *agents.Agent, cmd, fix string
 		return agents.Check{Name: "self-test", Status: agents.Fail, Detail: err.Error()}
 	}
 	defer os.RemoveAll(dir)
+	state, err := os.MkdirTemp("", "agent-shim-doctor-state-")
+	if err != nil {
+		return agents.Check{Name: "self-test", Status: agents.Fail, Detail: err.Error()}
+	}
+	defer os.RemoveAll(state)
 	call := func(command string) (string, int, error) {
 		in, _ := json.Marshal(map[string]any{
 			"session_id": "agent-shim-doctor", "cwd": dir, "hook_event_name": a.Pre,
@@ -480,7 +489,7 @@ func (o *Options) selfTest(ctx context.Context, a *agents.Agent, cmd, fix string
 		c.Stdin = bytes.NewReader(in)
 		var out bytes.Buffer
 		c.Stdout = &out
-		c.Env = passEnv(o.Getenv)
+		c.Env = passEnv(o.Getenv, state)
 		err := c.Run()
 		if ctx.Err() != nil {
 			return "", 0, fmt.Errorf("no answer in %v: the agent kills the hook and goes ahead", SelfTestTimeout)
@@ -570,12 +579,17 @@ func (o *Options) shellProbe(ctx context.Context, a *agents.Agent, shell string)
 		return err
 	}
 	defer os.RemoveAll(dir)
+	state, err := os.MkdirTemp("", "agent-shim-doctor-state-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(state)
 	args, writes, _ := a.ShellProbe(dir)
 	ctx, cancel := context.WithTimeout(ctx, SelfTestTimeout)
 	defer cancel()
 	c := exec.CommandContext(ctx, shell, args...)
 	c.Dir = dir
-	c.Env = passEnv(o.Getenv, "TMPDIR="+dir)
+	c.Env = passEnv(o.Getenv, state, "TMPDIR="+dir)
 	var stderr bytes.Buffer
 	c.Stderr = &stderr
 	err = c.Run()
