@@ -423,6 +423,15 @@ type Decision struct {
 // entry from d: the rule as data, from the decision itself.
 func (d Decision) Record(e decisionlog.Entry) decisionlog.Entry {
 	e.Verdict, e.Reason = d.Verdict.String(), d.Reason
+	if d.NobodyToAsk {
+		// The policy asks and nobody could answer, so the call was
+		// refused: recorded as shell mode records an ask nobody
+		// answered, so that replay compares the policy's verdicts.
+		e.Verdict = Ask.String()
+		if e.Answer == "" {
+			e.Answer = decisionlog.AnswerNone
+		}
+	}
 	e.Rule, e.Floor = nil, ""
 	e.Approved = d.Approved || d.BySession
 	if r := d.Rule; r != nil {

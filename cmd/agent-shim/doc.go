@@ -142,7 +142,11 @@
 // write the one a manifest change would give with agents-setup --config
 // NEW), and prints the verdicts that change (allow → ask, ask → allow, …) with
 // counts and, per command, the reason then and now. Decisions a session's
-// answer made are skipped: they depend on the session, not the policy.
+// answer made are skipped: they depend on the session, not the policy. A
+// --config (or default policy) that does not exist is an error (exit 1),
+// never an empty policy. An ask nobody could answer (no terminal; Claude
+// Code in bypassPermissions) is logged as ask, answered "unanswered", and
+// replayed as the ask it was.
 //
 // rules prints the second line for an agent: the policy of config.json
 // (its deny rules and the built-in never-allow list; for Claude Code its

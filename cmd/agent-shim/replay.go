@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
+	"os"
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
@@ -40,6 +43,14 @@ func (e *env) replay(args []string) error {
 	path, err := e.configPath(*cfg)
 	if err != nil {
 		return err
+	}
+	// A file that is not there would be an empty policy, and every
+	// verdict it "changes" a false alarm.
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if *cfg != "" {
+			return fmt.Errorf("replay: --config %s does not exist", path)
+		}
+		return fmt.Errorf("replay: the policy %s does not exist (agents-setup writes it; --config names another)", path)
 	}
 	load := func(cwd string) (*gate.Gate, error) {
 		var scope *gate.Scope
