@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,6 +120,7 @@ func TestScripts(t *testing.T) {
 			"backups": cmdBackups,
 			"mode":    cmdMode,
 			"catglob": cmdCatglob,
+			"tree":    cmdTree,
 		},
 	})
 }
@@ -312,4 +314,29 @@ func cmdCatglob(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		ts.Stdout().Write(data)
 	}
+}
+
+// cmdTree prints every path under DIR (DIR itself included) with its
+// mode, size and modification time, links not followed: what a command
+// that writes nothing leaves as it was.
+//
+//	tree DIR
+func cmdTree(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: tree DIR")
+	}
+	root := ts.MkAbs(args[0])
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		fmt.Fprintf(ts.Stdout(), "%s %s %d %d\n", rel, fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	ts.Check(err)
 }

@@ -118,7 +118,7 @@ func (o *Options) open(ctx context.Context) (*session, func() error, error) {
 		return nil, nil, err
 	}
 	s := &session{o: o, configPath: path, store: setupstate.Store{Dir: dir}}
-	unlock, err := statefile.Lock(ctx, path)
+	unlock, err := o.lock(ctx, path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,6 +150,20 @@ func (o *Options) open(ctx context.Context) (*session, func() error, error) {
 		s.stErr = &HintError{s.stErr, fmt.Sprintf("run agents-setup --reset (it removes the rules listed in config.json's agentShim section), or remove %s", s.store.Path())}
 	}
 	return s, unlock, nil
+}
+
+// lock takes config.json's lock. --dry-run and --status write nothing,
+// not even the lock file or its directory: they take the lock only where
+// it is there already (agents-setup wrote the file before); where it is
+// not, they read without it, as the agents do (every write is a rename,
+// so what they read is whole).
+func (o *Options) lock(ctx context.Context, path string) (unlock func() error, err error) {
+	if o.DryRun || o.Status {
+		if _, err := os.Lstat(statefile.LockPath(path)); errors.Is(err, fs.ErrNotExist) {
+			return func() error { return nil }, nil
+		}
+	}
+	return statefile.Lock(ctx, path)
 }
 
 // load reads and parses the config (once); fileErr says why it could not.
