@@ -118,8 +118,12 @@
 // status` (must not be blocked); the agents' switches that turn hooks off
 // (Claude Code's disableAllHooks and allowManagedHooksOnly, Codex's
 // [features] hooks, Gemini CLI's hooksConfig); the policy (config.json readable, profile, mode, requireHook,
-// runtime); shell mode; the run-time layer. A failing check prints the
-// command that fixes it.
+// runtime); shell mode; the run-time layer; the export of decisions
+// (agentShim.telemetry and the OTEL_ variables as doctor reads them: a
+// setting the exporter would refuse, or no agent-shim-export beside
+// agent-shim, fails). Its probes run with a state directory of their own
+// and export off: nothing of them reaches the person's decision log. A
+// failing check prints the command that fixes it.
 //
 // Hook and shell mode work together through single-use tickets: a hook
 // call that leaves a shell command to the agent's own prompt (ask, or no

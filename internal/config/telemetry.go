@@ -113,7 +113,7 @@ func kindName(k string) string {
 // validate checks the values; its errors start with the key.
 func (t *Telemetry) validate() error {
 	if t.Endpoint != "" {
-		if !httpURL(t.Endpoint) {
+		if !HTTPURL(t.Endpoint) {
 			return fmt.Errorf("endpoint: %q is not an http:// or https:// URL", t.Endpoint)
 		}
 	}
@@ -136,10 +136,10 @@ func (t *Telemetry) validate() error {
 	return nil
 }
 
-// httpURL reports whether s is an http:// or https:// URL with a host:
+// HTTPURL reports whether s is an http:// or https:// URL with a host:
 // checked by hand, as net/url would bring the network packages into the
 // shim (agent-shim links none; the exporter parses the URL fully).
-func httpURL(s string) bool {
+func HTTPURL(s string) bool {
 	rest, ok := strings.CutPrefix(s, "http://")
 	if !ok {
 		rest, ok = strings.CutPrefix(s, "https://")

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/agent-shim/agent-shim/internal/fileedit"
 	"github.com/agent-shim/agent-shim/internal/install"
 	"github.com/agent-shim/agent-shim/internal/secondline"
+	"github.com/agent-shim/agent-shim/internal/telemetry"
 )
 
 // SelfTestTimeout bounds each run of a hook, a guard, a shell or an
@@ -174,7 +176,54 @@ func (o *Options) policyChecks() []agents.Check {
 		st, detail = agents.Info, "off (agentShim.runtime): the static check stands alone; the kernel: "+detail
 	}
 	out = append(out, agents.Check{Name: "run-time layer", Status: st, Detail: detail})
-	return out
+	return append(out, o.telemetryCheck(path))
+}
+
+// telemetryCheck checks the export of decisions as doctor reads its
+// settings (config.json's agentShim.telemetry, the OTEL_ variables of
+// doctor's own environment): a setting the exporter refuses, or an
+// exporter that is not beside agent-shim, silently stops the export, and
+// fails here.
+func (o *Options) telemetryCheck(configPath string) agents.Check {
+	fail := func(detail, fix string) agents.Check {
+		return agents.Check{Name: "telemetry", Status: agents.Fail,
+			Detail: detail + ": no decision reaches the collector (the local log keeps them)", Fix: fix}
+	}
+	t, err := config.ReadTelemetry(configPath)
+	if err != nil {
+		return fail(err.Error(), "fix agentShim.telemetry in "+configPath)
+	}
+	s := telemetry.Resolve(o.Getenv, t)
+	if !s.Enabled {
+		return agents.Check{Name: "telemetry", Status: agents.Info, Detail: "off: decisions stay in the local log"}
+	}
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+		if v := o.Getenv(k); v != "" && !config.HTTPURL(v) {
+			return fail(fmt.Sprintf("%s=%q is not an http:// or https:// URL", k, v), "set "+k+" to the collector's base URL")
+		}
+	}
+	if s.Protocol != "http/protobuf" && s.Protocol != "grpc" {
+		return fail(fmt.Sprintf("protocol %q is not supported (http/protobuf or grpc)", s.Protocol), "set OTEL_EXPORTER_OTLP_PROTOCOL (or OTEL_EXPORTER_OTLP_LOGS_PROTOCOL) to http/protobuf or grpc")
+	}
+	if v := strings.TrimSpace(o.Getenv("OTEL_BLRP_SCHEDULE_DELAY")); v != "" {
+		ms, err := strconv.Atoi(v)
+		if d := time.Duration(ms) * time.Millisecond; err != nil || d < config.MinTelemetryInterval || d > config.MaxTelemetryInterval {
+			return agents.Check{Name: "telemetry", Status: agents.Fail,
+				Detail: fmt.Sprintf("OTEL_BLRP_SCHEDULE_DELAY=%q is not milliseconds from %d to %d: ignored, the export starts every %v",
+					v, config.MinTelemetryInterval.Milliseconds(), config.MaxTelemetryInterval.Milliseconds(), s.Interval),
+				Fix: "set OTEL_BLRP_SCHEDULE_DELAY to milliseconds from 1000 to 3600000, or unset it"}
+		}
+	}
+	if o.Exe != "" {
+		if prog := filepath.Join(filepath.Dir(o.Exe), telemetry.ExporterName); !isExecutable(prog) {
+			return fail(prog+" is not there: hook calls cannot start the export", "install it beside agent-shim: go install -tags urfave_cli_no_docs ./cmd/...")
+		}
+	}
+	to := s.Endpoint
+	if to == "" {
+		to = "the endpoint of the OTEL_EXPORTER_OTLP_ variables"
+	}
+	return agents.Check{Name: "telemetry", Status: agents.OK, Detail: fmt.Sprintf("on: to %s (%s), at most every %v", to, s.Protocol, s.Interval)}
 }
 
 // requireHook reports whether the policy sets agentShim.requireHook.
