@@ -33,6 +33,7 @@ package agents
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -247,6 +248,9 @@ func (a *Agent) Off(f *Found) []Check {
 type Tier struct {
 	// Path is the tier's file for the environment getenv reads.
 	Path func(getenv func(string) string) (string, error)
+	// DropIn says the tier is a directory of drop-in files (Path's): any
+	// *.json file there is of the tier.
+	DropIn bool
 	// Caveat is what the tier cannot hold, said after install.
 	Caveat string
 	// OKDetail is doctor's word on a hook in this tier.
@@ -270,6 +274,17 @@ type tomlTier struct {
 	// hooks returns the file's hooks as a JSON document of the
 	// hooks.json shape, for doctor.
 	hooks func(path string, data []byte) ([]byte, error)
+}
+
+// Holds reports whether the file at path is of the tier (getenv: where
+// the agent looks): its file, or a drop-in beside it.
+func (t *Tier) Holds(path string, getenv func(string) string) bool {
+	p, err := t.Path(getenv)
+	if err != nil {
+		return false
+	}
+	path, p = filepath.Clean(path), filepath.Clean(p)
+	return path == p || t.DropIn && filepath.Dir(path) == filepath.Dir(p) && filepath.Ext(path) == ".json"
 }
 
 // TOML reports whether the tier's file is TOML.

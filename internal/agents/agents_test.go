@@ -3,6 +3,7 @@ package agents
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -178,6 +179,36 @@ func TestStateDirs(t *testing.T) {
 			if err != nil || !strings.HasPrefix(user, d[0]+"/") {
 				t.Errorf("%s=%s: settings %q (%v) not in %q", k, env[k], user, err, d)
 			}
+		}
+	}
+}
+
+// TestTierHolds: a file is of a managed tier when it is the tier's file,
+// or (Claude Code's managed-settings.d) a drop-in beside it; nothing
+// else, however alike.
+func TestTierHolds(t *testing.T) {
+	env := func(k string) string {
+		return map[string]string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH": "/srv/gemini/system.json"}[k]
+	}
+	claude, _ := ByName("claude-code").Managed.Path(env)
+	dir := filepath.Dir(claude)
+	for _, tc := range []struct {
+		agent, path string
+		want        bool
+	}{
+		{"claude-code", claude, true},
+		{"claude-code", filepath.Join(dir, "10-team.json"), true},
+		{"claude-code", filepath.Join(dir, "..", "managed-settings.d", "agent-shim.json"), true},
+		{"claude-code", filepath.Join(dir, "agent-shim.toml"), false},
+		{"claude-code", "/tmp/image/etc/claude-code/managed-settings.d/agent-shim.json", false},
+		{"codex", "/etc/codex/requirements.toml", true},
+		{"codex", "/etc/codex/config.toml", false},
+		{"codex", "/tmp/requirements.toml", false},
+		{"gemini-cli", "/srv/gemini/system.json", true},
+		{"gemini-cli", "/etc/gemini-cli/settings.json", false}, // the variable moves it
+	} {
+		if got := ByName(tc.agent).Managed.Holds(tc.path, env); got != tc.want {
+			t.Errorf("%s's managed tier holds %s: %v, want %v", tc.agent, tc.path, got, tc.want)
 		}
 	}
 }

@@ -63,7 +63,7 @@ var Claude = &Agent{
 			dir = "/Library/Application Support/ClaudeCode"
 		}
 		return filepath.Join(dir, "managed-settings.d", "agent-shim.json"), nil
-	}},
+	}, DropIn: true},
 	group: func(cmd, event string) Group {
 		h := Handler{Type: "command", Command: cmd, Timeout: HookTimeout}
 		if event == "PreToolUse" {

@@ -193,8 +193,15 @@ func Install(ctx context.Context, o Options) (*Report, error) {
 	} else {
 		r.note("the %s hook is already installed in %s", a.Name, o.Settings)
 	}
-	if o.Managed {
+	switch tierPath, _ := tier.Path(o.Getenv); {
+	case o.Managed && !tier.Holds(o.Settings, o.Getenv):
+		// --settings for a test or an image: the file is written as the
+		// tier's would be, but the agent does not read it there.
+		r.note("%s is written as %s's managed tier would be, but it is not that tier (%s): it guards the agent once it is copied there", o.Settings, a.Name, tierPath)
+	case o.Managed:
 		r.note("%s is %s's managed tier: a user-level settings file cannot remove the hook%s", o.Settings, a.Name, tier.Caveat)
+	}
+	if o.Managed {
 		if who := UserWritable(o.Exe); who != "" {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s can be replaced without root (%s): the agent could replace the guard itself; install agent-shim where only root writes (such as /usr/local/bin) and run install --managed from there", o.Exe, who))
 		}
