@@ -11,8 +11,8 @@
 //	agent-shim explain [--json] [--wide] [--config FILE] [--cwd DIR] [--] '<command line>'|-
 //	agent-shim recommend [--json] [--apply] [--config FILE]
 //	agent-shim run [--config FILE] -- PROGRAM [ARGS...]
-//	agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell]
-//	agent-shim uninstall claude-code|codex|gemini-cli [--settings FILE]
+//	agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell] [--managed]
+//	agent-shim uninstall claude-code|codex|gemini-cli [--settings FILE] [--managed]
 //	agent-shim doctor [--config FILE] [--json]
 //	agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]
 //	agent-shim replay [--config NEW] [--log FILE] [--json]
@@ -109,7 +109,13 @@
 // policies/agent-shim.toml beside its settings, Claude Code's entries
 // merged into the settings' permissions.deny and .ask. uninstall removes
 // the hook groups of agent-shim and whatever install recorded adding,
-// the second line's file and entries included.
+// the second line's file and entries included. --managed (as root)
+// writes the agent's managed tier instead, which a user-level settings
+// file cannot override (/etc/claude-code/managed-settings.d/agent-shim.json,
+// /etc/codex/requirements.toml, /etc/gemini-cli/settings.json); with
+// --settings FILE it writes FILE as that tier would be written, for a
+// test or for an image that copies it into place, and says that FILE is
+// not the tier unless it is.
 //
 // doctor checks each agent whose settings are present: the hook installed
 // for each event, by an absolute path to an executable, and a self-test

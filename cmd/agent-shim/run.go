@@ -83,8 +83,8 @@ const usageText = `usage: agent-shim hook claude-code|codex|gemini-cli [--config
        agent-shim explain [--json] [--wide] [--config FILE] [--cwd DIR] [--] '<command line>'|-
        agent-shim recommend [--json] [--apply] [--config FILE]
        agent-shim run [--config FILE] -- PROGRAM [ARGS...]
-       agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell]
-       agent-shim uninstall claude-code|codex|gemini-cli [--settings FILE]
+       agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell] [--managed]
+       agent-shim uninstall claude-code|codex|gemini-cli [--settings FILE] [--managed]
        agent-shim doctor [--config FILE] [--json]
        agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]
        agent-shim replay [--config NEW] [--log FILE] [--json]
