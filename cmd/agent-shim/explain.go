@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agent-shim/agent-shim/internal/hookmode"
 	"github.com/agent-shim/agent-shim/internal/report"
 	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
@@ -62,6 +63,7 @@ func (e *env) explain(args []string) error {
 	if *asJSON {
 		return report.JSON(e.stdout, report.ExplainJSON(shown, x, layer))
 	}
-	report.Explain(e.stdout, shown, x, report.ExplainOptions{Wide: *wide, Layer: layer})
+	report.Explain(e.stdout, shown, x, report.ExplainOptions{Wide: *wide, Layer: layer,
+		Approve: hookmode.ApproveHint(shown, x.Request)})
 	return nil
 }

@@ -36,6 +36,9 @@ type ExplainOptions struct {
 	Width int
 	// Layer is the run-time layer where explain runs.
 	Layer Layer
+	// Approve says how to allow the line for good when it asks ("":
+	// nothing to say). It is printed whole: it is what to type.
+	Approve string
 }
 
 // Layer says whether the run-time layer runs an allowed line here.
@@ -111,7 +114,7 @@ func Explain(w io.Writer, config string, x gate.Explanation, o ExplainOptions) {
 		}
 		table(w, rows, width)
 		for _, c := range x.Commands {
-			if len(c.InScope) > 0 {
+			if len(c.InScope) > 0 && c.Protected == "" { // a protected path's write is no write the level lets through
 				fit(w, width, "writes %s (%s, %s): inside the scope, which level %s lets it write",
 					strings.Join(c.InScope, ", "), c.Command.Pos, OneLine(runlayer.ArgvString(c.Argv)), x.Level)
 			}
@@ -124,9 +127,20 @@ func Explain(w io.Writer, config string, x gate.Explanation, o ExplainOptions) {
 	}
 	if x.Rule != nil && x.Floor == "" && x.Verdict != gate.Allow && !o.Wide {
 		fit(w, width, "verdict: %s, by rule %s", x.Verdict, shortRule(x.Rule))
+	} else {
+		fit(w, width, "verdict: %s (%s)", x.Verdict, OneLine(x.Reason))
+	}
+	if x.Verdict != gate.Ask && x.Verdict != gate.Default {
 		return
 	}
-	fit(w, width, "verdict: %s (%s)", x.Verdict, OneLine(x.Reason))
+	switch {
+	case x.Covers != nil && len(x.Covers.Writes) > 0:
+		// No grant lifts a protected path: only a person's answer for
+		// the exact line does.
+		fit(w, width, "it writes a protected path (%s): no grant allows that, only a person's answer for this very line", strings.Join(x.Covers.Writes, ", "))
+	case o.Approve != "":
+		fmt.Fprintln(w, OneLine(o.Approve))
+	}
 }
 
 // fit prints one line, cut to width runes (0: whole).
