@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -71,7 +72,47 @@ func (p pinnedHome) Run() int {
 	os.Unsetenv("GEMINI_CONFIG_DIR")
 	os.Unsetenv("GEMINI_HOME")
 	os.Unsetenv("CODEX_HOME")
+	defer func() {
+		if built.dir != "" {
+			os.RemoveAll(built.dir)
+		}
+	}()
 	return p.m.Run()
+}
+
+// built is agents-setup, built once for the scripts that run it.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// cmdAgentsSetup puts agents-setup, built from ../agents-setup as the
+// README installs it (once per test process), in DIR:
+//
+//	agents-setup DIR
+func cmdAgentsSetup(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: agents-setup DIR")
+	}
+	built.once.Do(func() {
+		if *agentsSetupBin != "" {
+			built.bin = *agentsSetupBin
+			return
+		}
+		if built.dir, built.err = os.MkdirTemp("", "agent-shim-test-bin-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "agents-setup")
+		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", built.bin, "../agents-setup")
+		cmd.Env = origEnv
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("building agents-setup: %v\n%s", err, out)
+		}
+	})
+	ts.Check(built.err)
+	ts.Check(os.Symlink(built.bin, filepath.Join(ts.MkAbs(args[0]), "agents-setup")))
 }
 
 func TestScripts(t *testing.T) {
@@ -94,6 +135,8 @@ func TestScripts(t *testing.T) {
 			"exitcode":    cmdExitcode,
 			"atwork":      cmdAtWork,
 			"elide-rules": cmdElideRules,
+			// agents-setup DIR: see cmdAgentsSetup.
+			"agents-setup": cmdAgentsSetup,
 		},
 	})
 }
