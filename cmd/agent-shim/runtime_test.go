@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -845,5 +847,35 @@ func TestReplayRuntimeEntries(t *testing.T) {
 	}
 	if len(rep.Changes) != 0 || rep.Replayed < runtime {
 		t.Errorf("replay under the same config: %s", out.String())
+	}
+}
+
+// An execution refused at run time for want of a person's approval says
+// how to allow it for good, as the hook does: the grant for config.json.
+// The grant it names does allow it.
+func TestRuntimeAskHint(t *testing.T) {
+	r := newRT(t, "local-changes")
+	r.file(t, "ask.sh", "mkdir asked\n")
+	_, _, stderr := shellRun(context.Background(), "bash ask.sh")
+	cfg := filepath.Join(r.dir, "home", ".gemini", "config", "config.json")
+	m := regexp.MustCompile(`agent-shim: denied at run time: .*mkdir asked: matches an ask rule: .*, and nobody approved the line that runs it; to allow it, add "([^"]+)" to agentShim.tools.allow in ` + regexp.QuoteMeta(cfg) + `\n`).FindStringSubmatch(stderr)
+	if m == nil || r.exists("asked") {
+		t.Fatalf("the refusal does not say how to allow it:\n%s", stderr)
+	}
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte(`"rules": []`), []byte(`"rules": [], "tools": {"allow": [`+strconv.Quote(m[1])+`]}`), 1)
+	if err := os.WriteFile(cfg, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := shellRun(context.Background(), "bash ask.sh"); code != 0 || !r.exists("asked") {
+		t.Errorf("with %q in agentShim.tools.allow: exit %d\n%s", m[1], code, stderr)
+	}
+	// A deny says no grant: its rule is named.
+	r.file(t, "deny.sh", "touch denied\n")
+	if _, _, stderr := shellRun(context.Background(), "bash deny.sh"); strings.Contains(stderr, "to allow it") || !strings.Contains(stderr, "`command(touch denied)`") {
+		t.Errorf("a deny:\n%s", stderr)
 	}
 }

@@ -63,6 +63,9 @@ type Run struct {
 	Stdout   io.Writer
 	Stderr   io.Writer
 	Getenv   func(string) string
+	// Hint says how to allow a request for good, for config.json (the
+	// hook's hint); nil says nothing.
+	Hint func(config string, req *gate.Request) string
 	// Log receives the run-time decisions and undone changes; nil logs
 	// none.
 	Log decisionlog.Logger
@@ -247,7 +250,7 @@ func (r *Run) supervise(ctx context.Context, path string, argv []string, snap *s
 		Path: path, Argv: argv, Env: env,
 		Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Confine: confine, Writable: writable,
-		Decide:   r.LogExecs(Decider(r.Gate, r.Approval)),
+		Decide:   r.LogExecs(r.hinted(Decider(r.Gate, r.Approval))),
 		Report:   report,
 		Programs: restrictedPrograms(),
 		Grant:    grant,
@@ -334,6 +337,30 @@ func Decider(g *gate.Gate, ap *gate.Approval) func(supervisor.Exec) (supervisor.
 			Path: x.Path, Real: x.Real, Argv: x.Argv, Dir: x.Dir, Spellings: x.Spellings(), Env: x.Env,
 		}, ap)
 		return supervisor.Verdict{Allow: refusal == "", Reason: refusal}, d
+	}
+}
+
+// hinted adds to the reason of an execution refused for want of a
+// person's approval how to allow it for good, as the hook says it: the
+// grant an "always" answer for that command would save (Hint). A deny,
+// and a write to a protected path, which no grant lifts, get none.
+func (r *Run) hinted(decide func(supervisor.Exec) (supervisor.Verdict, gate.Decision)) func(supervisor.Exec) (supervisor.Verdict, gate.Decision) {
+	if r.Hint == nil {
+		return decide
+	}
+	return func(x supervisor.Exec) (supervisor.Verdict, gate.Decision) {
+		v, d := decide(x)
+		if v.Allow || d.Verdict == gate.Deny {
+			return v, d
+		}
+		sd := r.Gate.DecideBash(ArgvString(x.Argv))
+		if sd.Covers != nil && len(sd.Covers.Writes) > 0 {
+			return v, d
+		}
+		if h := r.Hint(r.Config, sd.Request); h != "" {
+			v.Reason += "; " + h
+		}
+		return v, d
 	}
 }
 

@@ -284,7 +284,7 @@ func (sh *Shell) Program(ctx context.Context, c *sessions.Call, h *Host, agent, 
 // decision log and the seams.
 func (sh *Shell) Run(c *sessions.Call, agent string, ap *gate.Approval) *runlayer.Run {
 	r := &runlayer.Run{
-		Agent: agent, Approval: ap, Log: sh.Log, Now: sh.Now,
+		Agent: agent, Approval: ap, Log: sh.Log, Now: sh.Now, Hint: sh.Hint,
 		Stdin: sh.Stdin, Stdout: sh.Stdout, Stderr: sh.Stderr, Getenv: sh.Getenv,
 	}
 	if c != nil {
