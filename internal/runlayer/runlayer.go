@@ -342,8 +342,10 @@ func Decider(g *gate.Gate, ap *gate.Approval) func(supervisor.Exec) (supervisor.
 
 // hinted adds to the reason of an execution refused for want of a
 // person's approval how to allow it for good, as the hook says it: the
-// grant an "always" answer for that command would save (Hint). A deny,
-// and a write to a protected path, which no grant lifts, get none.
+// grant an "always" answer for that command would save (Hint), when that
+// grant in config.json would let the execution run (it is tried on a gate
+// of config.json with the grant added). A deny, and what no grant lifts
+// (a protected path, running agent-shim), get none.
 func (r *Run) hinted(decide func(supervisor.Exec) (supervisor.Verdict, gate.Decision)) func(supervisor.Exec) (supervisor.Verdict, gate.Decision) {
 	if r.Hint == nil {
 		return decide
@@ -353,11 +355,23 @@ func (r *Run) hinted(decide func(supervisor.Exec) (supervisor.Verdict, gate.Deci
 		if v.Allow || d.Verdict == gate.Deny {
 			return v, d
 		}
-		sd := r.Gate.DecideBash(ArgvString(x.Argv))
-		if sd.Covers != nil && len(sd.Covers.Writes) > 0 {
+		req := r.Gate.DecideBash(ArgvString(x.Argv)).Request
+		if req == nil || req.Always.Tool == "" {
 			return v, d
 		}
-		if h := r.Hint(r.Config, sd.Request); h != "" {
+		tools, err := gate.NewToolPolicy(x.Dir, []string{req.Always.Tool + ":" + req.Always.Pattern}, nil)
+		if err != nil {
+			return v, d
+		}
+		with, err := gate.Load(r.Config, gate.Options{Tools: tools, Scope: r.Gate.Scope(), Dir: x.Dir})
+		if err != nil {
+			return v, d
+		}
+		if _, refusal := with.DecideExecution(gate.Execution{Path: x.Path, Real: x.Real, Argv: x.Argv, Dir: x.Dir,
+			Spellings: x.Spellings(), Env: x.Env}, r.Approval); refusal != "" {
+			return v, d
+		}
+		if h := r.Hint(r.Config, req); h != "" {
 			v.Reason += "; " + h
 		}
 		return v, d
