@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agent-shim/agent-shim/gate"
 	"github.com/agent-shim/agent-shim/internal/hookmode"
 	"github.com/agent-shim/agent-shim/internal/report"
 	"github.com/agent-shim/agent-shim/internal/supervisor"
@@ -63,7 +64,36 @@ func (e *env) explain(args []string) error {
 	if *asJSON {
 		return report.JSON(e.stdout, report.ExplainJSON(shown, x, layer))
 	}
-	report.Explain(e.stdout, shown, x, report.ExplainOptions{Wide: *wide, Layer: layer,
-		Approve: hookmode.ApproveHint(shown, x.Request)})
+	var approve string
+	if grantLifts(s, line, x.Request) {
+		approve = hookmode.ApproveHint(shown, x.Request)
+	}
+	report.Explain(e.stdout, shown, x, report.ExplainOptions{Wide: *wide, Layer: layer, Approve: approve})
 	return nil
+}
+
+// grantLifts reports whether the grant an "always" answer to req would
+// save lets the line through: it is tried on a gate of the same
+// config.json with the grant added. (What runs agent-shim, or writes a
+// protected path, asks whatever a grant says.)
+func grantLifts(s *shim, line string, req *gate.Request) bool {
+	if req == nil {
+		return false
+	}
+	if req.Always.Tool == "" {
+		return true // a path for the scope: not a line's grant
+	}
+	root := ""
+	if roots := s.g.Scope().Roots(); len(roots) > 0 {
+		root = roots[0]
+	}
+	tools, err := gate.NewToolPolicy(root, []string{req.Always.Tool + ":" + req.Always.Pattern}, nil)
+	if err != nil {
+		return false
+	}
+	with, err := gate.Load(s.config, gate.Options{Scope: s.g.Scope(), Tools: tools})
+	if err != nil {
+		return false
+	}
+	return with.DecideBash(line).Verdict == gate.Allow
 }
