@@ -67,7 +67,7 @@ const maxProtected = 1 << 20
 // maxWalk bounds the directories a snapshot looks at for nested
 // repositories and overlays, per checkout; maxDepth, how deep.
 const (
-	maxWalk  = 4000
+	maxWalk  = 1500
 	maxDepth = 8
 )
 
