@@ -209,6 +209,7 @@ func TestRuntimeGoModulesFromPersonsCache(t *testing.T) {
 // hands its GOPATH and GOENV (the real home's) to the tests.
 func pinGo(t *testing.T, home string) {
 	t.Setenv("GOPATH", filepath.Join(home, "go"))
+	t.Setenv("GOMODCACHE", "") // GOPATH's: a GOMODCACHE of the environment the tests run in is not the home's
 	t.Setenv("GOENV", filepath.Join(home, ".config", "go", "env"))
 	t.Setenv("GOFLAGS", "")
 	t.Setenv("GOTOOLCHAIN", "local")
