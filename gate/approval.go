@@ -98,49 +98,85 @@ type Execution struct {
 	Env []string
 }
 
-// Covers reports whether the approval covers the execution x: the
-// program the approved call started, with its exact argv, or one of the
-// approved line's commands, possibly behind runners (its words end x's
-// argv; a word not known statically stands for any).
+// Covers reports whether the approval covers the execution x whole: the
+// program the approved call started, with its exact argv, or an argv
+// each of whose commands (as the static reading reads it: runners
+// unwrapped, see DecideExecution) is one of the approved line's commands,
+// word for word, where the line runs it. A command that merely ends with
+// an approved command's words is not one: `git push other HEAD:x git push
+// origin feature` is not `git push origin feature`.
 func (a *Approval) Covers(x Execution) bool {
 	if a == nil {
 		return false
 	}
-	if a.Path != "" && x.Path == a.Path && slices.Equal(x.Argv, a.Argv) {
+	if a.started(x) {
 		return true
 	}
-	for _, cmd := range a.Commands {
-		for k := range x.Argv {
-			if wordsMatch(cmd, x.Argv[k:], k == 0, x) {
-				return true
-			}
+	cmds, err := execCommands(x.Argv, x.Dir)
+	if err != nil || len(cmds) == 0 {
+		return false
+	}
+	for i, cmd := range cmds {
+		if !a.coversCommand(cmd, i == 0 && len(cmd.Nesting) == 0, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// started reports whether x is the program the approved call started,
+// with its exact argv.
+func (a *Approval) started(x Execution) bool {
+	return a != nil && a.Path != "" && x.Path == a.Path && slices.Equal(x.Argv, a.Argv)
+}
+
+// coversCommand reports whether cmd, one command of the reading of the
+// execution x, is one of the approved line's commands. own says cmd is
+// the execution's own program, not one it runs: its program must then be
+// the file really executed, not only what argv[0] says.
+func (a *Approval) coversCommand(cmd *shellparse.Command, own bool, x Execution) bool {
+	if a == nil {
+		return false
+	}
+	for _, words := range a.Commands {
+		if wordsMatch(words, cmd.Args, own, x) {
+			return true
 		}
 	}
 	return false
 }
 
-// wordsMatch reports whether argv is the command words; the program is
-// compared by base name (for argv[0], also the file's own).
-func wordsMatch(words []shellparse.Word, argv []string, first bool, x Execution) bool {
+// wordsMatch reports whether args (a command of an execution's reading)
+// are the approved command words, whole: the program compared by base
+// name (for the execution's own program, the file executed must have it
+// too), a word not known statically in the approval standing for any word
+// (and one that may split, for any number of words from there on), and a
+// word of args not known statically matching only such a word.
+func wordsMatch(words, args []shellparse.Word, own bool, x Execution) bool {
 	for i, w := range words {
 		if !w.Static && w.Split {
 			return true // any number of words from here on
 		}
-		if i == len(argv) {
+		if i == len(args) {
 			return false
 		}
 		switch {
 		case !w.Static:
+		case !args[i].Static:
+			return false
 		case i == 0:
 			b := filepath.Base(w.Text)
-			if filepath.Base(argv[0]) != b && !(first && (filepath.Base(x.Path) == b || filepath.Base(x.Real) == b)) {
+			if filepath.Base(args[0].Text) != b {
 				return false
 			}
-		case w.Text != argv[i]:
+			if own && x.Path != "" && filepath.Base(x.Path) != b && filepath.Base(x.Real) != b {
+				return false
+			}
+		case w.Text != args[i].Text:
 			return false
 		}
 	}
-	return len(words) == len(argv)
+	return len(words) == len(args)
 }
 
 // Approve returns the approval of d that a person gave: answer, through
@@ -158,16 +194,21 @@ func (d Decision) Approve(answer Answer, by, dir string, now time.Time) *Approva
 }
 
 // DecideExecution decides one execution seen under the run-time layer,
-// by every argv it may amount to; the strictest wins. ap is what a person
-// approved of the line that started the tree (nil: nothing): it counts
-// for the line's own commands only, so an approved `git commit` does not
-// approve the `git push` a planted hook runs. refusal is why the
-// execution must fail, in one line for the person; "" lets it run (Allow,
-// or Default: checked as it runs). An execution that loads code through
-// the loader's variables needs an approval.
+// by every argv it may amount to; the strictest wins. Each argv is read as
+// the static reading reads a line that is exactly that argv: a runner's
+// command (env, sudo, xargs, sh -c, tmux new-window …) is decided as the
+// runner's own execution is, exactly as statically, so that the static
+// and the run-time readings of one argv are one reading.
+//
+// ap is what a person approved of the line that started the tree (nil:
+// nothing): it counts for the line's own commands only, each where the
+// line runs it (see Covers), so an approved `git commit` does not approve
+// the `git push` a planted hook runs. refusal is why the execution must
+// fail, in one line for the person; "" lets it run (Allow, or Default:
+// checked as it runs). An execution that loads code through the loader's
+// variables needs an approval.
 func (g *Gate) DecideExecution(x Execution, ap *Approval) (d Decision, refusal string) {
-	approved := ap.Covers(x)
-	if len(x.Env) > 0 && !approved {
+	if len(x.Env) > 0 && !ap.Covers(x) {
 		reason := "runs with " + strings.Join(x.Env, " ") + ", which loads code the program does not name"
 		return Decision{Verdict: Ask, Reason: reason}, reason + ", and nobody approved it"
 	}
@@ -175,16 +216,22 @@ func (g *Gate) DecideExecution(x Execution, ap *Approval) (d Decision, refusal s
 	if spellings == nil {
 		spellings = [][]string{x.Argv}
 	}
-	for _, argv := range spellings {
-		d = g.decideExec(argv, x.Dir, approved)
-		switch d.Verdict {
+	whole := ap.started(x)
+	for i, argv := range spellings {
+		di := g.decideExec(argv, x.Dir, func(cmd *shellparse.Command, own bool) bool {
+			return whole || ap.coversCommand(cmd, own, x)
+		})
+		switch di.Verdict {
 		case Deny:
-			return d, d.Reason
+			return di, di.Reason
 		case Ask:
 			if ap != nil {
-				return d, d.Reason + ", and the approval of the line covers its own commands only"
+				return di, di.Reason + ", and the approval of the line covers its own commands only"
 			}
-			return d, d.Reason + ", and nobody approved the line that runs it"
+			return di, di.Reason + ", and nobody approved the line that runs it"
+		}
+		if i == 0 || Stronger(di.Verdict, d.Verdict) {
+			d = di
 		}
 	}
 	return d, ""

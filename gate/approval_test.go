@@ -12,8 +12,11 @@ import (
 )
 
 // DecideExecution: deny rules and the never-allow list deny, an ask rule
-// asks unless approved, and floors a static reading puts on a command do
-// not refuse at run time.
+// asks unless approved, and floors a static reading puts on a command for
+// what it cannot see into do not refuse at run time: a write (confined),
+// a program by path or inline code (what it runs is decided as it runs).
+// A runner's command is decided as the static reading decides it: bash
+// -c 'touch denied' is denied at bash's execution already.
 func TestDecideExecution(t *testing.T) {
 	p := matcher.New()
 	p.Add(matcher.Allow, "command(git status)", matcher.Source{})
@@ -36,10 +39,13 @@ func TestDecideExecution(t *testing.T) {
 		{[]string{"/usr/bin/touch", "ok"}, false, Default},
 		{[]string{"/usr/bin/git", "push", "--force", "origin", "main"}, true, Deny}, // never allowed
 		{[]string{"/usr/bin/rm", "-rf", "/"}, true, Deny},
-		{[]string{"/usr/bin/tee", "out.txt"}, false, Default},             // writes: confined at run time
-		{[]string{"/home/u/bin/mytool", "x"}, false, Default},             // by path: what it runs is decided
-		{[]string{"/usr/bin/python3", "-c", "print(1)"}, false, Default},  // inline code: its execs are decided
-		{[]string{"/usr/bin/bash", "-c", "touch denied"}, false, Default}, // the inner exec is decided
+		{[]string{"/usr/bin/tee", "out.txt"}, false, Allow},              // writes: confined at run time
+		{[]string{"/home/u/bin/mytool", "x"}, false, Allow},              // by path: what it runs is decided
+		{[]string{"/usr/bin/python3", "-c", "print(1)"}, false, Default}, // inline code: its execs are decided
+		{[]string{"/usr/bin/bash", "-c", "touch denied"}, false, Deny},   // one reading of the argv
+		{[]string{"/usr/bin/bash", "-c", "touch ok"}, false, Default},
+		{[]string{"/usr/bin/env", "FOO=1", "touch", "denied"}, false, Deny},
+		{[]string{"/usr/bin/xargs", "touch", "denied"}, false, Deny},
 		{nil, false, Deny},
 		{[]string{""}, false, Deny},
 	}
@@ -216,7 +222,7 @@ func TestRedecide(t *testing.T) {
 	}{
 		// At run time a program run by its path is checked as it runs;
 		// the static reading of the same words asks.
-		{decisionlog.Entry{Layer: decisionlog.LayerRuntime, Tool: "execve", Argv: []string{"/w/mytool", "x"}, Cwd: "/w"}, Default, true},
+		{decisionlog.Entry{Layer: decisionlog.LayerRuntime, Tool: "execve", Argv: []string{"/w/mytool", "x"}, Cwd: "/w"}, Allow, true},
 		{decisionlog.Entry{Layer: decisionlog.LayerShell, Tool: "Bash", Command: "/w/mytool x"}, Ask, true},
 		{decisionlog.Entry{Layer: decisionlog.LayerHook, Tool: "Bash", Command: "mytool x"}, Allow, true},
 		// A shell-mode line as its shell read it: zsh runs the glob
@@ -232,6 +238,88 @@ func TestRedecide(t *testing.T) {
 		d, ok := g.Redecide(tc.e)
 		if ok != tc.ok || ok && d.Verdict != tc.want {
 			t.Errorf("%+v: %v %v (%s), want %v %v", tc.e, d.Verdict, ok, d.Reason, tc.want, tc.ok)
+		}
+	}
+}
+
+// An approval covers the exact argv the person saw, at the position the
+// line runs it: a runner's command (env, sh -c) is that command, but a
+// command that merely ends with the approved words is not it (a planted
+// pre-push hook's `git push other HEAD:x git push origin feature`), nor
+// is a program that only calls itself by the approved name in argv[0].
+func TestApprovalCoversExactly(t *testing.T) {
+	p := matcher.New()
+	p.Add(matcher.Ask, "command(git push)", matcher.Source{})
+	g := New(Options{Policy: p, Scope: NewScope("/w"), Dir: "/w"})
+	ap := g.DecideBash("git push origin feature").Approve(AnswerOnce, ByTerminal, "/w", time.Now())
+	ap.Path, ap.Argv = "/bin/bash", []string{"bash", "-c", "git push origin feature"}
+	tests := []struct {
+		path string
+		argv []string
+		want bool
+	}{
+		{"/usr/bin/git", []string{"git", "push", "origin", "feature"}, true},
+		{"/usr/bin/env", []string{"env", "GIT_TRACE=0", "git", "push", "origin", "feature"}, true},
+		{"/bin/sh", []string{"sh", "-c", "git push origin feature"}, true},
+		{"/usr/bin/git", []string{"git", "push", "other", "HEAD:x", "git", "push", "origin", "feature"}, false},
+		{"/usr/bin/git", []string{"git", "push", "origin", "feature", "--force"}, false},
+		{"/usr/bin/git", []string{"git", "push", "origin"}, false},
+		{"/bin/sh", []string{"sh", "-c", "git push origin feature; git push other HEAD:x"}, false},
+		{"/bin/sh", []string{"sh", "-c", "git push origin $B"}, false},
+		{"/tmp/evil", []string{"git", "push", "origin", "feature"}, false},
+		{"/usr/bin/xargs", []string{"xargs", "git", "push", "origin", "feature"}, false},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %s %q", tc.path, tc.argv)
+		x := Execution{Path: tc.path, Real: tc.path, Argv: tc.argv, Dir: "/w"}
+		if got := ap.Covers(x); got != tc.want {
+			t.Errorf("%q: covers %v, want %v", tc.argv, got, tc.want)
+		}
+		d, refusal := g.DecideExecution(x, ap)
+		if runs := refusal == ""; runs != tc.want {
+			t.Errorf("%q: %v (%s), runs %v; want runs %v", tc.argv, d.Verdict, d.Reason, runs, tc.want)
+		}
+	}
+}
+
+// A runner whose command a server outside the tree runs (tmux, screen,
+// at, systemd-run) is decided at run time exactly as statically: its
+// command is read (a deny inside is a deny), and what the layer does not
+// see is not left to it. Before, tmux's own argv had no rule at run time
+// and ran.
+func TestDecideExecutionHandOff(t *testing.T) {
+	p := matcher.New()
+	p.Add(matcher.Allow, "command(touch)", matcher.Source{})
+	p.Add(matcher.Allow, "command(tmux ls)", matcher.Source{})
+	p.Add(matcher.Deny, "command(touch denied)", matcher.Source{})
+	g := New(Options{Policy: p, Scope: NewScope("/w"), Dir: "/w"})
+	tests := []struct {
+		argv []string
+		want Verdict
+	}{
+		{[]string{"tmux", "new-window", "touch ok"}, Ask},
+		{[]string{"tmux", "new-window", "touch denied"}, Deny},
+		{[]string{"tmux", "send-keys", "-t", "x", "touch ok", "Enter"}, Ask},
+		{[]string{"tmux", "split-window", "-v"}, Ask},
+		{[]string{"screen", "-S", "x", "-X", "stuff", "touch ok\n"}, Ask},
+		{[]string{"systemd-run", "--user", "touch", "denied"}, Deny},
+		{[]string{"tmux", "ls"}, Allow},
+		{[]string{"sh", "-c", "tmux new-window 'touch ok'"}, Ask},
+		{[]string{"touch", "ok"}, Allow},
+	}
+	for _, tc := range tests {
+		t.Logf("input: %q", tc.argv)
+		line, _ := QuoteArgv(tc.argv)
+		static := g.DecideBash(line).Verdict
+		d, refusal := g.DecideExecution(Execution{Path: "/usr/bin/" + tc.argv[0], Argv: tc.argv, Dir: "/w"}, nil)
+		if d.Verdict != tc.want {
+			t.Errorf("%q at run time: %v (%s), want %v", tc.argv, d.Verdict, d.Reason, tc.want)
+		}
+		if (refusal != "") != (tc.want == Ask || tc.want == Deny) {
+			t.Errorf("%q: refusal %q", tc.argv, refusal)
+		}
+		if (tc.want == Ask || tc.want == Deny) && static != d.Verdict {
+			t.Errorf("%q: statically %v, at run time %v: one reading", tc.argv, static, d.Verdict)
 		}
 	}
 }

@@ -58,10 +58,11 @@ func ExampleNewTerminalPrompter() {
 	// no rule matches
 	//   y  yes, once
 	//   s  this exact request, for the session
+	//   c  every `npm run …` command, for the session
 	//   t  every npm command, for the session
 	//   a  always (saves bash:npm run build)
 	//   n  no
-	// allow? [y/s/t/a/N] <nil>
+	// allow? [y/s/c/t/a/N] <nil>
 	// <nil>
 	// {"tool":"Bash","key":"npm run build","decision":"session","time":"2025-06-01T12:00:00Z","session":"demo"}
 }

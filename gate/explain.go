@@ -19,9 +19,11 @@ type Explanation struct {
 	Decision
 	// Line is the command line, Tool the shell tool it came from.
 	Line, Tool string
-	// Mode and Level are the gate's.
+	// Mode and Level are the gate's; Layer says the line was read as
+	// it runs under the run-time layer (Options.Layer).
 	Mode  Mode
 	Level Level
+	Layer bool
 	// ParseErr is why the line does not parse; nil when it does.
 	ParseErr error
 	// Commands holds one entry per command the line would run, in
@@ -67,6 +69,11 @@ type CommandExplanation struct {
 	// Fact is the program fact (see package programs) that made the
 	// command policy's verdict stricter, "" if none.
 	Fact string
+	// Layered says the run-time layer decides, as the command runs,
+	// what the static reading could not see into (a script, code, a
+	// program not known statically, a write it confines): the verdict
+	// leaves that to it ("checked as it runs"). Only under the layer.
+	Layered bool
 	// approved: the person approved the line earlier; bySession: an
 	// answer for the session lifted the command's program.
 	approved, bySession bool
@@ -176,12 +183,23 @@ func privileged(cmd *shellparse.Command) bool {
 }
 
 // selfPrograms change or judge the policy: running them from an agent's
-// command needs a person.
-var selfPrograms = map[string]bool{"agent-shim": true, "agents-setup": true}
+// command needs a person. agent-shim-bash is the link install makes for
+// shell mode, which runs any subcommand too.
+var selfPrograms = map[string]bool{"agent-shim": true, "agent-shim-bash": true, "agents-setup": true}
+
+// approvesItself reports whether argv (as the rules see it) runs
+// agent-shim's command that approves or revokes a call: a person's, from a
+// terminal of their own, never an agent's tool call.
+func approvesItself(argv []string) bool {
+	if len(argv) < 2 || !selfPrograms[filepath.Base(argv[0])] || filepath.Base(argv[0]) == "agents-setup" {
+		return false
+	}
+	return argv[1] == "approve" || argv[1] == "revoke"
+}
 
 func (g *Gate) explain(t toolID, command string) Explanation {
 	tool := t.name
-	x := Explanation{Line: command, Tool: tool, Mode: g.mode, Level: g.level}
+	x := Explanation{Line: command, Tool: tool, Mode: g.mode, Level: g.level, Layer: g.layer}
 	request := func(reason string, progs []string) *Request {
 		return &Request{Kind: KindShell, Tool: tool, Key: command, Reason: reason, Programs: progs,
 			Always: Grant{Tool: "bash", Pattern: escapeGlob(command)}}
@@ -207,13 +225,18 @@ func (g *Gate) explain(t toolID, command string) Explanation {
 	var ls lineState
 	x.Commands = make([]CommandExplanation, 0, len(s.Commands))
 	for _, cmd := range s.Commands {
-		x.Commands = append(x.Commands, g.decideCommand(t, cmd, approved, &ls))
+		ce := g.decideCommand(t, cmd, approved, &ls, g.reading())
+		if ce.Layered && (ce.Verdict == Allow || ce.Verdict == Default) {
+			ce.Reason += "; " + CheckedAsItRuns
+		}
+		x.Commands = append(x.Commands, ce)
 	}
 	d := Decision{Verdict: Allow, Reason: "runs nothing", Covers: &Approval{Tool: tool, Key: command, Writes: ls.writes, Writable: ls.writable}}
-	var progs []string
+	var progs, cmds []string
 	for i, ce := range x.Commands {
 		d.Approved = d.Approved || ce.approved
 		d.BySession = d.BySession || ce.bySession
+		d.Layered = d.Layered || ce.Layered
 		if ce.Command != nil && len(ce.Command.Args) > 0 {
 			d.Covers.Commands = append(d.Covers.Commands, ce.Command.Args)
 		}
@@ -221,6 +244,11 @@ func (g *Gate) explain(t toolID, command string) Explanation {
 		prog := ce.Command.Name()
 		if ce.Verdict != Allow && ce.Verdict != Deny && prog != "" && !slices.Contains(progs, prog) {
 			progs = append(progs, prog)
+		}
+		if ce.Verdict != Allow && ce.Verdict != Deny {
+			if c := subcommand(ce.Argv); c != "" && !slices.Contains(cmds, c) {
+				cmds = append(cmds, c)
+			}
 		}
 		if i == 0 || Stronger(ce.Verdict, d.Verdict) {
 			d.Verdict, d.Reason, d.Rule, d.Floor = ce.Verdict, ce.Reason, ce.Decider, ce.Floor
@@ -232,28 +260,69 @@ func (g *Gate) explain(t toolID, command string) Explanation {
 	if d.Verdict != Allow {
 		d.Approved, d.BySession = false, false // the policy decided
 	}
+	if d.Verdict == Deny {
+		d.Layered = false
+	}
 	if d.Verdict == Ask || d.Verdict == Default {
 		slices.Sort(progs)
+		slices.Sort(cmds)
 		d.Request = request(d.Reason, progs)
+		d.Request.Commands = cmds
+		d.Request.ToolAsks, d.Request.CommandAsks = g.asksLifted(progs, cmds)
 	}
 	x.Decision = d
 	return x
 }
 
+// CheckedAsItRuns ends the reason of a command whose verdict leaves to the
+// run-time layer what the static reading could not see into
+// (Decision.Layered).
+const CheckedAsItRuns = "checked as it runs"
+
+// reading is how the gate reads a command: statically (what the line
+// shows), or as it runs under the run-time layer.
+type reading struct {
+	// layer: the command runs under the run-time layer (package
+	// supervisor): what the static reading cannot see into is left to
+	// it (matcher.Policy.DecideUnderLayer, guardWrites' protected
+	// paths only), and a command that runs code the static reading
+	// cannot see into (codeOnly) is allowed when no rule decides it.
+	layer bool
+	// exec: one execution at run time (DecideExecution): no upgrade,
+	// since what no rule decides runs there anyway.
+	exec bool
+}
+
+// reading is the gate's reading of its lines: under the layer when the
+// host runs them there (Options.Layer).
+func (g *Gate) reading() reading { return reading{layer: g.layer} }
+
 // decideCommand decides one command of a line. approved reports that the
-// person approved this exact line (for the session, or always).
-func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, ls *lineState) CommandExplanation {
+// person approved this exact line (for the session, or always); rd is how
+// the command is read.
+func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, ls *lineState, rd reading) CommandExplanation {
 	ce := CommandExplanation{Command: cmd}
-	// Writes inside the scope are the file writes the level allows.
+	// Writes inside the scope are the file writes the level allows;
+	// under the layer, where it confines writes, so are the temporary
+	// directory's (see inTempDir). What one execution writes at run time
+	// is the confinement's to decide (below full access; above it,
+	// nobody's), whatever the path: only a protected path is asked.
+	confined := rd.layer && (g.level < LevelFullAccess || rd.exec)
 	stripped := cmd
-	if g.level >= LevelLocalChanges && len(cmd.Redirs) > 0 {
+	if (g.level >= LevelLocalChanges || confined) && len(cmd.Redirs) > 0 {
 		c := *cmd
 		c.Redirs = nil
 		for _, r := range cmd.Redirs {
 			if r.Kind == shellparse.Write && r.Target.Static {
 				a := g.targetAbs(cmd, r.Target.Text, ls)
-				if real, ok := ls.resolve(g.scope, a); a != "" && ok && g.scope.containsResolved(real) {
+				real, ok := ls.resolve(g.scope, a)
+				if a != "" && ok && g.level >= LevelLocalChanges && g.scope.containsResolved(real) {
 					ce.InScope = append(ce.InScope, r.Target.Text)
+					continue
+				}
+				if a != "" && ok && confined && (rd.exec || inTempDir(real)) {
+					ce.InScope = append(ce.InScope, r.Target.Text)
+					ce.Layered = true
 					continue
 				}
 			}
@@ -261,11 +330,26 @@ func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, l
 		}
 		stripped = &c
 	}
-	mv := g.policy.DecideCommand(stripped)
+	// Under the layer, but for a command that hands what it runs to a
+	// server outside the tree, which the layer does not see (handOffs).
+	layer := rd.layer && !handedOff(cmd)
+	var mv matcher.Verdict
+	if layer {
+		mv = g.policy.DecideUnderLayer(stripped, confined)
+		ce.Layered = ce.Layered || mv.Layered
+	} else {
+		mv = g.policy.DecideCommand(stripped)
+	}
 	ce.Argv, ce.Matcher, ce.Rule, ce.Fact = mv.Argv, mv.Decision, mv.Rule, mv.Fact
 	// Judged for every command, in order: what a command links or
 	// moves into place changes the writes of the commands after it.
-	guard := g.guardWrites(cmd, mv.Argv, ls)
+	guard, protected, refused := g.guardWrites(cmd, mv.Argv, ls)
+	if layer && !protected && guard != "" {
+		// A write whose target the static reading cannot tell: the
+		// layer confines it, and what it does to a protected path is
+		// undone after the line.
+		guard, ce.Layered = "", true
+	}
 	ce.Protected = guard
 	set := func(v Verdict, reason string) CommandExplanation {
 		ce.Verdict, ce.Reason = v, reason
@@ -311,6 +395,11 @@ func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, l
 		return byRule(Deny, mv.Explain())
 	case tv == toolDeny:
 		return set(Deny, "tool pattern denies `"+key+"`")
+	case refused != "":
+		ce.Protected = refused
+		return set(Deny, refused)
+	case approvesItself(mv.Argv):
+		return set(Deny, "never allowed for an agent: runs `"+strings.Join(mv.Argv[:2], " ")+"`, which a person runs, from a terminal of their own (an agent cannot approve itself)")
 	case approved:
 		ce.approved = true
 		return set(Allow, "approved")
@@ -318,7 +407,10 @@ func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, l
 		// The policy's own files: a person decides, in every mode,
 		// whatever rules and patterns allow.
 		return set(Ask, guard)
-	case len(mv.Argv) > 0 && selfPrograms[filepath.Base(mv.Argv[0])]:
+	case len(mv.Argv) > 0 && selfPrograms[filepath.Base(mv.Argv[0])] && !(layer && filepath.Base(mv.Argv[0]) != "agents-setup"):
+		// Under the layer agent-shim writes nothing that decides (the
+		// state directory and config.json lie outside what the tree may
+		// write): its hook, explain and nested shell mode run there.
 		return set(Ask, "runs "+filepath.Base(mv.Argv[0])+", which changes or judges the policy")
 	case mv.Decision == matcher.Allow:
 		return byRule(Allow, mv.Explain())
@@ -330,12 +422,20 @@ func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, l
 	// verdict of no rule or an ask rule, but only for a command an allow
 	// rule could allow: static, no floor (a write outside the scope, a
 	// program run by path, an environment that changes what runs, …).
-	lift := func() bool { return cmd.Static() && g.allowAll().DecideCommand(stripped).Decision == matcher.Allow }
+	lift := func() bool {
+		if layer {
+			return g.allowAll().DecideUnderLayer(stripped, confined).Decision == matcher.Allow
+		}
+		return cmd.Static() && g.allowAll().DecideCommand(stripped).Decision == matcher.Allow
+	}
 	prog := cmd.Name()
 	switch {
 	case g.sessionProgram(prog) && lift():
 		ce.bySession = true
 		return set(Allow, "program "+prog+" approved for the session")
+	case len(mv.Argv) > 1 && g.sessionCommand(mv.Argv) && lift():
+		ce.bySession = true
+		return set(Allow, "`"+strings.Join(mv.Argv[:2], " ")+" …` approved for the session")
 	case tv == toolAllow && lift():
 		return set(Allow, "tool pattern allows `"+key+"`")
 	case mv.Decision == matcher.Ask:
@@ -344,6 +444,10 @@ func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, l
 		ce.Verdict, ce.Reason = Default, mv.Explain()
 		if g.level == LevelFullAccess {
 			return set(Allow, "no rule matches; full access")
+		}
+		if layer && !rd.exec && mv.Rule == nil && g.codeOnly(cmd, mv) {
+			ce.Layered = true
+			return set(Allow, "runs "+codeWhat(cmd)+", which the static reading cannot see into")
 		}
 	}
 	if g.mode == ModeYolo && unreadable(cmd) {
@@ -355,6 +459,71 @@ func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, l
 		return set(Allow, ce.Reason+"; "+g.mode.String()+" mode")
 	}
 	return ce
+}
+
+// subcommand is a command's program and its subcommand, as the rules see
+// argv ("git remote" for git -C x remote -v): the narrower session answer
+// (AnswerCommand); "" when the second word is no subcommand (an option,
+// a path, a value).
+func subcommand(argv []string) string {
+	if len(argv) < 2 || !subcommandWord(argv[1]) {
+		return ""
+	}
+	return argv[0] + " " + argv[1]
+}
+
+// subcommandWord reports whether w reads as a subcommand (remote,
+// run-script, test:unit), not an option, a path or a value.
+func subcommandWord(w string) bool {
+	if w == "" {
+		return false
+	}
+	for i, r := range w {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '-' || r == '_' || r == ':'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// asksLifted returns the ask rules of the policy that a session answer
+// for progs (AnswerTool) and for cmds (AnswerCommand) would let through
+// unasked: the rules of those programs, by their words (a manifest line,
+// or a grant's prefix), sorted. What they approve beyond the call is said
+// before the person picks them.
+func (g *Gate) asksLifted(progs, cmds []string) (tool, command []string) {
+	if len(progs) == 0 && len(cmds) == 0 {
+		return nil, nil
+	}
+	for _, r := range g.policy.Rules() {
+		if r.Decision != matcher.Ask {
+			continue
+		}
+		text := r.Text
+		if inner, ok := strings.CutPrefix(text, "command("); ok && !strings.HasPrefix(inner, "regex:") {
+			text = strings.TrimSuffix(inner, ")")
+		}
+		words, err := shellparse.Fields(text)
+		if err != nil || len(words) == 0 {
+			continue
+		}
+		words[0] = filepath.Base(words[0])
+		line := strings.Join(words, " ")
+		if slices.Contains(progs, words[0]) && !slices.Contains(tool, line) {
+			tool = append(tool, line)
+		}
+		for _, c := range cmds {
+			if cw := strings.Fields(c); len(words) >= len(cw) && slices.Equal(words[:len(cw)], cw) && !slices.Contains(command, line) {
+				command = append(command, line)
+			}
+		}
+	}
+	slices.Sort(tool)
+	slices.Sort(command)
+	return tool, command
 }
 
 // absIn makes a path of a command absolute: against dir, the directory
@@ -386,7 +555,7 @@ func (g *Gate) targetAbs(cmd *shellparse.Command, p string, ls *lineState) strin
 // or onto a path an earlier command of the line linked or moved into
 // place). argv is the command as the rules see it. It records in ls what
 // cmd changes for the commands after it.
-func (g *Gate) guardWrites(cmd *shellparse.Command, argv []string, ls *lineState) string {
+func (g *Gate) guardWrites(cmd *shellparse.Command, argv []string, ls *lineState) (reason string, protected bool, refused string) {
 	type target struct {
 		text, how string
 		static    bool
@@ -410,7 +579,6 @@ func (g *Gate) guardWrites(cmd *shellparse.Command, argv []string, ls *lineState
 		targets = append(targets, target{t, prog, cmd.Static()})
 	}
 	// The first reason found, but a protected path's over any other.
-	reason, protected := "", false
 	note := func(why string, isProtected bool) {
 		if reason == "" || isProtected && !protected {
 			reason, protected = why, isProtected
@@ -444,6 +612,9 @@ func (g *Gate) guardWrites(cmd *shellparse.Command, argv []string, ls *lineState
 				ls.writable = append(ls.writable, p)
 			}
 		}
+		if why := g.protect.refusedState(a, real); why != "" && refused == "" {
+			refused = why
+		}
 		if why := g.protect.check(a, real); why != "" {
 			note(fmt.Sprintf("writes a protected path: %s (%s)", why, t.how), true)
 			ls.wrote(a, real, t.how == "git" && t.text == gitConfigFile)
@@ -458,5 +629,5 @@ func (g *Gate) guardWrites(cmd *shellparse.Command, argv []string, ls *lineState
 			ls.madeUnknown = true
 		}
 	}
-	return reason
+	return reason, protected, refused
 }

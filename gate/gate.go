@@ -211,6 +211,17 @@ type Options struct {
 	// Secrets are files a file tool may not even read without a person,
 	// wherever the scope reaches. They are protected paths too.
 	Secrets []string
+	// Layer says the shell lines this gate decides will run under the
+	// run-time layer (package supervisor: every execution decided, writes
+	// confined below full access): what the static reading cannot see
+	// into (a script of the checkout, a file written earlier on the line,
+	// interpreter code, a program not known statically) is left to it,
+	// and needs no person (Decision.Layered). Set it only where that is
+	// known, never from the call's input: shell mode with the layer on
+	// and available, a hook whose agent runs under `agent-shim run`.
+	// What the layer does not decide (network, reads, servers outside
+	// the tree, protected paths) is decided as without it.
+	Layer bool
 }
 
 // built is what Load and Parse make of config.json: the options it
@@ -254,6 +265,7 @@ type Gate struct {
 	// host, shimKnown: see Host.
 	host      Host
 	shimKnown bool
+	layer     bool     // Options.Layer
 	secrets   []string // files not even read without a person (Options.Secrets), clean
 
 	secretsOnce sync.Once
@@ -266,6 +278,7 @@ type Gate struct {
 	exact     map[string]bool // canonical tool + "\x00" + key, approved for the session
 	toolOK    map[string]bool // canonical tools approved for the session
 	progOK    map[string]bool // shell programs approved for the session
+	cmdOK     [][]string      // programs with their subcommand approved for the session (c)
 	approvals []Approval
 }
 
@@ -288,6 +301,7 @@ func newGate(b built) *Gate {
 		session:   opts.Session,
 		agent:     opts.Agent,
 		decisions: opts.Decisions,
+		layer:     opts.Layer,
 		exact:     map[string]bool{},
 		toolOK:    map[string]bool{},
 		progOK:    map[string]bool{},
@@ -345,6 +359,16 @@ func (g *Gate) Host() (h Host, known bool) { return g.host, g.shimKnown }
 
 // Mode returns the gate's mode.
 func (g *Gate) Mode() Mode { return g.mode }
+
+// Layer reports whether the gate decides its lines as they run under the
+// run-time layer (Options.Layer, SetLayer).
+func (g *Gate) Layer() bool { return g.layer }
+
+// SetLayer sets whether the lines the gate decides from now on run under
+// the run-time layer (see Options.Layer), for a host that learns it from
+// the settings the gate loaded. Call it before the gate decides anything
+// concurrently.
+func (g *Gate) SetLayer(on bool) { g.layer = on }
 
 // Level returns the gate's level.
 func (g *Gate) Level() Level { return g.level }
@@ -411,6 +435,12 @@ type Decision struct {
 	// be asked (the agent runs what it is asked about unasked): the
 	// verdict is Deny.
 	NobodyToAsk bool
+	// Layered reports that the verdict leaves to the run-time layer what
+	// the static reading could not see into ("checked as it runs"): a
+	// script, code, a program not known statically, a write it confines.
+	// Only for a gate whose lines run under the layer (Options.Layer),
+	// and for DecideExecution.
+	Layered bool
 	// Covers is what approving the call covers, as data: its tool and
 	// key, a line's commands, the protected paths it writes (Writes:
 	// what the call may change of them once approved). Nil for a call
@@ -499,7 +529,7 @@ func (g *Gate) Apply(req Request, a Answer) error {
 	if a == AnswerNo {
 		return nil
 	}
-	if a < AnswerNo || a > AnswerAlways {
+	if a < AnswerNo || a > AnswerCommand {
 		return fmt.Errorf("applying answer: unknown answer %v", a)
 	}
 	tool := canonicalTool(req.Tool)
@@ -520,8 +550,11 @@ func (g *Gate) Apply(req Request, a Answer) error {
 		}
 	}
 	ap := Approval{Tool: req.Tool, Key: req.Key, Decision: a.String(), Time: g.now().UTC(), Session: g.session}
-	if a == AnswerTool {
+	switch a {
+	case AnswerTool:
 		ap.Programs = req.Programs
+	case AnswerCommand:
+		ap.Programs = req.Commands
 	}
 	line, err := json.Marshal(ap)
 	if err != nil {
@@ -541,6 +574,12 @@ func (g *Gate) Apply(req Request, a Answer) error {
 			}
 		} else {
 			g.toolOK[tool] = true
+		}
+	case AnswerCommand:
+		for _, c := range req.Commands {
+			if words := strings.Fields(c); len(words) > 0 {
+				g.cmdOK = append(g.cmdOK, words)
+			}
 		}
 	}
 	g.approvals = append(g.approvals, ap)
@@ -562,6 +601,20 @@ func (g *Gate) sessionTool(t toolID) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.toolOK[t.canon]
+}
+
+// sessionCommand reports whether an answer for the session approved the
+// command argv (as the rules see it) by its program and subcommand
+// (AnswerCommand): argv starts with the approved words.
+func (g *Gate) sessionCommand(argv []string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, words := range g.cmdOK {
+		if len(argv) >= len(words) && slices.Equal(argv[:len(words)], words) {
+			return true
+		}
+	}
+	return false
 }
 
 func (g *Gate) sessionProgram(prog string) bool {
@@ -659,6 +712,9 @@ func (g *Gate) decideFile(t toolID, path string, write bool) Decision {
 	guard := ""
 	switch {
 	case write:
+		if why := g.protect.refusedState(abs, real); why != "" {
+			return Decision{Verdict: Deny, Reason: why}
+		}
 		if why := g.protect.check(abs, real); why != "" {
 			guard = "write of a protected path: " + why
 		}

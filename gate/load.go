@@ -93,7 +93,7 @@ func finish(o built, opts Options) *Gate {
 	o.Tools.merge(opts.Tools)
 	o.Prompter, o.Persist, o.Audit, o.Now, o.Session = opts.Prompter, opts.Persist, opts.Audit, opts.Now, opts.Session
 	o.Decisions, o.Agent = opts.Decisions, opts.Agent
-	o.Secrets = opts.Secrets
+	o.Secrets, o.Layer = opts.Secrets, opts.Layer
 	if opts.Dir != "" {
 		o.Dir = opts.Dir
 	}

@@ -59,6 +59,18 @@ type Request struct {
 	// Programs are, for a shell command, the programs an answer of
 	// AnswerTool approves for the session; empty otherwise.
 	Programs []string
+	// Commands are, for a shell command, the narrower answer beside
+	// it: each program with its subcommand ("git remote"), which an
+	// answer of AnswerCommand approves for the session (every command
+	// starting with those words); empty when a command has no
+	// subcommand word.
+	Commands []string
+	// ToolAsks are the ask rules of the policy an answer of AnswerTool
+	// would let through unasked for the session (git push, for every
+	// git command), and CommandAsks those AnswerCommand would: what the
+	// broad answers approve beyond the call, said before the person
+	// picks one.
+	ToolAsks, CommandAsks []string
 	// Always is what AnswerAlways would persist.
 	Always Grant
 }
@@ -95,6 +107,10 @@ const (
 	// AnswerAlways allows it from now on and persists the request's
 	// Always grant as the user's own (a).
 	AnswerAlways
+	// AnswerCommand allows every command of the request's programs
+	// with their subcommand (Request.Commands) for the session (c): the
+	// narrower answer beside AnswerTool.
+	AnswerCommand
 )
 
 func (a Answer) String() string {
@@ -109,6 +125,8 @@ func (a Answer) String() string {
 		return "tool"
 	case AnswerAlways:
 		return "always"
+	case AnswerCommand:
+		return "command"
 	}
 	return fmt.Sprintf("Answer(%d)", int(a))
 }
@@ -124,10 +142,12 @@ func parseAnswer(s string) (Answer, error) {
 		return AnswerTool, nil
 	case "a", "always":
 		return AnswerAlways, nil
+	case "c", "command":
+		return AnswerCommand, nil
 	case "", "n", "no":
 		return AnswerNo, nil
 	}
-	return AnswerNo, fmt.Errorf("unknown answer %q (want y, s, t, a or n)", strings.TrimSpace(s))
+	return AnswerNo, fmt.Errorf("unknown answer %q (want y, s, c, t, a or n)", strings.TrimSpace(s))
 }
 
 // terminalPrompter asks on a terminal: it writes the request to out and
@@ -155,17 +175,19 @@ func (p *terminalPrompter) AskApproval(ctx context.Context, req Request) (Answer
 	if err := ctx.Err(); err != nil {
 		return AnswerNo, err
 	}
-	t := "every call of " + req.Tool
-	if len(req.Programs) > 0 {
-		t = "every " + strings.Join(req.Programs, ", ") + " command"
-	}
 	fmt.Fprintf(p.out, "%s, %s: %s\n", req.Tool, req.Kind, req.Key)
 	if req.Reason != "" {
 		fmt.Fprintf(p.out, "%s\n", req.Reason)
 	}
-	fmt.Fprintf(p.out, "  y  yes, once\n  s  this exact request, for the session\n  t  %s, for the session\n  a  always (saves %s)\n  n  no\n", t, req.Always)
+	letters := "y/s/t/a/N"
+	fmt.Fprintf(p.out, "  y  yes, once\n  s  this exact request, for the session\n")
+	if len(req.Commands) > 0 {
+		letters = "y/s/c/t/a/N"
+		fmt.Fprintf(p.out, "  c  %s, for the session%s\n", commandAnswer(req.Commands), alsoAsked(req.CommandAsks))
+	}
+	fmt.Fprintf(p.out, "  t  %s, for the session%s\n  a  always (saves %s)\n  n  no\n", toolAnswer(req), alsoAsked(req.ToolAsks), req.Always)
 	for try := 0; try < maxTries; try++ {
-		fmt.Fprint(p.out, "allow? [y/s/t/a/N] ")
+		fmt.Fprintf(p.out, "allow? [%s] ", letters)
 		line, err := p.in.ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
 			return AnswerNo, fmt.Errorf("reading answer: %w", err)
@@ -184,4 +206,37 @@ func (p *terminalPrompter) AskApproval(ctx context.Context, req Request) (Answer
 		}
 	}
 	return AnswerNo, nil
+}
+
+// toolAnswer says what an answer of AnswerTool approves.
+func toolAnswer(req Request) string {
+	if len(req.Programs) > 0 {
+		return "every " + strings.Join(req.Programs, ", ") + " command"
+	}
+	return "every call of " + req.Tool
+}
+
+// commandAnswer says what an answer of AnswerCommand approves.
+func commandAnswer(cmds []string) string {
+	q := make([]string, len(cmds))
+	for i, c := range cmds {
+		q[i] = "`" + c + " …`"
+	}
+	return "every " + strings.Join(q, ", ") + " command"
+}
+
+// maxNamed bounds the ask rules a prompt names.
+const maxNamed = 6
+
+// alsoAsked says which of the policy's ask rules an answer lets through.
+func alsoAsked(rules []string) string {
+	if len(rules) == 0 {
+		return ""
+	}
+	named := rules[:min(len(rules), maxNamed)]
+	s := " — including " + strings.Join(named, ", ")
+	if n := len(rules) - len(named); n > 0 {
+		s += fmt.Sprintf(" and %d more", n)
+	}
+	return s + ", which the policy asks about"
 }

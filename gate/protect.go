@@ -34,6 +34,12 @@ import (
 // Scope), so a link into a protected path is protected, and without case,
 // for case-insensitive file systems.
 
+// The shim's own state directory (approvals, hook tickets, session
+// answers, the compact copy of the policy) is more than protected: no
+// tool call of an agent may write it, whoever answers. What is there
+// approves calls, and an agent must never approve itself (see
+// refusedState).
+
 // homeFiles are the protected files of the home directory.
 var homeFiles = []string{
 	".bashrc", ".bash_profile", ".profile", ".bash_login", ".bash_logout", ".bash_aliases",
@@ -64,6 +70,9 @@ type protector struct {
 	homeDir string // HOME, cleaned; "" when unknown
 	envDirs []string
 	extra   []string
+
+	stateOnce sync.Once
+	state     []string // the shim's state directory, as named and resolved (see refusedState)
 }
 
 // protList is a list of protected paths, lower-cased.
@@ -115,6 +124,46 @@ func newProtector(files ...string) *protector {
 		}
 	}
 	return p
+}
+
+// stateDirs are the shim's state directory as named ($XDG_STATE_HOME or
+// ~/.local/state, /agent-shim) and resolved, lower-cased.
+func (p *protector) stateDirs() []string {
+	p.stateOnce.Do(func() {
+		var dirs []string
+		if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+			dirs = append(dirs, filepath.Join(d, "agent-shim"))
+		}
+		if p.homeDir != "" {
+			dirs = append(dirs, filepath.Join(p.homeDir, ".local", "state", "agent-shim"))
+		}
+		for _, d := range dirs {
+			for _, x := range []string{filepath.Clean(d), resolved(d)} {
+				if x = strings.ToLower(x); !slices.Contains(p.state, x) {
+					p.state = append(p.state, x)
+				}
+			}
+		}
+	})
+	return p.state
+}
+
+// refusedState returns why a write to named (as the call names it; real
+// resolved) is never allowed: it lands in the shim's state directory,
+// where the approvals, tickets and session answers that approve calls
+// live. "" when it does not.
+func (p *protector) refusedState(named, real string) string {
+	if p == nil {
+		return ""
+	}
+	for _, x := range []string{strings.ToLower(real), strings.ToLower(filepath.Clean(named))} {
+		for _, d := range p.stateDirs() {
+			if within(x, d) {
+				return "never allowed for an agent: writes " + filepath.Clean(named) + ", in agent-shim's state directory, where approvals, tickets and session answers live (an agent cannot approve itself)"
+			}
+		}
+	}
+	return ""
 }
 
 // namedList builds the list as named once, on the first check.

@@ -88,7 +88,6 @@ var protectedLines = []string{
 	"echo x >> ~/.gemini/config/config.json",
 	"echo x >> ~/.codex/config.toml",
 	// The shim's own state, cache and key.
-	"echo x > ~/.local/state/agent-shim/cache.key",
 	"echo x > $HOME/.cache/agent-shim/policy-0.txt",
 	"echo x > ~/.local/state/agents-setup/x/state.json",
 	// Home.
@@ -173,6 +172,22 @@ func TestProtectedShell(t *testing.T) {
 			}
 		}
 	}
+	// The shim's state directory, however the write is spelled: never.
+	for _, line := range []string{
+		"echo x > ~/.local/state/agent-shim/cache.key",
+		"cp x ~/.local/state/agent-shim/approvals/ab12.approved",
+		"mkdir -p $HOME/.local/state/agent-shim/tickets",
+		"tee -a " + home + "/.local/state/agent-shim/sessions/s.json",
+	} {
+		line = strings.ReplaceAll(line, "$HOME", home)
+		g := New(Options{Mode: ModeYolo, Level: LevelFullAccess, Policy: p, Scope: NewScope(proj)})
+		if err := g.Apply(Request{Tool: "Bash", Key: line}, AnswerSession); err != nil {
+			t.Fatal(err)
+		}
+		if d := g.DecideBash(line); d.Verdict != Deny {
+			t.Errorf("%q (approved for the session, yolo): %v (%s), want deny", line, d.Verdict, d.Reason)
+		}
+	}
 	// A person's answer for the exact line lifts it; a deny still denies.
 	g := New(Options{Mode: ModeAsk, Level: LevelLocalChanges, Policy: p, Scope: NewScope(proj)})
 	line := "echo x >> ~/.bashrc"
@@ -213,10 +228,17 @@ func TestProtectedFiles(t *testing.T) {
 				".claude/settings.json", ".gemini/settings.json", ".codex/hooks.json",
 				"rc", "homelink/.bashrc", "rel/config", "~/.bashrc", home + "/.zshenv", "~/.ssh/id_ed25519",
 				"~/.gitconfig", "~/.config/git/ignore", "~/.claude/settings.local.json", "~/.gemini/settings.json",
-				cfg, filepath.Dir(cfg) + "/.config.json.tmp-1", key, home + "/.cache/agent-shim/x",
+				cfg, filepath.Dir(cfg) + "/.config.json.tmp-1", home + "/.cache/agent-shim/x",
 			} {
 				if d := g.decideFileWrite(tool, p); d.Verdict != Ask {
 					t.Errorf("%s, %s: write of %s is %v (%s), want ask", tool, mode, p, d.Verdict, d.Reason)
+				}
+			}
+			// The shim's state directory approves calls: no agent
+			// writes it, whoever answers.
+			for _, p := range []string{key, home + "/.local/state/agent-shim/approvals/x.approved", "~/.local/state/agent-shim/tickets/t"} {
+				if d := g.decideFileWrite(tool, p); d.Verdict != Deny {
+					t.Errorf("%s, %s: write of %s is %v (%s), want deny", tool, mode, p, d.Verdict, d.Reason)
 				}
 			}
 			if d := g.decideFileWrite(tool, "sub/main.go"); d.Verdict != Allow {
@@ -300,11 +322,14 @@ func TestProtectedLinks(t *testing.T) {
 		"sshlink/config",
 		home + "/.bashrc",
 		other + "/agent/config.json", // config.json, where it leads
-		other + "/state/state/agent-shim/cache.key",
 	} {
 		if d := g.decideFileWrite("Write", p); d.Verdict != Ask {
 			t.Errorf("write of %s is %v (%s), want ask", p, d.Verdict, d.Reason)
 		}
+	}
+	// The state directory, where it leads: never written by an agent.
+	if d := g.decideFileWrite("Write", other+"/state/state/agent-shim/cache.key"); d.Verdict != Deny {
+		t.Errorf("write of the state directory through a link: %v (%s), want deny", d.Verdict, d.Reason)
 	}
 	for _, line := range []string{
 		"echo x >> " + other + "/ssh/authorized_keys",

@@ -360,3 +360,30 @@ func resolveFrom(cur, rel string) (string, bool) {
 	}
 	return cur, true
 }
+
+// tempDirs are the temporary directories, resolved, once: where the
+// run-time layer lets the tree write (as internal/runlayer grants them:
+// $TMPDIR, /tmp, /var/tmp, /dev/shm).
+var tempDirs = sync.OnceValue(func() []string {
+	var out []string
+	for _, d := range []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} {
+		if r, err := filepath.EvalSymlinks(d); err == nil && filepath.IsAbs(r) && r != "/" && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+})
+
+// inTempDir reports whether real (resolved) lies below a temporary
+// directory. A write there is one the run-time layer lets the tree make;
+// the static reading, which holds where the layer does not run, asks about
+// it as about any write outside the scope: without the layer nothing
+// keeps a link or a file planted there from being written through.
+func inTempDir(real string) bool {
+	for _, d := range tempDirs() {
+		if real != d && within(real, d) {
+			return true
+		}
+	}
+	return false
+}

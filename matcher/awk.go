@@ -15,7 +15,7 @@ func (c *call) awkFloors() {
 		a := args[i]
 		if !a.Static {
 			if !given || canBeFlag(a) {
-				c.addBlock("awk program is not known statically: %s", a.Text)
+				c.blockRuns("awk program is not known statically: %s", a.Text)
 				return
 			}
 			continue
@@ -32,7 +32,7 @@ func (c *call) awkFloors() {
 		case t == "--":
 			if !given && i+1 < len(args) {
 				if !args[i+1].Static {
-					c.addBlock("awk program is not known statically: %s", args[i+1].Text)
+					c.blockRuns("awk program is not known statically: %s", args[i+1].Text)
 					return
 				}
 				progs = append(progs, args[i+1].Text)
@@ -41,7 +41,7 @@ func (c *call) awkFloors() {
 		case t == "-e" || t == "--source":
 			s, ok := next()
 			if !ok {
-				c.addBlock("awk program is not known statically")
+				c.blockRuns("awk program is not known statically")
 				return
 			}
 			progs, given = append(progs, s), true
@@ -63,12 +63,12 @@ func (c *call) awkFloors() {
 		}
 	}
 	if !given {
-		c.addBlock("awk program is not given")
+		c.blockRuns("awk program is not given")
 		return
 	}
 	for _, p := range progs {
 		if awkRuns(p) {
-			c.addBlock("awk program runs commands or writes files: %s", p)
+			c.blockRuns("awk program runs commands or writes files: %s", p)
 			// The command lines it spells out are decided too: a
 			// deny inside is a deny.
 			for _, cmd := range awkCommands(p) {

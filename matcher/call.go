@@ -60,7 +60,26 @@ type limit struct {
 	// it accepts.
 	network bool
 	key     string
+	// layer says the run-time layer decides what the limit stands for
+	// as it happens (see DecideUnderLayer): layerExec for what the
+	// command runs that the static reading cannot see into (a program
+	// by path or not known statically, a script or code, a program an
+	// option names; each execution it makes is decided), layerWrite for
+	// a file it writes (confined). 0 for the rest: what the layer does
+	// not decide (network, reads, servers outside the tree, destruction
+	// inside the scope, a rule that cannot be read) and what the static
+	// reading did read (a command line in an option, decided as itself).
+	layer layerKind
 }
+
+// layerKind is what the run-time layer does about a limit (limit.layer).
+type layerKind uint8
+
+const (
+	layerNone  layerKind = iota
+	layerExec            // what it runs is decided as it runs
+	layerWrite           // what it writes is confined
+)
 
 // nested is a command line a command runs through an option, a
 // configuration key or a variable: decided as a script of its own. A
@@ -123,6 +142,17 @@ func (c *call) addBlock(format string, args ...any) {
 	c.blocks = append(c.blocks, limit{why: fmt.Sprintf(format, args...)})
 }
 
+// floorRuns is floor for what the command runs that the static reading
+// cannot see into, and the run-time layer decides as it runs (layerExec).
+func (c *call) floorRuns(format string, args ...any) {
+	c.floors = append(c.floors, limit{why: fmt.Sprintf(format, args...), layer: layerExec})
+}
+
+// blockRuns is addBlock for what the run-time layer decides as it runs.
+func (c *call) blockRuns(format string, args ...any) {
+	c.blocks = append(c.blocks, limit{why: fmt.Sprintf(format, args...), layer: layerExec})
+}
+
 // newCall normalizes a command's words. It never fails: what it cannot read
 // becomes a floor.
 func newCall(tbl *programs.Table, words []shellparse.Word, dir string) *call {
@@ -141,7 +171,7 @@ func newCallEnv(tbl *programs.Table, words []shellparse.Word, dir string, assign
 	}
 	prog := words[0]
 	if !prog.Static {
-		c.floor("program is not known statically: %s", prog.Text)
+		c.floorRuns("program is not known statically: %s", prog.Text)
 		// $HOME/bin/rm is rm wherever $HOME is: with a literal last
 		// element the name is known, so deny and ask rules still apply
 		// (the floor keeps any allow rule from allowing it).
@@ -160,16 +190,16 @@ func newCallEnv(tbl *programs.Table, words []shellparse.Word, dir string, assign
 	if prog.Glob && strings.ContainsAny(prog.Text, "*?[") {
 		// /usr/bin/r[m] runs whatever the pattern matches: rules about
 		// the name as written still apply, an allow rule does not.
-		c.floor("program is a pattern the shell expands: %s", prog.Text)
+		c.floorRuns("program is a pattern the shell expands: %s", prog.Text)
 	}
 	progDir, written := path.Split(prog.Text)
 	progDir = strings.TrimSuffix(progDir, "/")
 	c.trusted = progDir == "" && !strings.Contains(written, `\`) || progDir != "" && systemDirs[path.Clean(progDir)]
 	base := programs.Name(prog.Text)
 	if !c.trusted {
-		c.addBlock("runs %s by path, not %s from PATH", prog.Text, base)
+		c.blockRuns("runs %s by path, not %s from PATH", prog.Text, base)
 	} else if base != strings.ToLower(written) {
-		c.addBlock("runs %s, not %s", prog.Text, base)
+		c.blockRuns("runs %s, not %s", prog.Text, base)
 	}
 	rest := words[1:]
 	c.prog = base
@@ -247,7 +277,7 @@ func (c *call) gitGlobals(p *programs.Program, args []shellparse.Word) []shellpa
 		a := args[0]
 		if !a.Static {
 			if strings.HasPrefix(a.Text, "-") || a.Split || canBeFlag(a) {
-				c.floor("git option is not known statically: %s", a.Text)
+				c.floorRuns("git option is not known statically: %s", a.Text)
 			}
 			return args
 		}
@@ -262,7 +292,7 @@ func (c *call) gitGlobals(p *programs.Program, args []shellparse.Word) []shellpa
 				}
 				val, static = args[1].Text, args[1].Static
 				if !static {
-					c.floor("git %s value is not known statically: %s", name, val)
+					c.floorRuns("git %s value is not known statically: %s", name, val)
 				}
 				args = args[1:]
 			}
@@ -270,14 +300,14 @@ func (c *call) gitGlobals(p *programs.Program, args []shellparse.Word) []shellpa
 			case "-c":
 				c.gitConfig(p, val, static)
 			case "--config-env":
-				c.floor("git --config-env sets configuration from the environment")
+				c.floorRuns("git --config-env sets configuration from the environment")
 				c.gitConfigEnv(p, val, static)
 			case "-C", "--git-dir", "--work-tree":
 				c.gitRepo(name, val, static)
 			}
 			args = args[1:]
 		case name == "--exec-path" && hasVal:
-			c.floor("git --exec-path changes where git finds its commands")
+			c.floorRuns("git --exec-path changes where git finds its commands")
 			args = args[1:]
 		case ok:
 			args = args[1:]
@@ -285,7 +315,7 @@ func (c *call) gitGlobals(p *programs.Program, args []shellparse.Word) []shellpa
 			if strings.HasPrefix(a.Text, "-") && len(a.Text) > 1 && !isHelpOrVersion(a.Text) {
 				// A global option git does not have: it will refuse
 				// to run, but do not guess which word is the subcommand.
-				c.floor("unknown git option %s", a.Text)
+				c.floorRuns("unknown git option %s", a.Text)
 			}
 			return args
 		}
@@ -299,7 +329,7 @@ func (c *call) gitGlobals(p *programs.Program, args []shellparse.Word) []shellpa
 // project); the gate judges the rest against the scope.
 func (c *call) gitRepo(name, val string, static bool) {
 	if !static {
-		c.floor("git %s %s: another repository's configuration and hooks may run", name, val)
+		c.floorRuns("git %s %s: another repository's configuration and hooks may run", name, val)
 		return
 	}
 	c.gitDirs = append(c.gitDirs, gitDir{name, val})
@@ -324,7 +354,7 @@ func (c *call) gitEnv(p *programs.Program, assigns []shellparse.Assign) {
 		case a.Name == "GIT_CONFIG_PARAMETERS":
 			kvs, ok := gitConfigParameters(v)
 			if !ok {
-				c.floor("GIT_CONFIG_PARAMETERS is not known statically: %s", v.Text)
+				c.floorRuns("GIT_CONFIG_PARAMETERS is not known statically: %s", v.Text)
 				continue
 			}
 			for _, kv := range kvs {
@@ -337,17 +367,17 @@ func (c *call) gitEnv(p *programs.Program, assigns []shellparse.Assign) {
 		case a.Name == "GIT_DIR" || a.Name == "GIT_WORK_TREE" || a.Name == "GIT_COMMON_DIR":
 			c.gitRepo(a.Name+"=", v.Text, v.Static)
 		case a.Name == "GIT_EXEC_PATH":
-			c.floor("GIT_EXEC_PATH changes where git finds its commands")
+			c.floorRuns("GIT_EXEC_PATH changes where git finds its commands")
 		case a.Name == "GIT_CONFIG_GLOBAL" || a.Name == "GIT_CONFIG_SYSTEM" || a.Name == "GIT_CONFIG":
 			if !v.Static || v.Text != "/dev/null" {
-				c.floor("%s makes git read configuration from %s", a.Name, v.Text)
+				c.floorRuns("%s makes git read configuration from %s", a.Name, v.Text)
 			}
 		}
 	}
 	for n, k := range keys {
 		v := values[n]
 		if !k.Static {
-			c.floor("GIT_CONFIG_KEY_%s is not known statically: %s", n, k.Text)
+			c.floorRuns("GIT_CONFIG_KEY_%s is not known statically: %s", n, k.Text)
 			continue
 		}
 		if _, ok := values[n]; !ok {
@@ -434,7 +464,7 @@ func (c *call) gitConfig(p *programs.Program, kv string, static bool) {
 		c.nested = append(c.nested, nested{script: gitConfigCommand(lk, value), via: "git -c " + key, fact: f.String(), decide: true})
 		return
 	}
-	c.floor("git -c %s can make git run a command", key)
+	c.floorRuns("git -c %s can make git run a command", key)
 	if !static {
 		return
 	}
@@ -613,7 +643,7 @@ func (c *call) tokens(args []shellparse.Word, dir string) []tok {
 			}
 			t := tok{kind: wildTok, flag: !st.AfterEnd && canBeFlag(a), word: a}
 			if t.flag && effects && c.block != nil {
-				c.addBlock("an argument not known statically could be an option of %s that runs or writes: %s", c.key, a.Text)
+				c.blockRuns("an argument not known statically could be an option of %s that runs or writes: %s", c.key, a.Text)
 				effects = false // say it once
 			}
 			out = append(out, t)
@@ -677,6 +707,12 @@ func (c *call) optionEffects(st programs.Token, o *programs.Opt, flags []string)
 		}
 		fact := e.Fact.String()
 		lim := limit{fact: fact, flags: flags}
+		if e.Fact.Builtin {
+			// What the built-in table says an option runs or writes,
+			// the run-time layer decides as it happens; a manifest's
+			// fact stays a limit whatever runs.
+			lim.layer = layerExec
+		}
 		switch e.Kind {
 		case programs.Exec:
 			switch {
@@ -723,6 +759,9 @@ func (c *call) optionEffects(st programs.Token, o *programs.Opt, flags []string)
 				continue
 			}
 			lim.why = fmt.Sprintf("%s %s writes a file", c.prog, name)
+			if lim.layer != layerNone {
+				lim.layer = layerWrite
+			}
 			c.floors = append(c.floors, lim)
 		case programs.Output:
 			if st.HasValue && st.ValueStatic && (inTree(st.Value) || e.Fact.Builtin) {
@@ -732,6 +771,9 @@ func (c *call) optionEffects(st programs.Token, o *programs.Opt, flags []string)
 			if st.HasValue {
 				lim.why += ": " + st.Value
 			}
+			if lim.layer != layerNone {
+				lim.layer = layerWrite
+			}
 			c.blocks = append(c.blocks, lim)
 		case programs.Writes:
 			lim.why = fmt.Sprintf("%s %s writes or removes files", c.prog, name)
@@ -739,19 +781,26 @@ func (c *call) optionEffects(st programs.Token, o *programs.Opt, flags []string)
 			case "system":
 				lim.why = fmt.Sprintf("%s %s changes the system", c.prog, name)
 			case "discard":
+				// Inside the scope, where the layer lets it write.
 				lim.why = fmt.Sprintf("%s %s throws away uncommitted work", c.key, name)
+				lim.layer = layerNone
 				c.floors = append(c.floors, lim)
 				continue
+			}
+			if lim.layer != layerNone {
+				lim.layer = layerWrite
 			}
 			c.blocks = append(c.blocks, lim)
 		case programs.Inline:
 			lim.why = fmt.Sprintf("%s runs inline code (%s)", c.prog, name)
 			c.blocks = append(c.blocks, lim)
 		case programs.Downloads:
+			// Network: the layer does not decide it.
 			lim.why = fmt.Sprintf("%s %s fetches a package from its registry and runs it", c.prog, name)
+			lim.layer = layerNone
 			c.floors = append(c.floors, lim)
 		case programs.Network:
-			lim.why, lim.network, lim.key = fmt.Sprintf("%s %s reaches other machines", c.prog, name), true, e.Fact.Key
+			lim.why, lim.network, lim.key, lim.layer = fmt.Sprintf("%s %s reaches other machines", c.prog, name), true, e.Fact.Key, layerNone
 			c.floors = append(c.floors, lim)
 		}
 	}
@@ -768,7 +817,7 @@ func (c *call) operandEffects(w string) {
 			// git's ext transport runs the URL as a command line
 			// (% is its escape: "% " a space, "%%" a %).
 			cmdline = extCommand(cmdline)
-			c.floor("git runs the command line of the URL %s", w)
+			c.floorRuns("git runs the command line of the URL %s", w)
 			c.nested = append(c.nested, nested{script: cmdline, via: "ext::"})
 		}
 	}
@@ -798,7 +847,11 @@ func (c *call) operandEffects(w string) {
 					continue
 				}
 			}
-			c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %s", c.prog, describe(e.Kind)), fact: e.Fact.String()})
+			lim := limit{why: fmt.Sprintf("%s %s", c.prog, describe(e.Kind)), fact: e.Fact.String()}
+			if e.Fact.Builtin {
+				lim.layer = layerOf(e.Kind)
+			}
+			c.floors = append(c.floors, lim)
 		}
 	}
 	name, value, ok := strings.Cut(w, "=")
@@ -816,7 +869,7 @@ func (c *call) operandEffects(w string) {
 		trimmed = strings.TrimRight(trimmed, " \t")
 		if validVar(trimmed) {
 			if op == "!" {
-				c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %s!= runs a command line", c.prog, trimmed), fact: f.String()})
+				c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %s!= runs a command line", c.prog, trimmed), fact: f.String(), layer: builtinExec(f)})
 				c.nested = append(c.nested, nested{script: value, via: trimmed + " !=", fact: f.String()})
 			}
 			name = trimmed
@@ -826,13 +879,13 @@ func (c *call) operandEffects(w string) {
 		return
 	}
 	if f := c.block.AssignRuns(name); f != nil {
-		c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %s= runs a program it names", c.prog, name), fact: f.String()})
+		c.floors = append(c.floors, limit{why: fmt.Sprintf("%s %s= runs a program it names", c.prog, name), fact: f.String(), layer: builtinExec(f)})
 		// The value starts the command lines that run it: make
 		// RM='rm -rf /' clean runs rm -rf / FILES.
 		c.nested = append(c.nested, nested{script: value, via: name + "=", fact: f.String()})
 	}
 	if f := c.block.Expands(); f != nil && strings.ContainsAny(value, "$`") {
-		c.floors = append(c.floors, limit{why: fmt.Sprintf("%s expands %s=, which can run a command", c.prog, name), fact: f.String()})
+		c.floors = append(c.floors, limit{why: fmt.Sprintf("%s expands %s=, which can run a command", c.prog, name), fact: f.String(), layer: builtinExec(f)})
 		for _, open := range []string{"$(shell ", "${shell "} {
 			for rest := value; ; {
 				i := strings.Index(rest, open)
@@ -896,6 +949,28 @@ func quotedValue(s string) (string, bool) {
 	return "", false
 }
 
+// layerOf is what the run-time layer does about an effect of kind k of
+// the built-in table: a write is confined, the rest runs something,
+// decided as it runs.
+func layerOf(k programs.Kind) layerKind {
+	switch k {
+	case programs.Write, programs.Output, programs.Writes:
+		return layerWrite
+	case programs.Downloads:
+		return layerNone
+	}
+	return layerExec
+}
+
+// builtinExec is layerExec for a fact of the built-in table, and none for
+// a manifest's: a checkout's own fact stays a limit whatever runs.
+func builtinExec(f *programs.Fact) layerKind {
+	if f != nil && f.Builtin {
+		return layerExec
+	}
+	return layerNone
+}
+
 func describe(k programs.Kind) string {
 	switch k {
 	case programs.Exec:
@@ -949,11 +1024,11 @@ func (c *call) programFloors() {
 		}
 		for _, t := range c.toks[min(1, len(c.toks)):] {
 			if _, safe, _ := git.ConfigKey(t.text); t.kind == posTok && strings.Contains(t.text, ".") && !safe && !read {
-				c.floor("git config %s can make git run a command", t.text)
+				c.floorRuns("git config %s can make git run a command", t.text)
 				break
 			}
 			if t.kind == wildTok && !read {
-				c.floor("git config key is not known statically")
+				c.floorRuns("git config key is not known statically")
 				break
 			}
 		}
@@ -1004,7 +1079,7 @@ func (c *call) programFloors() {
 	case "alias":
 		for _, t := range c.toks {
 			if strings.Contains(t.word.Text, "=") {
-				c.floor("defines an alias, changing what later words run")
+				c.floorRuns("defines an alias, changing what later words run")
 				break
 			}
 		}

@@ -267,6 +267,9 @@ type Verdict struct {
 	Network string
 
 	unmatched bool // Default only because no rule matches
+	// Layered reports that DecideUnderLayer left a limit to the run-time
+	// layer: the static reading alone would be stricter.
+	Layered bool
 }
 
 // Decide parses a command line and decides it.
@@ -368,18 +371,40 @@ func (p *Policy) DecideCommand(cmd *shellparse.Command) Verdict {
 	return p.decideCommand(cmd, 0)
 }
 
-// decideCommand decides a command and the program it runs as (Alias):
+// DecideUnderLayer decides one command that runs under the run-time layer
+// (package supervisor), as DecideCommand does but for the limits that
+// stand only for what the layer decides as it happens: what the command
+// runs that the static reading cannot see into (a program by path or not
+// known statically, a script, inline code, a file an earlier command
+// wrote, a program an option names: each execution it makes is decided
+// by the same rules), and, when confined, what it writes (the layer
+// confines the tree's writes). What the layer does not decide still
+// limits the command: network, reads of secrets, servers outside the
+// tree, destruction inside the scope, rules that cannot be read, and
+// command lines the static reading reads itself (decided as what they
+// are). Verdict.Layered says whether a limit was left to the layer.
+func (p *Policy) DecideUnderLayer(cmd *shellparse.Command, confined bool) Verdict {
+	return p.decideAt(cmd, 0, layerExec, confined)
+}
+
+func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
+	return p.decideAt(cmd, depth, layerNone, false)
+}
+
+// decideAt decides a command and the program it runs as (Alias):
 // an ask or deny of either decides; else an allow of either allows (a
 // rule for python3 -m pytest, or for pytest, allows python3 -m pytest)
 // where nothing but the lack of a rule held the command itself back.
-func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
-	v := p.decideOne(cmd, depth)
+// Under the layer (layer layerExec) the limits the layer decides are left
+// out (see DecideUnderLayer).
+func (p *Policy) decideAt(cmd *shellparse.Command, depth int, layer layerKind, confined bool) Verdict {
+	v := p.decideOne(cmd, depth, layer, confined)
 	if len(cmd.Alias) == 0 || v.Decision == Deny {
 		return v
 	}
 	as := *cmd
 	as.Args, as.Alias = cmd.Alias, nil
-	a := p.decideOne(&as, depth)
+	a := p.decideOne(&as, depth, layer, confined)
 	switch {
 	case a.Decision == Deny, a.Decision == Ask && v.Decision != Ask:
 		a.Command, a.Reason = cmd, fmt.Sprintf("runs as `%s`, which %s", strings.Join(a.Argv, " "), a.Reason)
@@ -391,7 +416,7 @@ func (p *Policy) decideCommand(cmd *shellparse.Command, depth int) Verdict {
 	return v
 }
 
-func (p *Policy) decideOne(cmd *shellparse.Command, depth int) Verdict {
+func (p *Policy) decideOne(cmd *shellparse.Command, depth int, layer layerKind, confined bool) Verdict {
 	tbl := p.programs()
 	c := newCallEnv(tbl, cmd.Args, cmd.Dir, cmd.Assigns, cmd.Vars)
 	v := Verdict{Command: cmd, Argv: c.argv}
@@ -402,10 +427,14 @@ func (p *Policy) decideOne(cmd *shellparse.Command, depth int) Verdict {
 	switch {
 	case cmd.Unknown != "" && cmd.Opaque:
 		// Code that computes what it runs: never allowed, else left to
-		// the agent, as a script of the checkout is.
-		defaults = append(defaults, limit{why: cmd.Unknown})
+		// the agent, as a script of the checkout is. Under the layer
+		// each execution it makes is decided.
+		defaults = append(defaults, limit{why: cmd.Unknown, layer: layerExec})
 	case cmd.Unknown != "":
-		floors = append([]limit{{why: cmd.Unknown}}, floors...)
+		// What cannot be read statically runs in the tree, where each
+		// execution is decided (a caller that knows it runs elsewhere,
+		// such as on a tmux server, decides it statically).
+		floors = append([]limit{{why: cmd.Unknown, layer: layerExec}}, floors...)
 	}
 	if len(cmd.Written) > 0 {
 		// A program or script the line wrote is at least asked: a copy
@@ -415,16 +444,17 @@ func (p *Policy) decideOne(cmd *shellparse.Command, depth int) Verdict {
 		// wrote out with text it shows was decided from that text
 		// (cat <<'EOF' > x.sh): never allowed (an allow rule for make
 		// asks), else left to the agent (g++ -o x x.c && ./x; sed -i …
-		// f.py && python3 f.py).
+		// f.py && python3 f.py). Under the layer each execution it
+		// makes is decided.
 		switch why, built := p.runsWritten(cmd, cmd.Written); {
 		case why != "" && built:
-			blocks = append(blocks, limit{why: why})
+			blocks = append(blocks, limit{why: why, layer: layerExec})
 		case why != "":
-			floors = append(floors, limit{why: why})
+			floors = append(floors, limit{why: why, layer: layerExec})
 		}
 	}
 	if why := p.foreignDir(c, cmd); why != "" {
-		floors = append(floors, limit{why: why})
+		floors = append(floors, limit{why: why, layer: layerExec})
 	}
 	if len(cmd.Args) > 1 || len(cmd.Redirs) > 0 {
 		if s := p.secret(cmd); s != "" {
@@ -433,7 +463,14 @@ func (p *Policy) decideOne(cmd *shellparse.Command, depth int) Verdict {
 	}
 	for _, r := range cmd.Redirs {
 		if r.Kind == shellparse.Write {
-			floors = append(floors, limit{why: fmt.Sprintf("writes %s (%s)", r.Target.Text, r.Op), fact: c.writeFact(r.Op)})
+			// A target not known statically is confined under the
+			// layer; a static one is decided where it lies (a caller
+			// drops the writes it lets the command make).
+			lim := limit{why: fmt.Sprintf("writes %s (%s)", r.Target.Text, r.Op), fact: c.writeFact(r.Op)}
+			if !r.Target.Static {
+				lim.layer = layerWrite
+			}
+			floors = append(floors, lim)
 		}
 	}
 	if cmd.Network != "" {
@@ -442,7 +479,7 @@ func (p *Policy) decideOne(cmd *shellparse.Command, depth int) Verdict {
 	if c.key == "tee" && !cmd.TableWrites && teeWrites(c) {
 		// Decided from an argv alone (at run time): the files tee
 		// writes are not write redirections of the command.
-		floors = append(floors, limit{why: "tee writes a file"})
+		floors = append(floors, limit{why: "tee writes a file", layer: layerWrite})
 	}
 	bare := len(cmd.Args) == 0 || cmd.Decl != ""
 	var sets []string
@@ -479,7 +516,7 @@ func (p *Policy) decideOne(cmd *shellparse.Command, depth int) Verdict {
 				c.nested = append(c.nested, nested{script: strings.TrimLeft(a.Value.Text, "|-"), via: a.Name + "=", fact: fact, decide: true})
 				continue
 			case !bare:
-				floors = append(floors, limit{why: fmt.Sprintf("%s= runs a command line not known statically: %s", a.Name, a.Value.Text), fact: fact})
+				floors = append(floors, limit{why: fmt.Sprintf("%s= runs a command line not known statically: %s", a.Name, a.Value.Text), fact: fact, layer: builtinExec(f)})
 				continue
 			}
 		}
@@ -501,12 +538,14 @@ func (p *Policy) decideOne(cmd *shellparse.Command, depth int) Verdict {
 		case bare:
 			sets = append(sets, a.Name)
 		case runsEnv(a.Name):
+			// PATH=, LD_PRELOAD=, GIT_DIR=: the layer asks about what
+			// the loader loads; a person decides the line.
 			blocks = append(blocks, limit{why: fmt.Sprintf("%s= can change what runs", a.Name)})
 		case c.block != nil && c.block.EnvRuns(a.Name) != nil:
 			f := c.block.EnvRuns(a.Name)
-			blocks = append(blocks, limit{why: fmt.Sprintf("%s= changes what %s runs", a.Name, c.prog), fact: f.String()})
+			blocks = append(blocks, limit{why: fmt.Sprintf("%s= changes what %s runs", a.Name, c.prog), fact: f.String(), layer: builtinExec(f)})
 		case c.block != nil && c.block.EnvExec(a.Name) != nil:
-			blocks = append(blocks, limit{why: fmt.Sprintf("%s= can change what runs", a.Name)})
+			blocks = append(blocks, limit{why: fmt.Sprintf("%s= can change what runs", a.Name), layer: builtinExec(c.block.EnvExec(a.Name))})
 		}
 	}
 	for _, f := range cmd.Nesting {
@@ -536,7 +575,7 @@ func (p *Policy) decideOne(cmd *shellparse.Command, depth int) Verdict {
 		if byPath != "" && d != Ask {
 			// A program the line names by path (--exec=/tmp/x): a file
 			// it may have put there, not a command it shows.
-			d, lim.why = Ask, fmt.Sprintf("runs %s (%s), a program named by its path", byPath, n.via)
+			d, lim.why, lim.layer = Ask, fmt.Sprintf("runs %s (%s), a program named by its path", byPath, n.via), layerExec
 		}
 		switch d {
 		case Ask:
@@ -556,6 +595,22 @@ func (p *Policy) decideOne(cmd *shellparse.Command, depth int) Verdict {
 	}
 	if p.network {
 		floors = dropNetwork(floors)
+	}
+	if layer != layerNone {
+		// Under the run-time layer: what it decides as it happens
+		// limits nothing here.
+		left := func(ls []limit) []limit {
+			out := ls[:0:0]
+			for _, l := range ls {
+				if l.layer == layerExec || l.layer == layerWrite && confined {
+					v.Layered = true
+					continue
+				}
+				out = append(out, l)
+			}
+			return out
+		}
+		floors, blocks, defaults = left(floors), left(blocks), left(defaults)
 	}
 	if bare {
 		switch {

@@ -13,7 +13,7 @@ func (c *call) sedFloors() {
 		a := args[i]
 		if !a.Static {
 			if !explicit && !taken || strings.HasPrefix(a.Text, "-") {
-				c.addBlock("sed script is not known statically: %s", a.Text)
+				c.blockRuns("sed script is not known statically: %s", a.Text)
 				return
 			}
 			continue
@@ -30,7 +30,7 @@ func (c *call) sedFloors() {
 		case t == "--":
 			if !explicit && i+1 < len(args) {
 				if !args[i+1].Static {
-					c.addBlock("sed script is not known statically: %s", args[i+1].Text)
+					c.blockRuns("sed script is not known statically: %s", args[i+1].Text)
 					return
 				}
 				scripts = append(scripts, args[i+1].Text)
@@ -42,13 +42,13 @@ func (c *call) sedFloors() {
 		case t == "--expression":
 			s, ok := next()
 			if !ok {
-				c.addBlock("sed script is not known statically")
+				c.blockRuns("sed script is not known statically")
 				return
 			}
 			scripts = append(scripts, s)
 			explicit = true
 		case t == "--file" || strings.HasPrefix(t, "--file="):
-			c.addBlock("sed reads its script from a file")
+			c.blockRuns("sed reads its script from a file")
 			return
 		case strings.HasPrefix(t, "--"):
 		case len(t) > 1 && t[0] == '-':
@@ -60,7 +60,7 @@ func (c *call) sedFloors() {
 					if s == "" {
 						var ok bool
 						if s, ok = next(); !ok {
-							c.addBlock("sed script is not known statically")
+							c.blockRuns("sed script is not known statically")
 							return
 						}
 					}
@@ -68,7 +68,7 @@ func (c *call) sedFloors() {
 					explicit = true
 					break cluster
 				case 'f':
-					c.addBlock("sed reads its script from a file")
+					c.blockRuns("sed reads its script from a file")
 					return
 				case 'i', 'l':
 					break cluster // attached value
@@ -83,7 +83,7 @@ func (c *call) sedFloors() {
 	}
 	for _, s := range scripts {
 		if sedRuns(s) {
-			c.floor("sed script runs commands or writes files: %s", s)
+			c.floorRuns("sed script runs commands or writes files: %s", s)
 			// GNU sed's e COMMAND runs COMMAND: a deny inside is a deny.
 			sedScan(s, func(cmd string) {
 				c.nested = append(c.nested, nested{script: cmd, via: "sed e"})

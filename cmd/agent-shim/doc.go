@@ -8,7 +8,7 @@
 //
 //	agent-shim hook claude-code|codex|gemini-cli [--config FILE]
 //	agent-shim -c '<command line>' [arg0 [args...]]
-//	agent-shim explain [--json] [--wide] [--config FILE] [--cwd DIR] [--] '<command line>'|-
+//	agent-shim explain [--json] [--wide] [--runtime] [--config FILE] [--cwd DIR] [--] '<command line>'|-
 //	agent-shim recommend [--json] [--apply] [--config FILE]
 //	agent-shim run [--config FILE] -- PROGRAM [ARGS...]
 //	agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell] [--managed]
@@ -17,6 +17,9 @@
 //	agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]
 //	agent-shim replay [--config NEW] [--log FILE] [--json]
 //	agent-shim rules [--config FILE] [--notes] claude-code|codex|gemini-cli
+//	agent-shim approve [--json] [<id>]
+//	agent-shim approvals [--json]
+//	agent-shim revoke <id>
 //	agent-shim verify [--json] [-v] [--timeout D] [--parallel N] claude-code|codex|gemini-cli
 //	agent-shim --version
 //
@@ -52,7 +55,9 @@
 // $AGENT_SHIM_SHELL, else agentShim.shell, else /bin/bash; agent-shim
 // refuses to exec itself. A call that needs a person is asked on the
 // controlling terminal (/dev/tty): y once, s this exact command for the
-// session, t every command of its programs for the session, a always (saved
+// session, c every command of its program and subcommand (git remote …)
+// for the session, t every command of its programs for the session (the
+// prompt names the ask rules c and t let through), a always (saved
 // as the user's own grant in config.json), n or an empty line no. Without
 // a terminal it is refused with a hint saying which grant would allow it.
 //
@@ -71,6 +76,16 @@
 // else the parent process (the agent). Answers for the session last across
 // the shim's processes; every approval is logged.
 //
+// approve lists the calls an agent could not ask its person about (Codex,
+// Gemini CLI, Claude Code in bypass mode: the hook refused them with an
+// id); approve <id>, run by the person from a terminal of their own, lets
+// the agent's retry of exactly that call (session, tool, command or path,
+// directory) run once within 10 minutes. approvals lists the one-shot
+// approvals and the session answers with their ids; revoke takes one back.
+// An agent's tool calls that run approve or revoke, or write the state
+// directory, are denied in every mode; approve refuses to run below the
+// agent's processes.
+//
 // explain shows every command a line would run, how it was normalized, the
 // rule that decides it (file, line, overlay, category) and the verdict: the
 // decision hook and shell mode make, from the same gate (never-allow list,
@@ -80,7 +95,9 @@
 // it does not exist) and whether the run-time layer runs an allowed line
 // here; its table fits 100 columns (a rule that decided is shown instead
 // of its reason, the writes the level let through follow), --wide prints
-// every column whole.
+// every column whole. --runtime decides as shell mode does with the
+// run-time layer on: what the static reading cannot see into is checked as
+// it runs.
 //
 // A mistyped command, flag or agent is a usage error that names the one
 // meant (did you mean 'agent-shim explain'?). --version prints the
@@ -178,14 +195,16 @@
 //
 // # Exit codes
 //
-//	0    explain, recommend, log, replay, rules, install, uninstall: done;
+//	0    explain, recommend, log, replay, rules, install, uninstall, approve,
+//	     approvals, revoke: done;
 //	     doctor: every check passed (warnings and notes aside); verify:
 //	     green, every check passed; hook: answered (the answer is on
 //	     stdout);
 //	     shell mode never exits 0 itself: it execs the real shell, whose
 //	     status (or signal, which a shell reports as 128+N) is the result
 //	1    explain, recommend, log, replay: config.json, a log or an I/O
-//	     operation failed; install, uninstall: a settings file that is not
+//	     operation failed; approve, revoke: no such call or answer (expired,
+//	     spent), approve run below the agent that asked, or an I/O error; install, uninstall: a settings file that is not
 //	     JSON (file:line:col) or not of the agents' shape, a file in the way
 //	     of the shell link, or an I/O or lock error — nothing is written;
 //	     doctor: some check failed (an agent unguarded, a hook found by
@@ -251,6 +270,12 @@
 //	    section the due call reads
 //	$XDG_STATE_HOME/agent-shim/tickets/
 //	    single-use hook tickets (mode 0600)
+//	$XDG_STATE_HOME/agent-shim/approvals/
+//	    one-shot approvals: calls waiting for agent-shim approve, and
+//	    approved calls waiting for the agent's retry (10 minutes each)
+//	$XDG_STATE_HOME/agent-shim/runs/<pid>.<start>
+//	    while agent-shim run supervises an agent under the run-time layer:
+//	    how the agent's hook knows its lines run under it
 //	$XDG_STATE_HOME/agent-shim/installs.json and backups/
 //	    what install added besides its hook groups, for uninstall; the
 //	    settings files as they were before each change

@@ -31,7 +31,8 @@ func (e *env) explain(args []string) error {
 	cfg := fs.String("config", "", "config.json to read (default: the agent's)")
 	cwd := fs.String("cwd", "", "decide as for an agent working in `DIR` (default: the current directory)")
 	wide := fs.Bool("wide", false, "print every column whole, however wide (default: fit 100 columns)")
-	if err := e.parseFlags(fs, "agent-shim explain [--json] [--wide] [--config FILE] [--cwd DIR] [--] '<command line>'|-", args); err != nil {
+	runtime := fs.Bool("runtime", false, "decide as shell mode does with the run-time layer on: what the static reading cannot see into is checked as it runs")
+	if err := e.parseFlags(fs, "agent-shim explain [--json] [--wide] [--runtime] [--config FILE] [--cwd DIR] [--] '<command line>'|-", args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -48,7 +49,7 @@ func (e *env) explain(args []string) error {
 		}
 		line = strings.TrimSuffix(string(data), "\n")
 	}
-	s, err := e.open(context.Background(), openOptions{config: *cfg, cwd: *cwd})
+	s, err := e.open(context.Background(), openOptions{config: *cfg, cwd: *cwd, layer: *runtime})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agent-shim/agent-shim/internal/agents"
+	"github.com/agent-shim/agent-shim/internal/approvals"
 	"github.com/agent-shim/agent-shim/internal/hookmode"
 )
 
@@ -113,6 +114,11 @@ var hookExit = os.Exit
 // hookStall, when set by a test, runs before a call is decided.
 var hookStall func()
 
+// hookProcs, when set by a test, are the agent's processes a pending
+// approval names (approvals.Procs): a test's hook and its approve run in
+// one process.
+var hookProcs func() []approvals.Proc
+
 // hookDeadline bounds a hook call: under the guard's time (guardSeconds)
 // and the agents' own timeouts. (A variable for the tests.)
 var hookDeadline = 10 * time.Second
@@ -124,7 +130,8 @@ func (e *env) hookCall(ctx context.Context, ag *agents.Agent, cfg string) int {
 	if err != nil {
 		return e.block(err)
 	}
-	o := hookmode.Options{Agent: ag, Config: cfg, Getenv: e.getenv, Log: e.decisionLog(), Tickets: st, Warn: e.stderr, Now: now}
+	o := hookmode.Options{Agent: ag, Config: cfg, Getenv: e.getenv, Log: e.decisionLog(), Tickets: st, Warn: e.stderr, Now: now,
+		Procs: hookProcs}
 	return e.block(hookmode.Call(ctx, o, e.stdin, e.stdout))
 }
 

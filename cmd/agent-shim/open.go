@@ -25,12 +25,13 @@ type openOptions struct {
 	dir      string // where the call runs, if not cwd (relative to cwd)
 	session  string // the session id; "" is AGENT_SHIM_SESSION, else the parent process
 	prompter gate.Prompter
+	layer    bool // the lines run under the run-time layer (explain --runtime)
 }
 
 // open builds the gate for one call from config.json (sessions.Open).
 func (e *env) open(ctx context.Context, o openOptions) (*shim, error) {
 	c, err := sessions.Open(ctx, sessions.Options{Config: o.config, Cwd: o.cwd, Dir: o.dir, Session: o.session,
-		Prompter: o.prompter, Getenv: e.getenv, Warn: e.stderr})
+		Prompter: o.prompter, Layer: o.layer, Getenv: e.getenv, Warn: e.stderr})
 	if err != nil {
 		return nil, err
 	}

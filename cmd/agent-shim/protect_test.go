@@ -127,17 +127,23 @@ func TestHookProtected(t *testing.T) {
 		"echo {} > .gemini/settings.json",
 		"echo {} > .codex/hooks.json",
 		"echo x > " + cfg,
-		"echo x > " + state + "/cache.key",
-		"echo '{\"approvals\":[]}' > " + state + "/sessions/prot.json",
-		"touch " + state + "/tickets/x.9999999999.00",
 		"echo x >> ~/.ssh/authorized_keys",
 		"agents-setup --profile full-access",
 	}
 	paths := []string{
 		".agents/config/permissions/read_only.txt", "vendor/lib/.agents/config/x.txt", "sub/../.git/config",
 		".git/hooks/pre-push", ".gitattributes", "rc", "homelink/.bashrc", "up/.zshrc", home + "/.bashrc",
-		".claude/settings.json", ".codex/config.toml", cfg, state + "/cache.key", state + "/sessions/prot.json", state + "/tickets/x", home + "/.ssh/config",
+		".claude/settings.json", ".codex/config.toml", cfg, home + "/.ssh/config",
 	}
+	// The shim's state directory (approvals, tickets, session answers)
+	// is never written by an agent, whoever would answer.
+	stateLines := []string{
+		"echo x > " + state + "/cache.key",
+		"echo '{\"approvals\":[]}' > " + state + "/sessions/prot.json",
+		"touch " + state + "/tickets/x.9999999999.00",
+		"cp x " + state + "/approvals/ab.approved",
+	}
+	statePaths := []string{state + "/cache.key", state + "/sessions/prot.json", state + "/tickets/x", state + "/approvals/x.approved"}
 	for _, ag := range hookAgents {
 		check := func(what, tool string, input map[string]any, want string) {
 			t.Helper()
@@ -153,19 +159,26 @@ func TestHookProtected(t *testing.T) {
 		for _, l := range lines {
 			check(l, ag.shell, map[string]any{"command": l}, "ask")
 		}
+		for _, l := range stateLines {
+			check(l, ag.shell, map[string]any{"command": l}, "deny")
+		}
 		check("echo x > notes.txt", ag.shell, map[string]any{"command": "echo x > notes.txt"}, "allow")
-		for _, p := range paths {
+		for _, p := range append(paths, statePaths...) {
+			want := "ask"
+			if slices.Contains(statePaths, p) {
+				want = "deny"
+			}
 			switch ag.name {
 			case "claude-code":
-				check("Write "+p, ag.write, map[string]any{"file_path": p, "content": "x"}, "ask")
-				check("Edit "+p, ag.edit, map[string]any{"file_path": p, "old_string": "a", "new_string": "b"}, "ask")
+				check("Write "+p, ag.write, map[string]any{"file_path": p, "content": "x"}, want)
+				check("Edit "+p, ag.edit, map[string]any{"file_path": p, "old_string": "a", "new_string": "b"}, want)
 			case "codex":
 				patch := "*** Begin Patch\n*** Update File: main.go\n@@\n+b\n*** Update File: " + p + "\n@@\n+x\n*** End Patch\n"
-				check("apply_patch "+p, ag.write, map[string]any{"command": patch}, "ask")
-				check("shell echo > "+p, ag.edit, map[string]any{"command": []string{"bash", "-lc", "echo x > " + p}}, "ask")
+				check("apply_patch "+p, ag.write, map[string]any{"command": patch}, want)
+				check("shell echo > "+p, ag.edit, map[string]any{"command": []string{"bash", "-lc", "echo x > " + p}}, want)
 			case "gemini-cli":
-				check("write_file "+p, ag.write, map[string]any{"file_path": p, "content": "x"}, "ask")
-				check("replace "+p, ag.edit, map[string]any{"file_path": p, "old_string": "a", "new_string": "b"}, "ask")
+				check("write_file "+p, ag.write, map[string]any{"file_path": p, "content": "x"}, want)
+				check("replace "+p, ag.edit, map[string]any{"file_path": p, "old_string": "a", "new_string": "b"}, want)
 			}
 		}
 	}

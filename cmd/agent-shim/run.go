@@ -88,6 +88,9 @@ const usageText = `usage: agent-shim hook claude-code|codex|gemini-cli [--config
        agent-shim doctor [--config FILE] [--json]
        agent-shim log [--since D] [--verdict V] [--json] [-n N] [--log FILE]
        agent-shim replay [--config NEW] [--log FILE] [--json]
+       agent-shim approve [--json] [<id>]
+       agent-shim approvals [--json]
+       agent-shim revoke <id>
        agent-shim rules [--config FILE] [--notes] claude-code|codex|gemini-cli
        agent-shim verify [--json] [-v] [--timeout D] claude-code|codex|gemini-cli
        agent-shim --version
@@ -105,6 +108,9 @@ agent-shim decides what an AI agent's tool calls may do.
   log         the recent decisions, with the rule that decided each
   replay      decide the logged commands under another policy: the verdicts that change
   rules       the policy in an agent's own rules (the second line, for when the hook is not there)
+  approve     the calls an agent could not ask about; with an id, let the agent's retry of it run once
+  approvals   the one-shot approvals and the session answers, with their ids
+  revoke      take back a one-shot approval or a session answer
   verify      prove the hook as installed in the agent release you have (runs it headless, locally)
 `
 
@@ -151,6 +157,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = e.replay(args[2:])
 	case "rules":
 		err = e.rules(args[2:])
+	case "approve":
+		err = e.approve(args[2:])
+	case "approvals":
+		err = e.approvalsCmd(args[2:])
+	case "revoke":
+		err = e.revoke(ctx, args[2:])
 	case "verify":
 		return e.verify(ctx, args[2:])
 	case "help", "-h", "-help", "--help":

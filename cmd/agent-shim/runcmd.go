@@ -26,6 +26,9 @@ var (
 	// runChild runs the program as the shim's child where the layer is
 	// unavailable; nil is runlayer's.
 	runChild func(path string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (supervisor.Status, error)
+	// layerAvailable reports whether the run-time layer can run here:
+	// shell mode then reads its lines as they run under it.
+	layerAvailable = supervisor.Available
 )
 
 // runCmd is `agent-shim run [--config FILE] -- PROGRAM [ARGS...]`: PROGRAM

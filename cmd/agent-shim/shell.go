@@ -27,7 +27,7 @@ func (e *env) shellMode() *shellmode.Shell {
 	sh := &shellmode.Shell{
 		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Getenv: e.getenv,
 		OpenTTY: openTTY, Self: executable, Now: now, TicketNow: ticketNow,
-		Hint: hookmode.ApproveHint, Export: e.exportDecisions,
+		Hint: hookmode.ApproveHint, Export: e.exportDecisions, Available: layerAvailable,
 		Layer: func(r *runlayer.Run) {
 			r.Supervise, r.Reraise, r.TempDirs, r.Child, r.Exec = superviseRun, reraise, tempDirs, runChild, execShell
 		},

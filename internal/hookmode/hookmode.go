@@ -25,6 +25,7 @@ import (
 	"github.com/agent-shim/agent-shim/internal/agents"
 	"github.com/agent-shim/agent-shim/internal/approvals"
 	"github.com/agent-shim/agent-shim/internal/sessions"
+	"github.com/agent-shim/agent-shim/internal/supervisor"
 	"github.com/agent-shim/agent-shim/internal/tickets"
 )
 
@@ -45,6 +46,14 @@ type Options struct {
 	Warn io.Writer
 	// Now is the clock of the log; nil is time.Now.
 	Now func() time.Time
+	// Self is this program (os.Executable) and Available whether the
+	// run-time layer can run here (supervisor.Available); nil: the real
+	// ones. See underLayer.
+	Self      func() (string, error)
+	Available func() (bool, string)
+	// Procs are the agent's processes, which agent-shim approve refuses
+	// to run below (approvals.Procs); nil: the real ones.
+	Procs func() []approvals.Proc
 }
 
 // Call reads one hook call from in and writes the agent's answer to out.
@@ -89,6 +98,24 @@ func Call(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if (d.Verdict == gate.Ask || d.Verdict == gate.Default) && gate.IsCommandTool(c.ToolName) && o.underLayer(s.Gate) {
+		// The line will run under the run-time layer: what the static
+		// reading cannot see into is checked as it runs.
+		s.Gate.SetLayer(true)
+		if d, err = s.Gate.DecideCall(c); err != nil {
+			return err
+		}
+	}
+	// Where the agent puts no ask to a person (Codex, Gemini CLI, Claude
+	// Code in bypass mode), a person approves the call from a terminal of
+	// their own: the agent's retry of it then runs, once.
+	hint := ""
+	if d.Verdict == gate.Ask && !ag.Asks || d.NobodyToAsk {
+		var approved bool
+		if d, approved, hint = o.oneShot(c, d); approved {
+			hint = ""
+		}
+	}
 	if o.Log != nil {
 		now := time.Now
 		if o.Now != nil {
@@ -106,9 +133,15 @@ func Call(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 			fmt.Fprintf(o.Warn, "agent-shim: warning: %v\n", err)
 		}
 	}
-	hint := ""
 	if d.Verdict == gate.Ask || d.Verdict == gate.Default {
-		hint = ApproveHint(s.Config, d.Request)
+		if forGood := ApproveHint(s.Config, d.Request); hint == "" {
+			hint = forGood
+		} else if forGood != "" {
+			hint += "; or, " + forGood
+		}
+	}
+	if d.NobodyToAsk && hint != "" {
+		d.Reason += "; " + hint // a deny shows its reason only
 	}
 	if ag.Asks && ag.Post != "" && d.Verdict == gate.Ask {
 		// The agent asks the person; its post-tool-use call for this
@@ -119,6 +152,85 @@ func Call(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 		}
 	}
 	return ag.Answer(out, agents.Answer{Verdict: d.Verdict, Reason: d.Reason, Hint: hint})
+}
+
+// oneShot is the hook's half of a one-shot approval (approvals.OneShots)
+// for the call c the gate asked about (d) and the agent will put to
+// nobody: the person's approval of it, when there is one, allows it once
+// (approved); otherwise the call is recorded as pending, and hint says
+// how to approve it.
+func (o Options) oneShot(c *gate.Call, d gate.Decision) (_ gate.Decision, approved bool, hint string) {
+	store := approvals.OneShots{Dir: o.Tickets.Dir, Now: o.Tickets.Now}
+	session := sessions.ID(c.SessionID, o.Getenv)
+	dir := tickets.RealDir(c.Dir())
+	key := c.Key()
+	taken, err := store.Take(o.Agent.Name, session, c.ToolName, key, dir)
+	if err != nil {
+		fmt.Fprintf(o.Warn, "agent-shim: warning: %v\n", err)
+	}
+	if taken != nil {
+		return gate.Decision{Verdict: gate.Allow, Reason: "approved once by a person (agent-shim approve " + taken.ID + ")",
+			Approved: true, Covers: d.Covers}, true, ""
+	}
+	p, err := store.Ask(approvals.OneShot{Agent: o.Agent.Name, Session: session, Tool: c.ToolName, Key: key, Dir: dir,
+		Reason: d.Reason, Procs: o.procs()})
+	if err != nil {
+		fmt.Fprintf(o.Warn, "agent-shim: warning: %v\n", err)
+		return d, false, ""
+	}
+	return d, false, fmt.Sprintf("to let it run once, a person runs `agent-shim approve %s` in a terminal of their own within %v, then the agent retries it exactly", p.ID, approvals.OneShotTTL)
+}
+
+func (o Options) procs() []approvals.Proc {
+	if o.Procs != nil {
+		return o.Procs()
+	}
+	return approvals.Procs()
+}
+
+// underLayer reports whether the agent's shell lines run under the
+// run-time layer, as only what install and agent-shim run wrote can tell
+// (never the call's input, nor a variable a line could set): the agent
+// runs under `agent-shim run` (its process is recorded in the state
+// directory and found among this hook's ancestors: tickets.Store.UnderRun),
+// or its shell is shell mode (the variable that names the agent's shell,
+// which install puts in its settings, names this program), with the layer
+// on in config.json and available here.
+func (o Options) underLayer(g *gate.Gate) bool {
+	if o.Tickets.UnderRun() {
+		return true
+	}
+	ag := o.Agent
+	if ag.ShellEnv == "" || o.Getenv == nil {
+		return false
+	}
+	shell := o.Getenv(ag.ShellEnv)
+	if shell == "" {
+		return false
+	}
+	h, known := g.Host()
+	if !known || h.Runtime == "off" {
+		return false
+	}
+	self := o.Self
+	if self == nil {
+		self = os.Executable
+	}
+	me, err := self()
+	if err != nil {
+		return false
+	}
+	a, err1 := os.Stat(shell)
+	b, err2 := os.Stat(me)
+	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+		return false // (shellmode.SameFile says "same" when it cannot tell)
+	}
+	avail := o.Available
+	if avail == nil {
+		avail = supervisor.Available
+	}
+	ok, _ := avail()
+	return ok
 }
 
 // ApproveHint says how to approve a call for good: the grant an "always"

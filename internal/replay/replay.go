@@ -66,7 +66,11 @@ func Entries(entries []decisionlog.Entry, damaged int, gateFor func(cwd string) 
 		}
 		out.Replayed++
 		to := d.Verdict.String()
-		if to == en.Verdict {
+		if to == en.Verdict || en.Layer == decisionlog.LayerRuntime && runs(to) && runs(en.Verdict) {
+			// At run time allow and default both let the execution
+			// run (and the log keeps one spelling of it, its argv,
+			// while it was decided as each: a script's interpreter
+			// line too): no change.
 			continue
 		}
 		shifts[key{en.Verdict, to}]++
@@ -92,6 +96,9 @@ func Entries(entries []decisionlog.Entry, damaged int, gateFor func(cwd string) 
 	}
 	return out, nil
 }
+
+// runs reports whether a run-time verdict lets the execution run.
+func runs(v string) bool { return v == "allow" || v == "default" }
 
 // Widens reports whether a change runs more unattended than before.
 func Widens(from, to string) bool {

@@ -83,6 +83,9 @@ func Explain(w io.Writer, config string, x gate.Explanation, o ExplainOptions) {
 	if o.Layer.State != "" {
 		fit(w, width, "run-time layer: %s: %s", o.Layer.State, o.Layer.Detail)
 	}
+	if x.Layer {
+		fit(w, width, "reading: as the line runs under the run-time layer (what the static reading cannot see into is checked as it runs)")
+	}
 	if x.ParseErr != nil {
 		fmt.Fprintf(w, "parse error: %v\n", x.ParseErr)
 	}
@@ -273,7 +276,12 @@ type jsonResult struct {
 	Level   string `json:"level"`
 	// Layer is the run-time layer where explain ran.
 	Layer *Layer `json:"runtimeLayer,omitempty"`
-	Error string `json:"error,omitempty"`
+	// Runtime says the line was read as it runs under the run-time
+	// layer (explain --runtime); CheckedAsItRuns that the verdict leaves
+	// to the layer what the static reading could not see into.
+	Runtime         bool   `json:"runtime,omitempty"`
+	CheckedAsItRuns bool   `json:"checkedAsItRuns,omitempty"`
+	Error           string `json:"error,omitempty"`
 	// Writes are the protected paths the line writes, as named and
 	// resolved: what approving it lets the line change of them.
 	Writes []string `json:"writes,omitempty"`
@@ -301,6 +309,9 @@ type jsonCommand struct {
 	InScope    []string  `json:"inScope,omitempty"`
 	// Fact is the program fact that made the verdict stricter.
 	Fact string `json:"fact,omitempty"`
+	// CheckedAsItRuns: the run-time layer decides what the static
+	// reading could not see into (explain --runtime).
+	CheckedAsItRuns bool `json:"checkedAsItRuns,omitempty"`
 }
 
 type jsonRule struct {
@@ -316,7 +327,7 @@ type jsonRule struct {
 // is not known.
 func ExplainJSON(config string, x gate.Explanation, layer Layer) any {
 	out := jsonResult{Verdict: x.Verdict.String(), Reason: x.Reason, Config: config,
-		Mode: x.Mode.String(), Level: x.Level.String(), Commands: []jsonCommand{}}
+		Mode: x.Mode.String(), Level: x.Level.String(), Runtime: x.Layer, CheckedAsItRuns: x.Layered, Commands: []jsonCommand{}}
 	if layer.State != "" {
 		out.Layer = &layer
 	}
@@ -340,6 +351,8 @@ func ExplainJSON(config string, x gate.Explanation, layer Layer) any {
 			Protected:  c.Protected,
 			InScope:    c.InScope,
 			Fact:       c.Fact,
+
+			CheckedAsItRuns: c.Layered,
 		}
 		jc.Tool = c.Tool
 		if out.NeverAllow == "" {

@@ -59,10 +59,19 @@ type Run struct {
 	// Approval is what a person approved of the line that starts the
 	// program; nil: nothing.
 	Approval *gate.Approval
-	Stdin    io.Reader
-	Stdout   io.Writer
-	Stderr   io.Writer
-	Getenv   func(string) string
+	// Record, when set, is called as the program starts under the
+	// supervisor; what it returns when the program ends, before
+	// anything runs without the layer (agent-shim run records its
+	// process for the agent's hook: tickets.Store.RecordRun).
+	Record func() (done func())
+	// Layered says the line was allowed for the run-time layer to check
+	// what the static reading could not see into (gate.Decision.Layered):
+	// where the layer turns out unavailable, it does not run.
+	Layered bool
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Getenv  func(string) string
 	// Hint says how to allow a request for good, for config.json (the
 	// hook's hint); nil says nothing.
 	Hint func(config string, req *gate.Request) string
@@ -130,7 +139,12 @@ func (r *Run) Program(ctx context.Context, path string, argv []string) (int, err
 	if err != nil {
 		return 0, err
 	}
+	done := func() {}
+	if r.Record != nil {
+		done = r.Record()
+	}
 	st, err := r.supervise(ctx, path, argv, snap)
+	done()
 	if err == nil {
 		r.noteEnded(st)
 		if code := r.restore(snap); code != 0 && st.Signal == 0 && st.Code == 0 {
@@ -141,6 +155,11 @@ func (r *Run) Program(ctx context.Context, path string, argv []string) (int, err
 	case errors.Is(err, supervisor.ErrUnavailable) && r.Mode == "require":
 		return 0, &Hinted{fmt.Errorf("%v, and agentShim.runtime is \"require\"", err),
 			"set agentShim.runtime to \"on\" in " + r.Config + " to run without it"}
+	case errors.Is(err, supervisor.ErrUnavailable) && r.Layered:
+		// Allowed for the layer to check as it runs: without it, what
+		// the static reading could not see into would run unchecked.
+		return 0, &Hinted{fmt.Errorf("%w: the line was allowed for the run-time layer to check as it runs, and %v", gate.ErrNeedsApproval, err),
+			"set agentShim.runtime to \"off\" in " + r.Config + " to have such lines asked instead"}
 	case errors.Is(err, supervisor.ErrUnavailable):
 		r.noteFallback(err)
 		return r.unsupervised(snap, path, argv)
@@ -319,7 +338,8 @@ func (r *Run) secrets() []string {
 // ones that reach beyond the tree.
 func restrictedPrograms() []string {
 	names := []string{"git", "curl", "wget", "ssh", "scp", "sftp", "rsync", "sudo", "su", "doas", "pkexec",
-		"docker", "podman", "kubectl", "tmux", "screen", "systemctl", "systemd-run", "gh", "nc", "ncat", "socat"}
+		"docker", "podman", "kubectl", "tmux", "screen", "systemctl", "systemd-run", "gh", "nc", "ncat", "socat",
+		"agent-shim", "agent-shim-bash", "agents-setup"}
 	for _, l := range gate.NeverAllow() {
 		if f := strings.Fields(l); len(f) > 0 && !slices.Contains(names, f[0]) {
 			names = append(names, f[0])

@@ -182,12 +182,15 @@ func (s *Session) Update(ctx context.Context, wait time.Duration, change func(*F
 // Remember keeps a session or tool answer for the other processes of the
 // session.
 func (s *Session) Remember(ctx context.Context, req gate.Request, a gate.Answer) error {
-	if a != gate.AnswerSession && a != gate.AnswerTool {
+	if a != gate.AnswerSession && a != gate.AnswerTool && a != gate.AnswerCommand {
 		return nil
 	}
 	sa := gate.Approval{Tool: req.Tool, Key: req.Key, Decision: a.String(), Session: s.ID, By: gate.ByTerminal}
-	if a == gate.AnswerTool {
+	switch a {
+	case gate.AnswerTool:
 		sa.Programs = req.Programs
+	case gate.AnswerCommand:
+		sa.Programs = req.Commands
 	}
 	return s.Update(ctx, RememberWait, func(sf *File) {
 		if !slices.ContainsFunc(sf.Approvals, func(x gate.Approval) bool {
@@ -214,10 +217,12 @@ func (s *Session) replay(g *gate.Gate, audit *Audit) error {
 			a = gate.AnswerSession
 		case "tool":
 			a = gate.AnswerTool
+		case "command":
+			a = gate.AnswerCommand
 		default:
 			continue // not a session answer: nothing to replay
 		}
-		req := gate.Request{Tool: sa.Tool, Key: sa.Key, Programs: sa.Programs}
+		req := gate.Request{Tool: sa.Tool, Key: sa.Key, Programs: sa.Programs, Commands: sa.Programs}
 		if err := g.Apply(req, a); err != nil {
 			return fmt.Errorf("replaying session %s: %w", s.Path, err)
 		}
@@ -315,7 +320,10 @@ type Options struct {
 	Dir      string // where the call runs, if not Cwd (relative to Cwd)
 	Session  string // the session id; "" is AGENT_SHIM_SESSION, else the parent process
 	Prompter gate.Prompter
-	Getenv   func(string) string
+	// Layer: the call's shell lines run under the run-time layer
+	// (gate.Options.Layer); set only where that is known.
+	Layer  bool
+	Getenv func(string) string
 	// Warn receives one line when the session's answers cannot be read
 	// (the gate then only asks more).
 	Warn io.Writer
@@ -386,6 +394,7 @@ func Open(ctx context.Context, o Options) (*Call, error) {
 		Dir:      dir,
 		CacheDir: PolicyCopyDir(auditPath),
 		Secrets:  []string{CacheKeyPath(auditPath)},
+		Layer:    o.Layer,
 	})
 	if err != nil {
 		return nil, err
@@ -462,4 +471,76 @@ func CacheKeyPath(auditPath string) string {
 // scope, which the user's cache directory is not (builds write there).
 func PolicyCopyDir(auditPath string) string {
 	return filepath.Join(filepath.Dir(auditPath), "policy")
+}
+
+// Grant is a session answer ("session": this exact call; "tool": every
+// call of a tool or of programs) that lasts for its session, named by an
+// ID for `agent-shim revoke`.
+type Grant struct {
+	ID string `json:"id"`
+	gate.Approval
+}
+
+// grantID names a session answer: "s" and 8 hex digits of its digest.
+func grantID(a gate.Approval) string {
+	h := sha256.New()
+	for _, f := range append([]string{a.Session, a.Tool, a.Key, a.Decision}, a.Programs...) {
+		fmt.Fprintf(h, "%d:%s", len(f), f)
+	}
+	return "s" + hex.EncodeToString(h.Sum(nil)[:4])
+}
+
+// Grants returns the session answers of every session in the state
+// directory, by session file name order.
+func Grants(stateDir string) ([]Grant, error) {
+	paths, err := filepath.Glob(filepath.Join(stateDir, "sessions", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(paths)
+	var out []Grant
+	for _, p := range paths {
+		s := &Session{Path: p}
+		sf, err := s.Load()
+		if err != nil {
+			return out, err
+		}
+		for _, a := range sf.Approvals {
+			out = append(out, Grant{ID: grantID(a), Approval: a})
+		}
+	}
+	return out, nil
+}
+
+// RevokeGrant takes the session answer id back (see Grants): later calls
+// of its session are decided without it. It returns the answer revoked.
+func RevokeGrant(ctx context.Context, stateDir, id string) (*Grant, error) {
+	paths, err := filepath.Glob(filepath.Join(stateDir, "sessions", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		s := &Session{Path: p}
+		sf, err := s.Load()
+		if err != nil || !slices.ContainsFunc(sf.Approvals, func(a gate.Approval) bool { return grantID(a) == id }) {
+			continue
+		}
+		var gone *Grant
+		err = s.Update(ctx, LockWait, func(f *File) {
+			f.Approvals = slices.DeleteFunc(f.Approvals, func(a gate.Approval) bool {
+				if grantID(a) == id {
+					gone = &Grant{ID: id, Approval: a}
+					return true
+				}
+				return false
+			})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("revoking %s: %w", id, err)
+		}
+		if gone != nil {
+			return gone, nil
+		}
+	}
+	return nil, fmt.Errorf("no session answer %q", id)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agent-shim/agent-shim/internal/config"
 	"github.com/agent-shim/agent-shim/internal/runlayer"
 	"github.com/agent-shim/agent-shim/internal/sessions"
+	"github.com/agent-shim/agent-shim/internal/supervisor"
 	"github.com/agent-shim/agent-shim/internal/tickets"
 )
 
@@ -48,6 +49,26 @@ type Shell struct {
 	// dialect is the shell whose reading decided the line ("zsh"; ""
 	// for bash's), for the decision log.
 	dialect string
+	// layered: the line's verdict left to the run-time layer what the
+	// static reading could not see into; it must not run without it.
+	layered bool
+	// Available reports whether the run-time layer can run here
+	// (supervisor.Available); nil is the real one.
+	Available func() (bool, string)
+}
+
+// layerActive reports whether a line runs under the run-time layer:
+// agentShim.runtime (mode) is not "off" and the kernel has it.
+func (sh *Shell) layerActive(mode string) bool {
+	if mode == "off" {
+		return false
+	}
+	avail := sh.Available
+	if avail == nil {
+		avail = supervisor.Available
+	}
+	ok, _ := avail()
+	return ok
 }
 
 // Main stands in for the agent's shell: it decides the -c command line
@@ -80,6 +101,12 @@ func (sh *Shell) Main(ctx context.Context, args []string) int {
 	if err != nil {
 		c.Close()
 		return sh.refuseLogged(c, cmd, err)
+	}
+	// With the run-time layer on and available here, the line is read as
+	// it will run under it: what the static reading cannot see into is
+	// checked as it runs (gate.Options.Layer).
+	if f, err := host.Settings(); err == nil && sh.layerActive(f.Shim.Runtime) {
+		c.Gate.SetLayer(true)
 	}
 	// The gate reads the line as the real shell does, the command inside
 	// an agent's wrapper of it.
@@ -115,6 +142,7 @@ func (sh *Shell) Main(ctx context.Context, args []string) int {
 		// Approved for the session or always, earlier.
 		ap = d.Approve(gate.AnswerSession, gate.ByTerminal, wd, time.Now())
 	}
+	sh.layered = d.Layered && ap == nil
 	return sh.Program(ctx, c, host, "shell", path, Argv(path, args), ap)
 }
 
@@ -272,7 +300,22 @@ func (sh *Shell) Program(ctx context.Context, c *sessions.Call, h *Host, agent, 
 		return Refuse(sh.Stderr, err)
 	}
 	r := sh.Run(c, agent, ap)
-	r.Config, r.Mode, r.Secrets = h.Path, f.Shim.Runtime, f.Shim.Secrets
+	r.Config, r.Mode, r.Secrets, r.Layered = h.Path, f.Shim.Runtime, f.Shim.Secrets, sh.layered
+	if agent == "run" && sh.layerActive(f.Shim.Runtime) {
+		// The agent's hook reads its lines as they run under the layer
+		// when it finds this process among its ancestors.
+		r.Record = func() func() {
+			dir, err := sessions.StateDir(sh.Getenv)
+			if err == nil {
+				var done func()
+				if done, err = (tickets.Store{Dir: dir}).RecordRun(); err == nil {
+					return done
+				}
+			}
+			fmt.Fprintf(sh.Stderr, "agent-shim: warning: %v (the agent's hook will ask about what the layer would check)\n", err)
+			return func() {}
+		}
+	}
 	code, err := r.Program(ctx, path, argv)
 	if err != nil {
 		return Refuse(sh.Stderr, err)

@@ -5,6 +5,7 @@ package tickets
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -56,5 +57,41 @@ func TestPruneMarkerPlanted(t *testing.T) {
 	}
 	if fi, _ := os.Stat(victim); !fi.ModTime().Equal(old) {
 		t.Errorf("the file a link at the marker names was touched: %v", fi.ModTime())
+	}
+}
+
+// The hook finds `agent-shim run` among its ancestors by the record of
+// its process (pid and start time), and by nothing else: a record of
+// another start of the same pid, or none, is not it.
+func TestUnderRun(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	if s.UnderRun() {
+		t.Fatal("under a run with no record")
+	}
+	start, _, _, ok := Process(os.Getppid())
+	if !ok {
+		t.Fatal("no /proc")
+	}
+	runs := filepath.Join(s.Dir, "runs")
+	os.MkdirAll(runs, 0o700)
+	stale := filepath.Join(runs, strconv.Itoa(os.Getppid())+"."+start+"1")
+	os.WriteFile(stale, nil, 0o600)
+	if s.UnderRun() {
+		t.Error("a record of another process with the parent's id counts")
+	}
+	done, err := s.RecordRun() // this process: a descendant's ancestor, not its own
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.UnderRun() {
+		t.Error("this process's own record counts for itself")
+	}
+	done()
+	if entries, _ := os.ReadDir(runs); len(entries) != 1 {
+		t.Errorf("the record was not removed: %v", entries)
+	}
+	os.WriteFile(filepath.Join(runs, strconv.Itoa(os.Getppid())+"."+start), nil, 0o600)
+	if !s.UnderRun() {
+		t.Error("the parent's record is not found")
 	}
 }
