@@ -300,7 +300,7 @@ func TestDecideExecutionHandOff(t *testing.T) {
 		{[]string{"tmux", "new-window", "touch ok"}, Ask},
 		{[]string{"tmux", "new-window", "touch denied"}, Deny},
 		{[]string{"tmux", "send-keys", "-t", "x", "touch ok", "Enter"}, Ask},
-		{[]string{"tmux", "split-window", "-v"}, Ask},
+		{[]string{"tmux", "split-window", "-v"}, Default}, // the default shell, nothing the line gives it
 		{[]string{"screen", "-S", "x", "-X", "stuff", "touch ok\n"}, Ask},
 		{[]string{"systemd-run", "--user", "touch", "denied"}, Deny},
 		{[]string{"tmux", "ls"}, Allow},

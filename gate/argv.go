@@ -140,10 +140,10 @@ func maybeDeny(ce CommandExplanation) bool {
 // the checkout, of the temporary directory or one an earlier command of
 // the line wrote, run by its path; a shell or interpreter running such a
 // script (python3 x.py, bash build.sh), or inline code (python3 -c, node
-// -e: a fact of the program table) that shows no network (netCode). Under
-// the layer each execution such code makes is decided as it happens and
-// its writes are confined; network is not, so code that shows it is not
-// left to the layer. A known program run by its path elsewhere
+// -e: a fact of the program table). Under the layer each execution such
+// code makes is decided as it happens and its writes are confined; network
+// is not, so code that shows it (a floor the engine puts on it) is asked,
+// never left to the layer. A known program run by its path elsewhere
 // (/usr/local/bin/gh) is not code of the line's: its name is what the
 // static reading knows of it.
 func (g *Gate) codeOnly(cmd *shellparse.Command, mv matcher.Verdict) bool {
@@ -170,8 +170,10 @@ func (g *Gate) codeOnly(cmd *shellparse.Command, mv matcher.Verdict) bool {
 		case !a.Static:
 			return false
 		case slices.Contains(inline, a.Text):
-			// The code is the option's value: the next word.
-			return i+2 < len(cmd.Args) && cmd.Args[i+2].Static && !netCode(cmd.Args[i+2].Text)
+			// The code is the option's value, the next word; the
+			// network it shows the engine reads (a floor), and the
+			// layer does not confine.
+			return i+2 < len(cmd.Args) && cmd.Args[i+2].Static
 		case a.Text == "-m":
 			return false // a module, found where the interpreter looks
 		case strings.HasPrefix(a.Text, "-"):
@@ -201,45 +203,6 @@ func (g *Gate) ownFile(cmd *shellparse.Command, p string) bool {
 	fi, err := os.Stat(real)
 	return err == nil && fi.Mode().IsRegular()
 }
-
-// netWords are what inline code names when it reaches the network: URLs,
-// the standard libraries' and the common packages' clients, and the
-// calls that fetch models and data sets. Code that names one is not left
-// to the layer, which does not confine the network.
-var netWords = []string{
-	"://", "urllib", "urlopen", "requests", "http.client", "httpx", "aiohttp", "socket", "smtplib",
-	"ftplib", "paramiko", "boto3", "load_dataset", "from_pretrained", "hf_hub_download",
-	"snapshot_download", "pip", "fetch(", "XMLHttpRequest", "require('http", "require(\"http",
-	"node:http", "node:net", "Net::", "LWP", "HTTP::", "open-uri", "curl", "wget", "git clone",
-}
-
-// netCode reports whether inline code names the network (netWords; a
-// name only as a whole word: pip, not pipeline).
-func netCode(code string) bool {
-	for _, w := range netWords {
-		for rest := code; ; {
-			i := strings.Index(rest, w)
-			if i < 0 {
-				break
-			}
-			before, after := rest[:i], rest[i+len(w):]
-			if !identEnd(w[0]) || (before == "" || !identByte(before[len(before)-1])) && (after == "" || !identEnd(w[len(w)-1]) || !identByte(after[0])) {
-				return true
-			}
-			rest = after
-		}
-	}
-	return false
-}
-
-// identByte reports whether c may be part of an identifier.
-func identByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-// identEnd reports whether a net word starting or ending with c must meet
-// a word boundary there.
-func identEnd(c byte) bool { return identByte(c) }
 
 // codeWhat names the code cmd runs, for the reason (see codeOnly).
 func codeWhat(cmd *shellparse.Command) string {

@@ -136,19 +136,15 @@ func (c *call) floor(format string, args ...any) {
 	c.floors = append(c.floors, limit{why: fmt.Sprintf(format, args...)})
 }
 
-// addBlock records why an allow rule may not allow the command: it is then
-// Ask, while a command no rule matches stays Default.
-func (c *call) addBlock(format string, args ...any) {
-	c.blocks = append(c.blocks, limit{why: fmt.Sprintf(format, args...)})
-}
-
 // floorRuns is floor for what the command runs that the static reading
 // cannot see into, and the run-time layer decides as it runs (layerExec).
 func (c *call) floorRuns(format string, args ...any) {
 	c.floors = append(c.floors, limit{why: fmt.Sprintf(format, args...), layer: layerExec})
 }
 
-// blockRuns is addBlock for what the run-time layer decides as it runs.
+// blockRuns records why an allow rule may not allow the command (it is
+// then Ask, while a command no rule matches stays Default), for what the
+// run-time layer decides as it runs.
 func (c *call) blockRuns(format string, args ...any) {
 	c.blocks = append(c.blocks, limit{why: fmt.Sprintf(format, args...), layer: layerExec})
 }
