@@ -34,7 +34,7 @@ func TestHookUnderLayer(t *testing.T) {
 	os.WriteFile(self, []byte("x"), 0o755)
 	other := filepath.Join(dir, "bash")
 	os.WriteFile(other, []byte("x"), 0o755)
-	const line = "echo x > f.sh && ./f.sh"
+	const line = "python3 -c 'print(1)'"
 	call := fmt.Sprintf(`{"session_id":"s","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":%q,"runtime":"on","layer":true}}`, proj, line)
 	hook := func(env map[string]string, avail bool) string {
 		t.Helper()
