@@ -873,10 +873,13 @@ func TestRuntimeAskHint(t *testing.T) {
 	if code, _, stderr := shellRun(context.Background(), "bash ask.sh"); code != 0 || !r.exists("asked") {
 		t.Errorf("with %q in agentShim.tools.allow: exit %d\n%s", m[1], code, stderr)
 	}
-	// Running agent-shim asks whatever a grant says: no grant is offered.
-	r.file(t, "self.sh", "ln -sf \"$(type -P true)\" agent-shim; ./agent-shim hook claude-code\n")
-	if _, _, stderr := shellRun(context.Background(), "bash self.sh"); strings.Contains(stderr, "to allow it") || !strings.Contains(stderr, "which changes or judges the policy") {
-		t.Errorf("running agent-shim:\n%s", stderr)
+	// An agent approving itself is refused whatever a grant says: no
+	// grant is offered. (Its hook runs under the layer: it writes nothing
+	// that decides.)
+	r.file(t, "self.sh", "ln -sf \"$(type -P true)\" agent-shim; ./agent-shim approve x; ./agent-shim hook claude-code && echo hook-ran\n")
+	if _, out, stderr := shellRun(context.Background(), "bash self.sh"); strings.Contains(stderr, "to allow it") ||
+		!strings.Contains(stderr, "an agent cannot approve itself") || !strings.Contains(out, "hook-ran") {
+		t.Errorf("running agent-shim approve, then its hook:\n%s%s", out, stderr)
 	}
 	// A deny says no grant: its rule is named.
 	r.file(t, "deny.sh", "touch denied\n")
