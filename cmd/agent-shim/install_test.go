@@ -111,7 +111,7 @@ func setupBlock(t *testing.T) (install, test string) {
 // the one .ci/run runs.)
 func TestREADMESetup(t *testing.T) {
 	install, test := setupBlock(t)
-	if test != "go test ./..." {
+	if test != "go test -race ./..." {
 		t.Errorf("the README's test command is %q; .ci/run runs go test -race ./...: keep them in step", test)
 	}
 	ci, err := os.ReadFile(filepath.Join("..", "..", ".ci", "run"))
