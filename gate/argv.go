@@ -45,14 +45,20 @@ func execCommands(argv []string, dir string) ([]*shellparse.Command, error) {
 
 // handOffs are programs that hand what they run to a server outside the
 // process tree, which the run-time layer does not see: tmux, screen and
-// systemd run it as the person, at and batch have atd run it later. The
+// systemd run it as the person, at and batch have atd run it later, the
+// container engines run it as their daemon does, the service managers
+// start what they manage outside the tree, and the database clients change
+// what their server holds. The
 // supervisor lets such a program reach its server because its execution
 // was decided (internal/supervisor's control sockets), so a command of
 // theirs, and every command they run, is decided at run time exactly as
 // statically: nothing in it is left to be checked as it runs.
 var handOffs = map[string]bool{
 	"tmux": true, "screen": true, "at": true, "batch": true, "systemd-run": true,
-	"systemctl": true, "busctl": true,
+	"systemctl": true, "busctl": true, "service": true, "launchctl": true, "supervisorctl": true,
+	"pm2": true, "docker": true, "podman": true, "nerdctl": true, "ctr": true, "docker-compose": true,
+	"psql": true, "mysql": true, "mariadb": true, "mongosh": true, "mongo": true, "redis-cli": true,
+	"sqlcmd": true, "cqlsh": true, "clickhouse-client": true,
 }
 
 // handedOff reports whether cmd is run by, or is, a program that hands

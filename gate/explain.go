@@ -449,6 +449,14 @@ func (g *Gate) decideCommand(t toolID, cmd *shellparse.Command, approved bool, l
 			ce.Layered = true
 			return set(Allow, "runs "+codeWhat(cmd)+", which the static reading cannot see into")
 		}
+		if layer && !rd.exec && mv.Unmatched {
+			// A program no rule names, with nothing the layer does not
+			// decide (network, a server outside the tree, destruction
+			// inside the scope): what it runs is decided as it runs and
+			// what it writes is confined, as for a script's programs.
+			ce.Layered = true
+			return set(Allow, "no rule matches")
+		}
 	}
 	if g.mode == ModeYolo && unreadable(cmd) {
 		// What runs cannot be read, so the never-allow list cannot be

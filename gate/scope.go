@@ -379,11 +379,34 @@ var tempDirs = sync.OnceValue(func() []string {
 // the static reading, which holds where the layer does not run, asks about
 // it as about any write outside the scope: without the layer nothing
 // keeps a link or a file planted there from being written through.
+//
+// The person's home is never temporary, even where it lies below one (a
+// test's, a container's HOME=/tmp/x): what is written there is read by
+// the person's next program; nor is a directory below one that holds it.
 func inTempDir(real string) bool {
+	h := personsHome()
+	if h != "" && within(real, h) {
+		return false
+	}
+	if dir := filepath.Dir(real); h != "" && within(h, dir) && !slices.Contains(tempDirs(), dir) {
+		return false
+	}
 	for _, d := range tempDirs() {
 		if real != d && within(real, d) {
 			return true
 		}
 	}
 	return false
+}
+
+// personsHome is $HOME, resolved; "" when unset or not absolute.
+func personsHome() string {
+	h := os.Getenv("HOME")
+	if !filepath.IsAbs(h) {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(h); err == nil {
+		return r
+	}
+	return filepath.Clean(h)
 }

@@ -37,6 +37,10 @@ func networkLimit(why string, f *programs.Fact) limit {
 // whatever its options, unless it only prints its help or version, or
 // every machine its operands name is this one.
 func (c *call) networkFloors() {
+	if c.block == nil {
+		c.unknownNetwork()
+		return
+	}
 	f := c.block.NetworkFact()
 	if f == nil || c.helpOnly() {
 		return
@@ -104,4 +108,30 @@ func (c *call) remoteHost(url bool) (remote string, ok bool) {
 		}
 	}
 	return "", true
+}
+
+// unknownNetwork adds the floor of a program the table does not know that
+// is given a URL (scheme://host/…) of another machine, as an operand or
+// an option's value: what it does there is not known, and nothing on this
+// machine confines it. A URL of this machine, or a path, is none.
+func (c *call) unknownNetwork() {
+	for _, w := range c.rest {
+		if !w.Static {
+			continue
+		}
+		t := w.Text
+		if strings.HasPrefix(t, "-") {
+			_, t, _ = strings.Cut(t, "=")
+		}
+		if !strings.Contains(t, "://") {
+			continue
+		}
+		if host, names := programs.OperandHost(t, false); names && !programs.Loopback(host) {
+			if host == "" {
+				host = t
+			}
+			c.floors = append(c.floors, networkLimit(fmt.Sprintf("%s reaches %s", c.prog, host), nil))
+			return
+		}
+	}
 }

@@ -266,7 +266,9 @@ type Verdict struct {
 	// run-time layer does not confine it.
 	Network string
 
-	unmatched bool // Default only because no rule matches
+	// Unmatched reports a Default only because no rule matches: nothing
+	// else (a limit, a rule that may apply) holds the command back.
+	Unmatched bool
 	// Layered reports that DecideUnderLayer left a limit to the run-time
 	// layer: the static reading alone would be stricter.
 	Layered bool
@@ -410,7 +412,7 @@ func (p *Policy) decideAt(cmd *shellparse.Command, depth int, layer layerKind, c
 		a.Command, a.Reason = cmd, fmt.Sprintf("runs as `%s`, which %s", strings.Join(a.Argv, " "), a.Reason)
 		a.Argv = v.Argv
 		return a
-	case v.unmatched && a.Decision == Allow:
+	case v.Unmatched && a.Decision == Allow:
 		v.Decision, v.Rule, v.Reason = Allow, a.Rule, fmt.Sprintf("runs as `%s`, which %s", strings.Join(a.Argv, " "), a.Reason)
 	}
 	return v
@@ -618,6 +620,11 @@ func (p *Policy) decideOne(cmd *shellparse.Command, depth int, layer layerKind, 
 			v.Decision, v.Reason, v.Fact = Ask, floors[0].why, floors[0].fact
 		case len(defaults) > 0:
 			v.Decision, v.Reason, v.Fact = Default, defaults[0].why, defaults[0].fact
+		case len(sets) > 0 && layer != layerNone:
+			// What the variables change of the programs that follow is
+			// decided as each runs (the loader's variables too).
+			v.Decision, v.Layered = Allow, true
+			v.Reason = fmt.Sprintf("sets %s for the commands that follow, each decided as it runs", strings.Join(sets, ", "))
 		case len(sets) > 0:
 			v.Decision = Default
 			v.Reason = fmt.Sprintf("sets %s for the commands that follow", strings.Join(sets, ", "))
@@ -724,7 +731,7 @@ func (p *Policy) decideOne(cmd *shellparse.Command, depth int, layer layerKind, 
 	case len(defaults) > 0 && len(blocks) == 0:
 		v.Decision, v.Reason, v.Fact = Default, defaults[0].why, defaults[0].fact
 	default:
-		v.Decision, v.Reason, v.unmatched = Default, "no rule matches", len(blocks) == 0 && len(defaults) == 0
+		v.Decision, v.Reason, v.Unmatched = Default, "no rule matches", len(blocks) == 0 && len(defaults) == 0
 	}
 	if v.Decision == Ask {
 		for _, ls := range [][]limit{floors, blocks} {

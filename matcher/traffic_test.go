@@ -19,7 +19,11 @@ import (
 // checkout with none of its own) at its default profile, local-changes;
 // the hook loads it, working inside the checkout. HOME and the XDG
 // directories are the test's own.
-func newcomerGate(t testing.TB) *gate.Gate {
+func newcomerGate(t testing.TB) *gate.Gate { return newcomerGateLayer(t, false) }
+
+// newcomerGateLayer is newcomerGate, deciding its lines as they run under
+// the run-time layer when layer is set (explain --runtime).
+func newcomerGateLayer(t testing.TB, layer bool) *gate.Gate {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(dir, "xdg/config"),
@@ -48,7 +52,7 @@ func newcomerGate(t testing.TB) *gate.Gate {
 	if err := setup.Run(context.Background(), o); err != nil {
 		t.Fatalf("agents-setup: %v", err)
 	}
-	g, err := gate.Load(cfg, gate.Options{Scope: gate.NewScope(ck), Dir: ck})
+	g, err := gate.Load(cfg, gate.Options{Scope: gate.NewScope(ck), Dir: ck, Layer: layer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +74,21 @@ const (
 // corpus's reference policy asks about: harmless here. A (tmp: …) row may
 // also ask (../shared/corpus/README.md).
 func TestTrafficNewcomer(t *testing.T) {
-	g := newcomerGate(t)
+	trafficNewcomer(t, false)
+}
+
+// TestTrafficNewcomerRuntime is TestTrafficNewcomer in the run-time
+// reading (explain --runtime, shell mode with the layer on): besides the
+// same friction and undecided bounds, at least 95% of the harmless lines
+// run with no prompt, and still no risky line is allowed.
+func TestTrafficNewcomerRuntime(t *testing.T) {
+	trafficNewcomer(t, true)
+}
+
+const minRuntimeUnattended = 95
+
+func trafficNewcomer(t *testing.T, layer bool) {
+	g := newcomerGateLayer(t, layer)
 	rows := readGateCorpus(t, "traffic.tsv")
 	if len(rows) < 190 {
 		t.Fatalf("traffic has only %d rows", len(rows))
@@ -91,6 +109,9 @@ func TestTrafficNewcomer(t *testing.T) {
 			}
 		case r.tmp && (got == r.tmpWithout || got == matcher.Ask):
 			// The temp directory's writes are the product's call.
+		case r.tmp && layer && got == matcher.Allow && (r.tmpWithout == matcher.Default || r.tmpWithout == matcher.Allow):
+			// Under the layer the temporary directory's writes are
+			// confined, and a line harmless without them runs.
 		default:
 			risky++
 			switch got {
@@ -107,6 +128,9 @@ func TestTrafficNewcomer(t *testing.T) {
 		undecided, risky, 100*float64(undecided)/float64(risky))
 	if friction*100 > maxNewcomerFriction*harmless {
 		t.Errorf("friction: %d of %d harmless lines asked about or refused, more than %d%%", friction, harmless, maxNewcomerFriction)
+	}
+	if layer && unattended*100 < minRuntimeUnattended*harmless {
+		t.Errorf("unattended: %d of %d harmless lines run with no prompt under the layer, fewer than %d%%", unattended, harmless, minRuntimeUnattended)
 	}
 	if undecided*100 > maxNewcomerUndecided*risky {
 		t.Errorf("undecided: %d of %d risky lines left to the agent, more than %d%%", undecided, risky, maxNewcomerUndecided)

@@ -66,7 +66,10 @@ func newRTConfig(t *testing.T, configJSON string) *rt {
 		skipLacking(t, "the kernel lacks the run-time layer: %s", why)
 	}
 	dir, _ := testEnv(t, configJSON)
-	r := &rt{dir: dir, proj: filepath.Join(dir, "proj"), outside: filepath.Join(dir, "outside")}
+	// outside lies in the home directory: a temporary directory of its
+	// own is what the layer lets lines write (tempDirs below), and the
+	// gate reads no part of the home as temporary.
+	r := &rt{dir: dir, proj: filepath.Join(dir, "proj"), outside: filepath.Join(dir, "home", "outside")}
 	for _, d := range []string{filepath.Join(r.proj, ".git"), r.outside, filepath.Join(dir, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agent-shim/agent-shim/matcher"
 )
 
 // runners are programs that run other programs or code given to them: never
@@ -21,10 +23,16 @@ var runners = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "fish": true,
 	"csh": true, "tcsh": true, "python": true, "python2": true, "python3": true, "perl": true,
 	"ruby": true, "node": true, "nodejs": true, "deno": true, "bun": true, "php": true, "lua": true,
-	"tclsh": true, "wish": true, "Rscript": true, "awk": true, "gawk": true, "mawk": true, "nawk": true,
-	"sed": true, "expect": true, "osascript": true, "npx": true, "vim": true, "vi": true,
-	"emacs": true, "less": true, "more": true, "man": true, "ssh": true, "tmux": true, "screen": true,
+	"tclsh": true, "wish": true, "Rscript": true, "nawk": true, "expect": true, "osascript": true, "npx": true, "vim": true, "vi": true,
+	"emacs": true, "less": true, "more": true, "ssh": true, "tmux": true, "screen": true,
 }
+
+// readCode are programs that run code given to them whose code the engine
+// reads (the built-in table's script facts: sed's e and w, awk's system(),
+// pipes and redirections; man's pager): allowed as readers, since what
+// their code runs or writes is decided as what it is
+// (TestDefaultsReadCode).
+var readCode = []string{"sed", "awk", "gawk", "mawk", "man"}
 
 // allowCategories are the categories some profile puts in allow that must
 // not hold a runner (batch_execution and cache_destruction are allowed only
@@ -63,6 +71,11 @@ func TestDefaultsHoldNoRunners(t *testing.T) {
 	}
 	if checked < 100 {
 		t.Errorf("only %d lines checked", checked)
+	}
+	for _, p := range readCode {
+		if runners[p] {
+			t.Errorf("%s is both a runner and a program whose code is read", p)
+		}
 	}
 	// The check itself catches a runner.
 	for _, bad := range []string{"env", "/usr/bin/xargs", "bash", "python3"} {
@@ -202,5 +215,39 @@ func TestDefaultDenyGrants(t *testing.T) {
 	}
 	if n < 10 {
 		t.Errorf("only %d never_allow defaults", n)
+	}
+}
+
+// TestDefaultsReadCode holds readCode to what makes it safe: under the
+// grants of its read-only line, each program's ordinary use is allowed
+// and none of its spellings that run or write through its code is.
+func TestDefaultsReadCode(t *testing.T) {
+	cases := map[string]struct{ plain, code []string }{
+		"sed":  {[]string{"sed -n '15p' f.py", "sed 's/,/./g' a.dat"}, []string{"sed 'e touch x' f", "sed 's/x/y/e' f", "sed 'w /etc/x' f", "sed -f s.sed f", "sed -i s/a/b/ f", `sed "$X" f`}},
+		"awk":  {[]string{"awk '{print $2}' f"}, []string{`awk 'BEGIN{system("touch x")}'`, `awk '{print | "sh"}' f`, `awk '{print > "/etc/x"}' f`, "awk -f x.awk f", `awk "$X" f`}},
+		"gawk": {[]string{"gawk '{print $2}' f"}, []string{`gawk 'BEGIN{system("touch x")}'`, "gawk -i inplace '{print}' f", "gawk -e x -f y.awk"}},
+		"mawk": {[]string{"mawk '{print $2}' f"}, []string{`mawk 'BEGIN{system("touch x")}'`, "mawk -f x.awk f"}},
+		"man":  {[]string{"man ls"}, []string{"man -P 'touch x' ls", "MANPAGER='touch x' man ls", "man -H ls"}},
+	}
+	for _, prog := range readCode {
+		tc, ok := cases[prog]
+		if !ok {
+			t.Fatalf("no cases for %s", prog)
+		}
+		gs, err := Grants(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := matcher.FromGrants(gs, nil, nil, []matcher.Managed{{Line: prog, Grants: gs}})
+		for _, c := range tc.plain {
+			if d := p.Decide(c).Decision; d != matcher.Allow {
+				t.Errorf("%q under %q: %v, want allow", c, prog, d)
+			}
+		}
+		for _, c := range tc.code {
+			if d := p.Decide(c).Decision; d == matcher.Allow {
+				t.Errorf("%q under %q: allowed, its code runs or writes", c, prog)
+			}
+		}
 	}
 }
