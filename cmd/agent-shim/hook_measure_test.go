@@ -32,7 +32,9 @@ import (
 // and an installed binary is the latter.
 func TestHookCostFuchsia(t *testing.T) {
 	dir := t.TempDir()
-	env := pinnedEnv(dir)
+	// The person's login shell, which Claude Code's hooks inherit: not
+	// shell mode, so the hook leaves no ticket for it.
+	env := append(pinnedEnv(dir), "SHELL=/bin/bash")
 	shim := copied(t, buildBinary(t, dir, "agent-shim"))
 	setup := buildBinary(t, dir, "agents-setup")
 	minhook := filepath.Join(dir, "minhook")

@@ -126,9 +126,11 @@ func Call(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 		o.Log.Log(d.Record(decisionlog.Entry{Time: now(), Agent: ag.Name, Session: sessions.ID(c.SessionID, o.Getenv),
 			Layer: decisionlog.LayerHook, Cwd: c.Cwd, Tool: c.ToolName, ToolUseID: c.ToolUseID, Command: c.Key()}))
 	}
-	// Leave a ticket for shell mode; without one shell mode only asks
-	// more, so a failure is a warning.
-	if d.Verdict != gate.Allow || tickets.WantSeen(s.Gate) {
+	// Leave a ticket for shell mode, unless the agent's shell is known
+	// not to be shell mode (only it reads them; a file per call is most
+	// of a Default call's cost). Without one shell mode only asks more,
+	// so a failure is a warning.
+	if (d.Verdict != gate.Allow || tickets.WantSeen(s.Gate)) && o.mayBeShellMode() {
 		if err := o.Tickets.Record(ag, c, d); err != nil {
 			fmt.Fprintf(o.Warn, "agent-shim: warning: %v\n", err)
 		}
@@ -200,18 +202,54 @@ func (o Options) underLayer(g *gate.Gate) bool {
 	if o.Tickets.UnderRun() {
 		return true
 	}
-	ag := o.Agent
-	if ag.ShellEnv == "" || o.Getenv == nil {
+	if !o.shellIsShim() {
 		return false
 	}
-	shell := o.Getenv(ag.ShellEnv)
-	if shell == "" {
+	if h, known := g.Host(); !known || h.Runtime == "off" {
 		return false
 	}
-	h, known := g.Host()
-	if !known || h.Runtime == "off" {
+	avail := o.Available
+	if avail == nil {
+		avail = supervisor.Available
+	}
+	ok, _ := avail()
+	return ok
+}
+
+// shellIsShim reports whether the agent runs its shell lines through
+// shell mode: its shell variable (ShellEnv, which install sets in the
+// agent's settings) names this very program.
+func (o Options) shellIsShim() bool {
+	shell, known := o.agentShell()
+	return known && shell != "" && o.isSelf(shell)
+}
+
+// mayBeShellMode reports whether shell mode may run the agent's lines,
+// and so read the hook's tickets: not for an agent shell mode does not
+// serve, nor where the agent's shell (its variable, else SHELL) is
+// another program; yes where that cannot be told.
+func (o Options) mayBeShellMode() bool {
+	shell, known := o.agentShell()
+	if !known {
 		return false
 	}
+	if shell == "" && o.Getenv != nil {
+		shell = o.Getenv("SHELL")
+	}
+	return shell == "" || o.isSelf(shell)
+}
+
+// agentShell is the agent's shell variable (ShellEnv); known is false
+// for an agent shell mode does not serve.
+func (o Options) agentShell() (shell string, known bool) {
+	if o.Agent.ShellEnv == "" || o.Getenv == nil {
+		return "", false
+	}
+	return o.Getenv(o.Agent.ShellEnv), true
+}
+
+// isSelf reports whether the program at path is this very program.
+func (o Options) isSelf(path string) bool {
 	self := o.Self
 	if self == nil {
 		self = os.Executable
@@ -220,17 +258,9 @@ func (o Options) underLayer(g *gate.Gate) bool {
 	if err != nil {
 		return false
 	}
-	a, err1 := os.Stat(shell)
+	a, err1 := os.Stat(path)
 	b, err2 := os.Stat(me)
-	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
-		return false // (shellmode.SameFile says "same" when it cannot tell)
-	}
-	avail := o.Available
-	if avail == nil {
-		avail = supervisor.Available
-	}
-	ok, _ := avail()
-	return ok
+	return err1 == nil && err2 == nil && os.SameFile(a, b) // (shellmode.SameFile says "same" when it cannot tell)
 }
 
 // ApproveHint says how to approve a call for good: the grant an "always"

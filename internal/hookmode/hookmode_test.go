@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,3 +64,50 @@ func TestCall(t *testing.T) {
 type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestTicketsOnlyForShellMode: the hook leaves a ticket for shell mode
+// only where shell mode may run the agent's lines: not for Codex or Gemini
+// CLI (shell mode does not serve them), nor for Claude Code whose shell
+// is another program; for Claude Code whose shell is this program, or
+// cannot be told, it does.
+func TestTicketsOnlyForShellMode(t *testing.T) {
+	self := filepath.Join(t.TempDir(), "agent-shim")
+	if err := os.WriteFile(self, []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		agent *agents.Agent
+		event string
+		env   map[string]string
+		want  bool
+	}{
+		{"codex", agents.Codex, "PreToolUse", nil, false},
+		{"gemini", agents.Gemini, "BeforeTool", nil, false},
+		{"claude, another shell", agents.Claude, "PreToolUse", map[string]string{"CLAUDE_CODE_SHELL": "/bin/sh"}, false},
+		{"claude, SHELL another", agents.Claude, "PreToolUse", map[string]string{"SHELL": "/bin/sh"}, false},
+		{"claude, shell mode", agents.Claude, "PreToolUse", map[string]string{"CLAUDE_CODE_SHELL": self, "SHELL": "/bin/sh"}, true},
+		{"claude, SHELL shell mode", agents.Claude, "PreToolUse", map[string]string{"SHELL": self}, true},
+		{"claude, no shell known", agents.Claude, "PreToolUse", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			env := map[string]string{"HOME": filepath.Join(dir, "home"), "XDG_STATE_HOME": filepath.Join(dir, "xdg")}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			state := filepath.Join(dir, "state")
+			in := fmt.Sprintf(`{"session_id":"s","cwd":%q,"hook_event_name":%q,"tool_name":%q,"tool_input":{"command":"curl https://example.com/x"}}`, dir, tc.event, tc.agent.ShellTool)
+			var out, warn bytes.Buffer
+			o := Options{Agent: tc.agent, Getenv: func(k string) string { return env[k] }, Tickets: tickets.Store{Dir: state}, Warn: &warn,
+				Self: func() (string, error) { return self, nil }}
+			if err := Call(context.Background(), o, strings.NewReader(in), &out); err != nil {
+				t.Fatalf("%v (%s)", err, warn.String())
+			}
+			entries, _ := os.ReadDir(filepath.Join(state, "tickets"))
+			if got := len(entries) > 0; got != tc.want {
+				t.Errorf("a ticket left: %v, want %v (answer %s)", got, tc.want, out.String())
+			}
+		})
+	}
+}
