@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -138,6 +139,10 @@ type world struct {
 	// wrap, when set, is the program and arguments the agent runs under
 	// (managed_test.go: a private mount namespace).
 	wrap []string
+	// session runs the agent in a session of its own, as from a terminal
+	// of its own: what this test process does then is the person's, at
+	// another terminal (oneshot_test.go).
+	session bool
 }
 
 func newWorld(t *testing.T) *world {
@@ -257,6 +262,9 @@ func (w *world) agent(timeout time.Duration, extraEnv []string, prog string, arg
 	cmd.Env = append(append([]string(nil), w.env...), extraEnv...)
 	cmd.Stdin = strings.NewReader("")
 	cmd.WaitDelay = 5 * time.Second
+	if w.session {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		w.t.Logf("%s: timed out after %v", name, timeout)
