@@ -165,6 +165,11 @@ func (g *Gate) decideCall(c *Call) (Decision, error) {
 	}
 	cat := t.cat
 	if cat != catRead && cat != catWrite {
+		if cat == catShell {
+			if d, ok := g.decideByArgs(t, c); ok {
+				return d, nil
+			}
+		}
 		return g.decide(t, c.Key()), nil
 	}
 	paths, err := c.Paths()

@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/agent-shim/agent-shim/internal/programs"
@@ -28,6 +29,9 @@ type Policy struct {
 	network bool                  // reaching other machines is allowed (see SetNetwork)
 	next    int                   // the position of the next rule added
 	lazy    *lazy                 // set when the rules are read from a store (see Open)
+
+	toolOnce sync.Once   // tools is made on first use
+	tools    []*toolRule // the tool rules (see DecideTool)
 }
 
 // SetPrograms sets the table of program facts decisions use; the default

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/agent-shim/agent-shim/gate"
@@ -59,13 +57,13 @@ func (e *env) approve(args []string) error {
 			}
 		}
 		if *asJSON {
-			return report.JSON(e.stdout, nonNil(pending))
+			return report.JSON(e.stdout, report.NonNil(pending))
 		}
 		if len(pending) == 0 {
 			fmt.Fprintln(e.stdout, "no call waits for approval")
 			return nil
 		}
-		e.oneShotTable(pending)
+		report.OneShots(e.stdout, pending)
 		fmt.Fprintf(e.stdout, "approve one with: agent-shim approve <id>\n")
 		return nil
 	case 1:
@@ -88,7 +86,7 @@ func (e *env) approve(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := e.logApproval(o.Approval); err != nil {
+	if err := approvals.Log(e.getenv, o.Approval); err != nil {
 		store.Revoke(id)
 		return err
 	}
@@ -97,27 +95,6 @@ func (e *env) approve(args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "approved %s: %s %s\n  in %s, for %s (session %s)\n  the agent's retry of it runs once, until %s\n",
 		o.ID, o.Tool, report.OneLine(o.Key), o.Dir, o.Agent, o.Session, o.Expires.Local().Format(time.Kitchen))
-	return nil
-}
-
-// logApproval puts a person's approval on the approval log.
-func (e *env) logApproval(a *gate.Approval) error {
-	path, err := approvals.Path(e.getenv)
-	if err != nil {
-		return err
-	}
-	f, err := approvals.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	line, err := json.Marshal(a)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("logging the approval: %w", err)
-	}
 	return nil
 }
 
@@ -148,50 +125,16 @@ func (e *env) approvalsCmd(args []string) error {
 		return report.JSON(e.stdout, struct {
 			Once     []approvals.OneShot `json:"once"`
 			Sessions []sessions.Grant    `json:"sessions"`
-		}{nonNil(once), nonNil(grants)})
+		}{report.NonNil(once), report.NonNil(grants)})
 	}
 	if len(once) == 0 {
 		fmt.Fprintln(e.stdout, "no one-shot approvals")
 	} else {
-		e.oneShotTable(once)
+		report.OneShots(e.stdout, once)
 	}
-	if len(grants) == 0 {
-		fmt.Fprintln(e.stdout, "no session answers")
-	} else {
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSESSION\tANSWER\tTOOL\tAPPROVES")
-		for _, g := range grants {
-			what := report.Truncate(report.OneLine(g.Key), 80)
-			switch g.Decision {
-			case gate.AnswerTool.String():
-				what = "every call of " + g.Tool
-				if len(g.Programs) > 0 {
-					what = "every " + strings.Join(g.Programs, ", ") + " command"
-				}
-			case gate.AnswerCommand.String():
-				what = "every `" + strings.Join(g.Programs, " …`, `") + " …` command"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.ID, g.Session, g.Decision, g.Tool, what)
-		}
-		tw.Flush()
-	}
+	report.SessionAnswers(e.stdout, grants)
 	fmt.Fprintln(e.stdout, "take one back with: agent-shim revoke <id>")
 	return nil
-}
-
-// oneShotTable prints one-shot approvals, one a line.
-func (e *env) oneShotTable(list []approvals.OneShot) {
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATE\tASKED\tAGENT\tTOOL\tCALL\tIN\tWHY")
-	for _, o := range list {
-		state := "pending"
-		if !o.Pending() {
-			state = "approved"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.ID, state, o.Asked.Local().Format(time.Kitchen), o.Agent, o.Tool,
-			report.Truncate(report.OneLine(o.Key), 80), o.Dir, report.Truncate(report.OneLine(o.Reason), 80))
-	}
-	tw.Flush()
 }
 
 // revoke takes back a one-shot approval or a session answer.
@@ -220,12 +163,4 @@ func (e *env) revoke(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "revoked %s: %s %s\n", id, o.Tool, report.OneLine(o.Key))
 	return nil
-}
-
-// nonNil is s, or an empty slice: JSON [] rather than null.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

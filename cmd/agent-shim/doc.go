@@ -8,7 +8,7 @@
 //
 //	agent-shim hook claude-code|codex|gemini-cli [--config FILE]
 //	agent-shim -c '<command line>' [arg0 [args...]]
-//	agent-shim explain [--json] [--wide] [--runtime] [--config FILE] [--cwd DIR] [--] '<command line>'|-
+//	agent-shim explain [--json] [--wide] [--runtime] [--config FILE] [--cwd DIR] [--tool NAME] [--] '<command line>'|'<tool input>'|-
 //	agent-shim recommend [--json] [--apply] [--config FILE]
 //	agent-shim run [--config FILE] -- PROGRAM [ARGS...]
 //	agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell] [--managed]
@@ -97,7 +97,9 @@
 // of its reason, the writes the level let through follow), --wide prints
 // every column whole. --runtime decides as shell mode does with the
 // run-time layer on: what the static reading cannot see into is checked as
-// it runs.
+// it runs. --tool NAME decides a call of that tool (an MCP server's, as
+// the agent names it) whose input is the JSON object given, and names the
+// tool rule that decided it.
 //
 // A mistyped command, flag or agent is a usage error that names the one
 // meant (did you mean 'agent-shim explain'?). --version prints the

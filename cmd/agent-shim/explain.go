@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/agent-shim/agent-shim/gate"
@@ -32,7 +34,8 @@ func (e *env) explain(args []string) error {
 	cwd := fs.String("cwd", "", "decide as for an agent working in `DIR` (default: the current directory)")
 	wide := fs.Bool("wide", false, "print every column whole, however wide (default: fit 100 columns)")
 	runtime := fs.Bool("runtime", false, "decide as shell mode does with the run-time layer on: what the static reading cannot see into is checked as it runs")
-	if err := e.parseFlags(fs, "agent-shim explain [--json] [--wide] [--runtime] [--config FILE] [--cwd DIR] [--] '<command line>'|-", args); err != nil {
+	tool := fs.String("tool", "", "decide a call of the tool `NAME` (an MCP server's), its input the JSON object given in place of the command line")
+	if err := e.parseFlags(fs, "agent-shim explain [--json] [--wide] [--runtime] [--config FILE] [--cwd DIR] [--tool NAME] [--] '<command line>'|'<tool input>'|-", args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -54,11 +57,20 @@ func (e *env) explain(args []string) error {
 		return err
 	}
 	defer s.close()
-	x := s.g.Explain(line)
 	shown, err := e.configPath(*cfg) // as given, not made absolute
 	if err != nil {
 		return err
 	}
+	if *tool != "" {
+		dir := *cwd
+		if dir == "" {
+			if dir, err = os.Getwd(); err != nil {
+				return err
+			}
+		}
+		return e.explainTool(s, shown, *tool, line, dir, *asJSON)
+	}
+	x := s.g.Explain(line)
 	h, _ := s.g.Host()
 	ok, why := runtimeAvailable()
 	layer := report.LayerState(h.Runtime, ok, why)
@@ -97,4 +109,19 @@ func grantLifts(s *shim, line string, req *gate.Request) bool {
 		return false
 	}
 	return with.DecideBash(line).Verdict == gate.Allow
+}
+
+// explainTool decides one call of a tool that is not a shell, its input
+// the JSON object given, and says which rule decided it.
+func (e *env) explainTool(s *shim, shown, tool, input, dir string, asJSON bool) error {
+	var in map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(input), &in); err != nil {
+		return usagef("explain --tool %s: the tool's input must be one JSON object: %v", tool, err)
+	}
+	c := &gate.Call{ToolName: tool, ToolInput: in, Cwd: dir}
+	d, err := s.g.DecideCall(c)
+	if err != nil {
+		return err
+	}
+	return report.ExplainTool(e.stdout, shown, tool, d, asJSON)
 }

@@ -291,3 +291,24 @@ func ReadFile(path string) ([]gate.Approval, error) {
 	}
 	return out, nil
 }
+
+// Log puts a person's approval on the approval log (Path, Open).
+func Log(getenv func(string) string, a *gate.Approval) error {
+	path, err := Path(getenv)
+	if err != nil {
+		return err
+	}
+	f, err := Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	line, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("logging the approval: %w", err)
+	}
+	return nil
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/agent-shim/agent-shim/internal/approvals"
 	"github.com/agent-shim/agent-shim/internal/replay"
 	"github.com/agent-shim/agent-shim/internal/runlayer"
+	"github.com/agent-shim/agent-shim/internal/sessions"
 	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/shellparse"
 )
@@ -501,4 +502,73 @@ func Select(entries []decisionlog.Entry, from time.Time, want map[string]bool, n
 		out = out[len(out)-n:]
 	}
 	return out
+}
+
+// OneShots prints one-shot approvals, one a line.
+func OneShots(w io.Writer, list []approvals.OneShot) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tASKED\tAGENT\tTOOL\tCALL\tIN\tWHY")
+	for _, o := range list {
+		state := "pending"
+		if !o.Pending() {
+			state = "approved"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.ID, state, o.Asked.Local().Format(time.Kitchen), o.Agent, o.Tool,
+			Truncate(OneLine(o.Key), 80), o.Dir, Truncate(OneLine(o.Reason), 80))
+	}
+	tw.Flush()
+}
+
+// SessionAnswers prints the answers given for a session, one a line,
+// each with what it approves.
+func SessionAnswers(w io.Writer, grants []sessions.Grant) {
+	if len(grants) == 0 {
+		fmt.Fprintln(w, "no session answers")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSESSION\tANSWER\tTOOL\tAPPROVES")
+	for _, g := range grants {
+		what := Truncate(OneLine(g.Key), 80)
+		switch g.Decision {
+		case gate.AnswerTool.String():
+			what = "every call of " + g.Tool
+			if len(g.Programs) > 0 {
+				what = "every " + strings.Join(g.Programs, ", ") + " command"
+			}
+		case gate.AnswerCommand.String():
+			what = "every `" + strings.Join(g.Programs, " …`, `") + " …` command"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.ID, g.Session, g.Decision, g.Tool, what)
+	}
+	tw.Flush()
+}
+
+// ExplainTool prints the decision of one call of a tool that is not a
+// shell (explain --tool): the policy, the tool, the rule that decided.
+func ExplainTool(w io.Writer, config, tool string, d gate.Decision, asJSON bool) error {
+	rule := ""
+	if d.Rule != nil {
+		rule = d.Rule.Text
+		if src := d.Rule.Source; src.File != "" {
+			rule += fmt.Sprintf(" (%s:%d)", src.File, src.Line)
+		}
+	}
+	if asJSON {
+		return JSON(w, map[string]any{"config": config, "tool": tool, "verdict": d.Verdict.String(), "reason": d.Reason, "rule": rule})
+	}
+	fmt.Fprintf(w, "policy: %s\ntool: %s\n", config, tool)
+	if rule != "" {
+		fmt.Fprintf(w, "rule: %s\n", rule)
+	}
+	fmt.Fprintf(w, "verdict: %s (%s)\n", d.Verdict, d.Reason)
+	return nil
+}
+
+// NonNil is s, or an empty slice: JSON [] rather than null.
+func NonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

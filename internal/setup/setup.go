@@ -22,6 +22,7 @@ import (
 	"github.com/agent-shim/agent-shim/internal/manifest"
 	"github.com/agent-shim/agent-shim/internal/policycheck"
 	"github.com/agent-shim/agent-shim/internal/setupstate"
+	"github.com/agent-shim/agent-shim/matcher"
 	"github.com/agent-shim/agent-shim/reconcile"
 	"github.com/agent-shim/agent-shim/statefile"
 )
@@ -355,6 +356,13 @@ func (s *session) apply(ctx context.Context) error {
 		}
 	} else {
 		tree = &manifest.Tree{Root: root}
+	}
+	for _, l := range tree.Lines {
+		// A tool rule (an MCP tool's arguments) that cannot be read
+		// stops the apply: nothing written.
+		if err := matcher.CheckToolRule(l.Text); err != nil {
+			return fmt.Errorf("%s:%d: %v", l.File, l.Num, err)
+		}
 	}
 	if !o.Reset {
 		if err := policycheck.Verify(o.Stderr, tree); err != nil {
