@@ -19,11 +19,9 @@ import (
 // checkout with none of its own) at its default profile, local-changes;
 // the hook loads it, working inside the checkout. HOME and the XDG
 // directories are the test's own.
-func newcomerGate(t testing.TB) *gate.Gate { return newcomerGateLayer(t, false) }
-
-// newcomerGateLayer is newcomerGate, deciding its lines as they run under
-// the run-time layer when layer is set (explain --runtime).
-func newcomerGateLayer(t testing.TB, layer bool) *gate.Gate {
+// With layer set it decides its lines as they run under the run-time
+// layer (explain --runtime).
+func newcomerGate(t testing.TB, layer bool) *gate.Gate {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(dir, "xdg/config"),
@@ -88,7 +86,7 @@ func TestTrafficNewcomerRuntime(t *testing.T) {
 const minRuntimeUnattended = 95
 
 func trafficNewcomer(t *testing.T, layer bool) {
-	g := newcomerGateLayer(t, layer)
+	g := newcomerGate(t, layer)
 	rows := readGateCorpus(t, "traffic.tsv")
 	if len(rows) < 190 {
 		t.Fatalf("traffic has only %d rows", len(rows))
