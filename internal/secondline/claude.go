@@ -16,6 +16,8 @@ import (
 //   - ask rules, into permissions.ask: Claude's ask is the very prompt
 //     the hook's "ask" answer opens, so it adds no prompt while the hook
 //     is there, and keeps the asked asked when it is not;
+//   - a tool rule of every call of a tool (mcp__github__delete_repo(*)),
+//     by the tool's name; one on its arguments cannot be said (noted);
 //   - no allow rules: an allow rule cannot hold the exceptions the
 //     policy's deny and ask rules make, and it would let a command run
 //     that the hook, missing, did not see.
@@ -40,6 +42,16 @@ func Claude(p *Policy) Output {
 		seen[s.key()] = describe(s)
 		var pats []string
 		switch {
+		case s.Tool != "" && s.Any:
+			// permissions name a tool whole: mcp__server__tool.
+			if s.Decision == Deny {
+				deny = append(deny, s.Tool)
+			} else {
+				ask = append(ask, s.Tool)
+			}
+			out.Compiled++
+			out.Patterns++
+			continue
 		case s.Err != "":
 			out.Notes = append(out.Notes, Note{Rule: s.Rule, Missing: s.Err})
 			continue

@@ -56,7 +56,8 @@ type Rule struct {
 // Shape is a rule read as the commands it matches.
 type Shape struct {
 	Rule
-	// Any is set for command(*): every command.
+	// Any is set for command(*): every command; with Tool, every call
+	// of that tool.
 	Any bool
 	// Regex is the expression of a command(regex:…) grant.
 	Regex string
@@ -76,6 +77,10 @@ type Shape struct {
 	Globals []Global
 	// Err says why the rule could not be read as a shape at all.
 	Err string
+	// Tool is the tool a tool rule names (an MCP server's tool), with
+	// Err set: only Claude Code's rules can name a tool, and only whole
+	// (a rule of every call of it, Any).
+	Tool string
 }
 
 // Flag is one flag a shape requires, with every spelling of it.
@@ -199,8 +204,13 @@ func shapeOf(r Rule, tbl *programs.Table) Shape {
 	text := r.Text
 	if name, body, ok := grantShape(text); ok {
 		switch {
+		case name != "command" && body == "*":
+			s.Tool, s.Any = name, true
+			s.Err = "every call of the " + name + " tool: this agent's rules here decide shell commands only"
+			return s
 		case name != "command":
-			s.Err = "a rule for the " + name + " tool, not a command"
+			s.Tool = name
+			s.Err = "a rule on the arguments of the " + name + " tool: the agent's own rules cannot hold them"
 			return s
 		case body == "*":
 			s.Any = true
@@ -431,6 +441,9 @@ func (o Output) Decide(line string) Decision { return o.decide(line) }
 // key identifies what a shape matches, for finding rules that say the
 // same (git push -f and git push --force).
 func (s Shape) key() string {
+	if s.Err != "" {
+		return fmt.Sprintf("%s\x00err\x00%s", s.Decision, s.Rule.Text)
+	}
 	var canon []string
 	for _, f := range s.Flags {
 		canon = append(canon, f.Canon)
