@@ -87,6 +87,13 @@ func TestLayerReading(t *testing.T) {
 		{"docker rm -f web", Default, Default},
 		{"psql -c 'drop table t'", Default, Default},
 		{"FOO=1", Default, Allow},
+		// Input to the person's windows and terminals runs outside the
+		// tree.
+		{"xdotool type 'rm -rf ~'", Ask, Ask},
+		{"kitty @ send-text 'ls\n'", Ask, Ask},
+		{"wezterm cli send-text ls", Ask, Ask},
+		{"wezterm start -- bash", Ask, Ask},
+		{"kitty --version", Default, Allow},
 		{"echo x > ~/.jupyter/c.py", Ask, Ask},
 	}
 	seen := map[string]bool{}
@@ -168,5 +175,21 @@ func TestNoSelfApproval(t *testing.T) {
 	}
 	if d := g.DecideBash("agent-shim hook codex"); d.Verdict != Ask {
 		t.Errorf("statically, agent-shim hook: %v (%s), want ask", d.Verdict, d.Reason)
+	}
+}
+
+// TestExecutionInputToPerson: what a script runs under the layer that
+// types into the person's windows or terminal is refused as it runs, as
+// the line would be asked: nobody approved it.
+func TestExecutionInputToPerson(t *testing.T) {
+	dir := t.TempDir()
+	g := New(Options{Policy: layerPolicy(), Scope: NewScope(dir), Dir: dir, Layer: true})
+	for _, argv := range [][]string{{"xdotool", "type", "rm -rf ~"}, {"/usr/bin/kitty", "@", "send-text", "ls"}, {"wezterm", "start"}} {
+		if d, refusal := g.DecideExecution(Execution{Argv: argv, Dir: dir}, nil); refusal == "" {
+			t.Errorf("%q runs under the layer: %v (%s)", argv, d.Verdict, d.Reason)
+		}
+	}
+	if d, refusal := g.DecideExecution(Execution{Argv: []string{"frobnicate", "--all"}, Dir: dir}, nil); refusal != "" {
+		t.Errorf("an unknown program is refused as it runs: %v (%s)", d.Verdict, refusal)
 	}
 }

@@ -1072,6 +1072,18 @@ func (c *call) programFloors() {
 		if what := serviceChange(c); what != "" {
 			c.floor("%s %s changes the machine's services", c.prog, what)
 		}
+	case "xdotool", "ydotool", "wtype", "dotool", "xte":
+		// Keys typed into the person's windows are run by whatever has
+		// the focus, outside any check.
+		c.floor("%s sends input to the person's windows, which run it outside any check", c.prog)
+	case "kitty", "kitten", "wezterm":
+		// A terminal's remote control (kitty @ send-text, wezterm cli
+		// send-text, … spawn) and its single instance (wezterm start,
+		// kitty --single-instance) type or start commands in the
+		// person's running terminal, through its own socket.
+		if !c.helpOnly() {
+			c.floor("%s may hand commands to the person's running terminal, which runs them outside any check", c.prog)
+		}
 	case "alias":
 		for _, t := range c.toks {
 			if strings.Contains(t.word.Text, "=") {
