@@ -11,7 +11,8 @@ import (
 // the hook's reading, decided as it runs by the run-time layer.
 const scriptLine = "bash push.sh"
 
-// TestRunAgentUnderLayer: `agent-shim run -- <agent>`, the README's way to
+// TestRunAgentUnderLayer: `agent-shim run -- <agent>` (Codex, Claude Code,
+// Gemini CLI), the README's way to
 // put an agent's every command under the run-time layer, works together
 // with the installed hook: the agent starts and keeps its own state, an
 // allowed line runs, a denied one is refused by the hook, and a script's
@@ -51,6 +52,15 @@ func TestRunAgentUnderLayer(t *testing.T) {
 		m := newModelServer(t, bashCall(allowedLine), bashCall(deniedLine), bashCall(scriptLine))
 		w.wrap = []string{w.shim, "run", "--"}
 		out := w.claude(m, "--permission-mode", "bypassPermissions")
+		check(t, w, m, out)
+	})
+	t.Run("gemini", func(t *testing.T) {
+		t.Parallel()
+		w := geminiWorld(t)
+		w.write(filepath.Join(w.project, "push.sh"), "git push --force origin HEAD:main\ntouch script-canary\n")
+		m := newModelServer(t, runShellCall(allowedLine), runShellCall(deniedLine), runShellCall(scriptLine))
+		w.wrap = []string{w.shim, "run", "--"}
+		out := w.gemini(m, "--yolo")
 		check(t, w, m, out)
 	})
 }
