@@ -31,29 +31,12 @@ import (
 // and with the user's tool patterns added by hand (all but --check, which
 // decides the manifests alone, agree).
 func TestOneDoor(t *testing.T) {
-	dir, cfg := testEnv(t, "")
-	_, proj := checkout(t, dir)
-	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	manifests := map[string]string{
-		"read_only.txt":        "git status\ngit diff\ngit log\nls\ncat\ngrep\nrg\necho\ngo test\ngo build\ngit grep\ngit ls-remote\nfind\nmake\nnpm test\njiri runp\nmytool\n",
-		"external_changes.txt": "git push\ngit commit\nrm\nsed -i\ncurl\nwget\n",
-		"never_allow.txt":      "git push --force\ngit push -f\ngit push --force-with-lease\nrm -rf /\ngit reset --hard\ngit clean -fdx\n",
-	}
-	for name, text := range manifests {
-		if err := os.WriteFile(filepath.Join(proj, ".agents", "config", "permissions", name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(proj, ".agents", "config", "programs.txt"), []byte("[mytool]\nexec --hook\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	setup := exec.Command(buildBinary(t, t.TempDir(), "agents-setup"), "--config", cfg, "--root", proj, "--profile", "local-changes")
-	setup.Env = os.Environ()
-	if out, err := setup.CombinedOutput(); err != nil {
-		t.Fatalf("agents-setup: %v\n%s", err, out)
-	}
+	cfg, proj, _ := appliedCheckout(t, map[string]string{
+		"permissions/read_only.txt":        "git status\ngit diff\ngit log\nls\ncat\ngrep\nrg\necho\ngo test\ngo build\ngit grep\ngit ls-remote\nfind\nmake\nnpm test\njiri runp\nmytool\n",
+		"permissions/external_changes.txt": "git push\ngit commit\nrm\nsed -i\ncurl\nwget\n",
+		"permissions/never_allow.txt":      "git push --force\ngit push -f\ngit push --force-with-lease\nrm -rf /\ngit reset --hard\ngit clean -fdx\n",
+		"programs.txt":                     "[mytool]\nexec --hook\n",
+	})
 	tree, err := manifest.Load(proj)
 	if err != nil {
 		t.Fatal(err)
@@ -289,4 +272,29 @@ func doorShell(t *testing.T, line string) bool {
 	s := useSeams(t, nil)
 	code := run(context.Background(), []string{"agent-shim", "-c", line}, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
 	return code == 0 && len(s.execs) == 1
+}
+
+// appliedCheckout makes a git checkout in a test home with files under its
+// .agents/config/ (name relative to it: "permissions/read_only.txt") and
+// applies them with agents-setup at local-changes; it returns config.json,
+// the checkout and the agents-setup binary.
+func appliedCheckout(t *testing.T, files map[string]string) (cfg, proj, setup string) {
+	t.Helper()
+	dir, cfg := testEnv(t, "")
+	_, proj = checkout(t, dir)
+	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(proj, ".agents", "config", name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setup = buildBinary(t, t.TempDir(), "agents-setup")
+	cmd := exec.Command(setup, "--config", cfg, "--root", proj, "--profile", "local-changes")
+	cmd.Env = os.Environ()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("agents-setup: %v\n%s", err, out)
+	}
+	return cfg, proj, setup
 }

@@ -15,26 +15,11 @@ import (
 // path (cleaned, from the checkout), and leave a call no rule names to
 // the level. explain --tool shows the rule that decided.
 func TestMCPArgumentRules(t *testing.T) {
-	dir, cfg := testEnv(t, "")
-	_, proj := checkout(t, dir)
-	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	manifests := map[string]string{
-		"read_only.txt":        "git status\nmcp__github__create_issue(repo=me/*)\nmcp__fs__write_file(path=path:notes/**)\n",
-		"external_changes.txt": "git push\nmcp__github__create_issue(repo=acme/*)\n",
-		"never_allow.txt":      "git push --force\nmcp__github__create_issue(repo=acme/secret)\nmcp__github__delete_repo(*)\n",
-	}
-	for name, text := range manifests {
-		if err := os.WriteFile(filepath.Join(proj, ".agents", "config", "permissions", name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	setup := exec.Command(buildBinary(t, t.TempDir(), "agents-setup"), "--config", cfg, "--root", proj, "--profile", "local-changes")
-	setup.Env = os.Environ()
-	if out, err := setup.CombinedOutput(); err != nil {
-		t.Fatalf("agents-setup: %v\n%s", err, out)
-	}
+	cfg, proj, setupBin := appliedCheckout(t, map[string]string{
+		"permissions/read_only.txt":        "git status\nmcp__github__create_issue(repo=me/*)\nmcp__fs__write_file(path=path:notes/**)\n",
+		"permissions/external_changes.txt": "git push\nmcp__github__create_issue(repo=acme/*)\n",
+		"permissions/never_allow.txt":      "git push --force\nmcp__github__create_issue(repo=acme/secret)\nmcp__github__delete_repo(*)\n",
+	})
 	calls := []struct {
 		tool  string
 		input map[string]any
@@ -71,7 +56,7 @@ func TestMCPArgumentRules(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("git status\nmcp__github__create_issue(repo=me/* title)\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	setup = exec.Command(setup.Path, "--config", cfg, "--root", proj, "--profile", "local-changes")
+	setup := exec.Command(setupBin, "--config", cfg, "--root", proj, "--profile", "local-changes")
 	setup.Env = os.Environ()
 	if out, err := setup.CombinedOutput(); err == nil || !strings.Contains(string(out), "read_only.txt:2: tool rule mcp__github__create_issue") {
 		t.Errorf("agents-setup with a malformed tool rule: %v\n%s", err, out)
