@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/agent-shim/agent-shim/gate"
@@ -62,13 +61,7 @@ func (e *env) explain(args []string) error {
 		return err
 	}
 	if *tool != "" {
-		dir := *cwd
-		if dir == "" {
-			if dir, err = os.Getwd(); err != nil {
-				return err
-			}
-		}
-		return e.explainTool(s, shown, *tool, line, dir, *asJSON)
+		return e.explainTool(s, shown, *tool, line, *asJSON)
 	}
 	x := s.g.Explain(line)
 	h, _ := s.g.Host()
@@ -113,12 +106,12 @@ func grantLifts(s *shim, line string, req *gate.Request) bool {
 
 // explainTool decides one call of a tool that is not a shell, its input
 // the JSON object given, and says which rule decided it.
-func (e *env) explainTool(s *shim, shown, tool, input, dir string, asJSON bool) error {
+func (e *env) explainTool(s *shim, shown, tool, input string, asJSON bool) error {
 	var in map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(input), &in); err != nil {
 		return usagef("explain --tool %s: the tool's input must be one JSON object: %v", tool, err)
 	}
-	c := &gate.Call{ToolName: tool, ToolInput: in, Cwd: dir}
+	c := &gate.Call{ToolName: tool, ToolInput: in} // paths from the gate's directory (--cwd)
 	d, err := s.g.DecideCall(c)
 	if err != nil {
 		return err

@@ -80,7 +80,7 @@ type env struct {
 
 const usageText = `usage: agent-shim hook claude-code|codex|gemini-cli [--config FILE]
        agent-shim -c '<command line>' [arg0 [args...]]    (shell mode; also -lc, -e -o pipefail -c, -i -c)
-       agent-shim explain [--json] [--wide] [--config FILE] [--cwd DIR] [--] '<command line>'|-
+       agent-shim explain [--json] [--wide] [--runtime] [--config FILE] [--cwd DIR] [--tool NAME] [--] '<command line>'|'<tool input>'|-
        agent-shim recommend [--json] [--apply] [--config FILE]
        agent-shim run [--config FILE] -- PROGRAM [ARGS...]
        agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell] [--managed]
