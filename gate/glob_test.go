@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agent-shim/agent-shim/matcher"
 )
 
 func TestGlobClasses(t *testing.T) {
@@ -41,7 +43,7 @@ func TestGlobClasses(t *testing.T) {
 		{`\é`, "é", true},
 	}
 	for _, tc := range tests {
-		re, err := globRegexp(tc.glob)
+		re, err := matcher.Glob(tc.glob)
 		if err != nil {
 			t.Errorf("%q: %v", tc.glob, err)
 			continue
@@ -54,7 +56,7 @@ func TestGlobClasses(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`[`, `[]`, `[!]`, `[\`, `[a-]`, `[-a]`, `[a-]]`, `a\`, "\xff", `[a--]`} {
-		if _, err := globRegexp(bad); err == nil {
+		if _, err := matcher.Glob(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 		if _, err := globOracle(bad, ""); err == nil {
@@ -74,7 +76,7 @@ func TestGlobDenyBracket(t *testing.T) {
 	}
 }
 
-// FuzzGlob holds globRegexp to path.Match, through globOracle, which
+// FuzzGlob holds matcher.Glob to path.Match, through globOracle, which
 // rewrites the documented differences into path.Match's terms.
 func FuzzGlob(f *testing.F) {
 	for _, s := range []string{`[\]]`, `*.go`, `a/**/b`, `[!a-z]?`, `**/**`, `[]a]`, `\*x`, `[^/]`, `a[\-]b`, `[z-a]`} {
@@ -86,10 +88,10 @@ func FuzzGlob(f *testing.F) {
 		// The oracle is cubic in the name: long inputs are cut, not
 		// skipped.
 		glob, name = glob[:min(len(glob), 64)], name[:min(len(name), 64)]
-		re, err := globRegexp(glob)
+		re, err := matcher.Glob(glob)
 		want, oerr := globOracle(glob, name)
 		if (err == nil) != (oerr == nil) {
-			t.Fatalf("glob %q: globRegexp error %v, path.Match error %v", glob, err, oerr)
+			t.Fatalf("glob %q: matcher.Glob error %v, path.Match error %v", glob, err, oerr)
 		}
 		if err != nil {
 			return
@@ -100,7 +102,7 @@ func FuzzGlob(f *testing.F) {
 	})
 }
 
-// globOracle matches name against glob by globRegexp's documented rules,
+// globOracle matches name against glob by matcher.Glob's documented rules,
 // built on path.Match: the glob is cut at each `*`, `**` and `**/` into
 // star-free path.Match patterns (path.Match's own `*` may end inside a
 // multi-byte character), each negated class gets `/` added to what it

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/agent-shim/agent-shim/matcher"
 )
 
 // Scope is where the file tools may act without asking: its roots (the
@@ -183,7 +185,7 @@ func (s *Scope) compile(pattern string) (scopePattern, error) {
 	if strings.Trim(glob, "/*") == "" {
 		return p, fmt.Errorf("path pattern %q: allows the whole file system", pattern)
 	}
-	re, err := globRegexp(glob)
+	re, err := matcher.Glob(glob)
 	if err != nil {
 		return p, fmt.Errorf("path pattern %q: %w", pattern, err)
 	}

@@ -2,6 +2,8 @@ package gate
 
 import (
 	"testing"
+
+	"github.com/agent-shim/agent-shim/matcher"
 )
 
 func TestGlob(t *testing.T) {
@@ -38,9 +40,9 @@ func TestGlob(t *testing.T) {
 			t.Fatalf("duplicate input %q %q", tc.glob, tc.in)
 		}
 		seen[[2]string{tc.glob, tc.in}] = true
-		re, err := globRegexp(tc.glob)
+		re, err := matcher.Glob(tc.glob)
 		if err != nil {
-			t.Fatalf("globRegexp(%q): %v", tc.glob, err)
+			t.Fatalf("matcher.Glob(%q): %v", tc.glob, err)
 		}
 		if got := re.MatchString(tc.in); got != tc.want {
 			t.Errorf("glob %q, input %q: got %v, want %v", tc.glob, tc.in, got, tc.want)
@@ -50,8 +52,8 @@ func TestGlob(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"[abc", `abc\`} {
-		if _, err := globRegexp(bad); err == nil {
-			t.Errorf("globRegexp(%q): no error", bad)
+		if _, err := matcher.Glob(bad); err == nil {
+			t.Errorf("matcher.Glob(%q): no error", bad)
 		}
 	}
 }

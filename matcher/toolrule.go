@@ -19,9 +19,9 @@ import (
 //
 // Each condition is NAME=PATTERN, separated by blanks; a pattern with a
 // blank is quoted ("a b"). NAME is an argument of the call's input, a
-// dotted path for a nested one (options.branch). PATTERN is a glob, as
-// the policy's tool patterns are (* and ? within a path segment, **
-// across, […] a class, \ quotes), matched against the whole argument: a
+// dotted path for a nested one (options.branch). PATTERN is a glob (Glob:
+// * and ? within a path segment, ** across, […] a class, \ quotes),
+// matched against the whole argument, newlines and all: a
 // string, or the JSON text of a number or a boolean. With path: the
 // argument is a path, made absolute against the call's directory (~ is
 // the home) and cleaned, and the glob is one from the project root, or
@@ -153,12 +153,12 @@ func parseToolRule(name, body string) (*toolRule, error) {
 		}
 		c.pattern = v
 		if !c.isPath {
-			re, err := toolGlob(v)
+			re, err := Glob(v)
 			if err != nil {
 				return nil, fmt.Errorf("tool rule %s: condition %s: %v", name, k, err)
 			}
 			c.re = re
-		} else if _, err := toolGlob(v); err != nil {
+		} else if _, err := Glob(v); err != nil {
 			return nil, fmt.Errorf("tool rule %s: condition %s: %v", name, k, err)
 		}
 		tr.conds = append(tr.conds, c)
@@ -212,46 +212,6 @@ func splitConds(s string) ([]string, error) {
 		out = append(out, b.String())
 	}
 	return out, nil
-}
-
-// toolGlob compiles a glob of the tool rules to an anchored regexp.
-func toolGlob(g string) (*regexp.Regexp, error) {
-	var b strings.Builder
-	b.WriteString(`^`)
-	for i := 0; i < len(g); i++ {
-		switch c := g[i]; c {
-		case '*':
-			if i+1 < len(g) && g[i+1] == '*' {
-				b.WriteString(`.*`)
-				i++
-			} else {
-				b.WriteString(`[^/]*`)
-			}
-		case '?':
-			b.WriteString(`[^/]`)
-		case '\\':
-			if i+1 == len(g) {
-				return nil, fmt.Errorf("glob %q ends in \\", g)
-			}
-			i++
-			b.WriteString(regexp.QuoteMeta(g[i : i+1]))
-		case '[':
-			j := strings.IndexByte(g[i+1:], ']')
-			if j < 0 {
-				return nil, fmt.Errorf("glob %q: unterminated [", g)
-			}
-			class := g[i+1 : i+1+j]
-			if strings.HasPrefix(class, "!") {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
-			i += j + 1
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString(`$`)
-	return regexp.Compile(b.String())
 }
 
 // match reports whether the call's input meets every condition; why says
@@ -318,7 +278,7 @@ func (c toolCond) matchPath(s string, paths ToolPaths) bool {
 		}
 		g = globJoin(paths.Root, g)
 	}
-	re, err := toolGlob(g)
+	re, err := Glob(g)
 	return err == nil && re.MatchString(path.Clean(abs))
 }
 

@@ -18,6 +18,7 @@ func TestDecideTool(t *testing.T) {
 	p.Add(Deny, "mcp__fs__write_file(path=path:~/.ssh/**)", Source{})
 	p.Add(Ask, `mcp__db__query(sql="drop *" options.force=true)`, Source{})
 	p.Add(Deny, "mcp__github__delete_repo(*)", Source{})
+	p.Add(Deny, "mcp__db__exec(sql=**DROP**)", Source{})
 	p.Add(Allow, "command(git status)", Source{})
 	root, home := "/w/proj", "/home/me"
 	paths := ToolPaths{Root: root, Home: home, Abs: func(s string) string {
@@ -54,6 +55,10 @@ func TestDecideTool(t *testing.T) {
 		{"mcp__db__query", map[string]any{"sql": "drop table t", "options": map[string]any{"force": false}}, Default},
 		{"mcp__db__query", map[string]any{"sql": "drop table t"}, Default},
 		{"mcp__github__delete_repo", map[string]any{}, Deny},
+		// A newline inside the argument does not slip past ** or *.
+		{"mcp__db__exec", map[string]any{"sql": "select 1;\nDROP TABLE t"}, Deny},
+		{"mcp__db__exec", map[string]any{"sql": "select 1;\n"}, Default},
+		{"mcp__github__create_issue", map[string]any{"repo": "acme/secret\nx"}, Deny},
 		{"mcp__github__delete_repo_x", map[string]any{}, Default},
 	} {
 		if got := p.DecideTool(tc.tool, tc.input, paths); got.Decision != tc.want {
