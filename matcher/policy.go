@@ -568,7 +568,7 @@ func (p *Policy) decideOne(cmd *shellparse.Command, depth int, layer layerKind, 
 	var argDeny *Rule
 	var argText string
 	for _, n := range c.nested {
-		d, why, r, byPath, unreadable := p.decideNested(n.script, depth)
+		d, why, r, byPath, unreadable, network := p.decideNested(n.script, depth)
 		if d == Deny {
 			v.Decision, v.Rule, v.Fact, v.Inside = Deny, r, n.fact, n.script
 			v.Reason = fmt.Sprintf("runs `%s` (%s), which %s", n.script, n.via, why)
@@ -582,6 +582,13 @@ func (p *Policy) decideOne(cmd *shellparse.Command, depth int, layer layerKind, 
 			// A program the line names by path (--exec=/tmp/x): a file
 			// it may have put there, not a command it shows.
 			d, lim.why, lim.layer = Ask, fmt.Sprintf("runs %s (%s), a program named by its path", byPath, n.via), layerExec
+		}
+		if lim.layer == layerNone && !network && !unreadable {
+			// The line runs as a program of its own (git and man
+			// hand it to sh -c): under the layer its every
+			// execution is decided as it happens, with the words
+			// it has then.
+			lim.layer = layerExec
 		}
 		switch d {
 		case Ask:
@@ -835,29 +842,30 @@ func dropNetwork(limits []limit) []limit {
 // decideNested decides a command line found inside an option's value.
 // byPath is the first program it runs by a path outside the system
 // directories, "" if none.
-func (p *Policy) decideNested(script string, depth int) (d Decision, why string, r *Rule, byPath string, unreadable bool) {
+func (p *Policy) decideNested(script string, depth int) (d Decision, why string, r *Rule, byPath string, unreadable, network bool) {
 	if depth+1 > maxNested {
-		return Ask, "is nested too deep to read", nil, "", false
+		return Ask, "is nested too deep to read", nil, "", false, false
 	}
 	s, err := shellparse.Parse(script)
 	if err != nil {
-		return Ask, "does not parse", nil, "", false
+		return Ask, "does not parse", nil, "", false, false
 	}
 	res := p.decideScript(s, depth+1)
 	if res.Decision == Deny {
 		for _, v := range res.Commands {
 			if v.Decision == Deny {
-				return Deny, "matches a deny rule", v.Rule, "", false
+				return Deny, "matches a deny rule", v.Rule, "", false, false
 			}
 		}
 	}
 	for _, v := range res.Commands {
 		unreadable = unreadable || v.Unreadable
+		network = network || v.Network != ""
 		if prog := v.Command.Program(); byPath == "" && strings.ContainsAny(prog, `/\`) && !systemDirs[path.Dir(prog)] {
 			byPath = prog
 		}
 	}
-	return res.Decision, res.Reason, nil, byPath, unreadable
+	return res.Decision, res.Reason, nil, byPath, unreadable, network
 }
 
 func deny(v Verdict, r *Rule) Verdict {
