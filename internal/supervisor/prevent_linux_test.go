@@ -170,3 +170,122 @@ func TestRunPrevents(t *testing.T) {
 		})
 	}
 }
+
+// guardAttack writes an agent's own directory (the working directory of
+// the attack) as a tree under agent-shim run may: its state, and each of
+// its guarded paths.
+const guardAttack = `
+try() { local name=$1; shift; "$@" 2>/dev/null; echo "$name=$?"; }
+try state sh -c 'mkdir -p sessions && echo s > sessions/one.jsonl && echo x > history && mv history history.old'
+try settings sh -c 'echo "{\"hooks\": {}}" > settings.json'
+try renamesettings sh -c 'echo "{}" > s.new && mv -f s.new settings.json'
+try hook sh -c 'echo "touch pwned" > hooks/pre.sh'
+try mvhooks mv hooks hooks-away
+try rules sh -c 'echo "allow()" > rules/default.rules'
+try deep sh -c 'echo x > plugins/cache/p/hook.sh'
+try mvplugins mv plugins plugins-away
+try mvself sh -c 'cd .. && mv agent agent-away'
+try env sh -c 'echo NODE_OPTIONS=--require=/x > .env'
+`
+
+func init() {
+	// guard DIR [off]: run guardAttack in DIR, an agent's directory
+	// guarded as agent-shim run guards it, and print the statuses, then
+	// what the undo put back.
+	helpers["guard"] = func(args []string) int {
+		if len(args) > 1 && args[1] == "off" {
+			namespaces = false
+		}
+		g := Guarded{Dir: args[0], Paths: []string{"settings.json", "hooks/", "rules/", "plugins/cache/", ".env"}}
+		snap, err := TakeSnapshot(nil, g)
+		if err != nil {
+			fmt.Println("snapshot:", err)
+			return 1
+		}
+		if err := os.Chdir(args[0]); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		st, err := Run(context.Background(), Config{
+			Path: "/bin/bash", Argv: []string{"bash", "-c", guardAttack}, Env: []string{"PATH=/usr/bin:/bin"},
+			Stdout: os.Stdout, Stderr: os.Stderr, Report: os.Stderr,
+			Decide: func(Exec) Verdict { return Verdict{Allow: true} }, Confine: true,
+			Writable: []string{args[0], "/dev/null"}, Protect: snap,
+		})
+		fmt.Printf("prevented=%v err=%v\n", st.Prevented, err)
+		changed, err := snap.Restore(func(string) bool { return false })
+		fmt.Printf("undone=%q err=%v\n", changed, err)
+		return 0
+	}
+}
+
+// An agent's own directory under agent-shim run (Guarded): the tree
+// writes its state there, but not its settings, hooks, rules or the code
+// of its plugins, nor moves them or the directory aside; a guarded path
+// missing at the start may be made, and is removed after. Without the
+// namespace the same writes succeed and are undone.
+func TestRunGuardsStateDir(t *testing.T) {
+	needKernel(t)
+	layout := map[string]string{
+		"agent/settings.json":          "{\"hooks\": {\"PreToolUse\": []}}\n",
+		"agent/hooks/guard.sh":         "agent-shim hook\n",
+		"agent/rules/agent-shim.rules": "prefix_rule()\n",
+		"agent/plugins/cache/p/x.json": "{}\n",
+		"agent/plugins/store/s.json":   "{}\n",
+	}
+	for _, who := range []string{"root", "off"} {
+		t.Run(who, func(t *testing.T) {
+			if who == "root" {
+				needRoot(t)
+			}
+			base := t.TempDir()
+			files(t, base, layout)
+			dir := filepath.Join(base, "agent")
+			args := []string{"guard", dir}
+			if who == "off" {
+				args = append(args, "off")
+			}
+			out, err := exec.Command(os.Args[0], args...).CombinedOutput()
+			s := "\n" + string(out)
+			if err != nil {
+				t.Fatalf("%v%s", err, s)
+			}
+			if !strings.Contains(s, "\nstate=0\n") {
+				t.Errorf("the agent could not write its own state:\n%s", s)
+			}
+			if who == "root" {
+				if !strings.Contains(s, "prevented=true err=<nil>") {
+					skipLacking(t, "no mount namespace here:\n%s", s)
+				}
+				for _, step := range []string{"settings", "renamesettings", "hook", "mvhooks", "rules", "deep", "mvplugins", "mvself"} {
+					if strings.Contains(s, "\n"+step+"=0\n") {
+						t.Errorf("%s succeeded", step)
+					}
+				}
+			} else if !strings.Contains(s, "\nsettings=0\n") || !strings.Contains(s, "\nhook=0\n") {
+				t.Errorf("without the namespace the writes should have run (for the undo):\n%s", s)
+			}
+			for f, c := range layout {
+				if data, err := os.ReadFile(filepath.Join(base, f)); err != nil || string(data) != c {
+					t.Errorf("%s = %q (%v) after the run, want %q", f, data, err, c)
+				}
+			}
+			// (Without the namespace a guarded directory moved aside stays
+			// there, where nothing reads it, and is put back.)
+			for _, planted := range []string{"agent/hooks/pre.sh", "agent/rules/default.rules", "agent/plugins/cache/p/hook.sh", "agent/.env", "agent-away"} {
+				if _, err := os.Lstat(filepath.Join(base, planted)); err == nil {
+					t.Errorf("%s is there after the run", planted)
+				}
+			}
+			if data, err := os.ReadFile(filepath.Join(dir, "sessions/one.jsonl")); err != nil || string(data) != "s\n" {
+				t.Errorf("the agent's state was lost: %q %v", data, err)
+			}
+			if !strings.Contains(s, `undone=[`) || !strings.Contains(s, ".env") {
+				t.Errorf("the undo did not report the planted .env:\n%s", s)
+			}
+			if t.Failed() {
+				t.Logf("%s", s)
+			}
+		})
+	}
+}

@@ -155,9 +155,21 @@ type overlayDirs struct {
 	path string
 }
 
+// Guarded is a directory the tree may write but for the paths below it
+// that act later as the person (Paths, relative; one ending in "/" with
+// all below it): under agent-shim run, the agent's own directory
+// (~/.claude) but for its settings, hooks and rules. Its guarded paths
+// are protected as a checkout's are, and the directory itself, and those
+// on the way to a guarded path, cannot be moved or replaced.
+type Guarded struct {
+	Dir   string
+	Paths []string
+}
+
 // TakeSnapshot records the protected paths of the checkouts whose tops
-// are dirs (absolute; links on the way to a top are resolved first).
-func TakeSnapshot(dirs []string) (*Snapshot, error) {
+// are dirs (absolute; links on the way to a top are resolved first), and
+// the guarded paths of guarded.
+func TakeSnapshot(dirs []string, guarded ...Guarded) (*Snapshot, error) {
 	s := &Snapshot{dirs: map[string]*dirRef{}}
 	if !clockSettable() {
 		// A process that may set the clock may set it back to a file's
@@ -177,6 +189,21 @@ func TakeSnapshot(dirs []string) (*Snapshot, error) {
 		if err := s.discover(top); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("recording the protected paths: %w", err)
+		}
+	}
+	for _, g := range guarded {
+		if !filepath.IsAbs(g.Dir) {
+			continue
+		}
+		dir, err := filepath.EvalSymlinks(g.Dir)
+		if err != nil || s.openDir(dir) == nil {
+			continue // not there: nothing to write into
+		}
+		if !slices.Contains(s.watched, dir) {
+			s.watched = append(s.watched, dir)
+		}
+		for _, r := range g.Paths {
+			s.add(filepath.Join(dir, r), strings.HasSuffix(r, "/"))
 		}
 	}
 	for _, e := range s.entries {
