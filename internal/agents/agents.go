@@ -15,7 +15,8 @@
 // it reads (group, Comments); whether a failed hook lets the call through
 // (FailsOpen: the command gets the guard) or the agent's own switch blocks
 // it (OnFailure), and the oldest release that honours it (Floor); the
-// variables that move its files (Env) and its directories (stateDirs);
+// variables that move its files (Env) and its directories (stateDirs)
+// with the paths in them that act later as the person (Guarded);
 // what in its files turns hooks off (off), a second file install edits
 // (companion), the variable that names its shell (ShellEnv) or why it has
 // none (NoShell), and its shell wrapper (unwrap); its second line (Rules:
@@ -127,6 +128,12 @@ type Agent struct {
 	shellProbe func(tmp string) (args []string, writes string)
 	// stateDirs are the agent's own directories.
 	stateDirs func(getenv func(string) string) []string
+	// Guarded are the paths of its state directories (relative; one
+	// ending in "/" with all below it) that act later as the person:
+	// settings, hooks, rules, MCP servers, plugins' code, trust, the
+	// environment it loads. Under agent-shim run the agent writes its
+	// directories but these (supervisor.Guarded).
+	Guarded []string
 	// companion is a second file install edits beside the user
 	// settings (Codex's config.toml); nil when none.
 	companion *Companion

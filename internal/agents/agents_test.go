@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func TestAllComplete(t *testing.T) {
 		if ByName(a.Name) != a {
 			t.Errorf("ByName(%q) is not the agent", a.Name)
 		}
-		if a.Pre == "" || a.ShellTool == "" || a.answer == nil || a.group == nil || a.stateDirs == nil {
+		if a.Pre == "" || a.ShellTool == "" || a.answer == nil || a.group == nil || a.stateDirs == nil || len(a.Guarded) == 0 {
 			t.Errorf("%s: the hook protocol (Pre, ShellTool, answer), its group and its directories are needed", a.Name)
 		}
 		if a.ShellEnv == "" && a.NoShell == "" {
@@ -209,6 +210,41 @@ func TestTierHolds(t *testing.T) {
 	} {
 		if got := ByName(tc.agent).Managed.Holds(tc.path, env); got != tc.want {
 			t.Errorf("%s's managed tier holds %s: %v, want %v", tc.agent, tc.path, got, tc.want)
+		}
+	}
+}
+
+// TestGuardedHoldsInstall: every file install writes into an agent's own
+// directory (its settings, the companion, the rules' file) lies under a
+// guarded path: under agent-shim run the tree writes the directory but
+// none of these.
+func TestGuardedHoldsInstall(t *testing.T) {
+	env := func(k string) string { return map[string]string{"HOME": "/home/u"}[k] }
+	for _, a := range All {
+		t.Logf("agent: %s", a.Name)
+		dirs := a.StateDirs(env)
+		settings, err := a.User.Path(env)
+		if err != nil || len(dirs) == 0 {
+			t.Fatalf("%s: %q %v", a.Name, dirs, err)
+		}
+		files := []string{settings}
+		if c := a.Companion(); c != nil {
+			files = append(files, c.Path(settings))
+		}
+		if a.Rules.File != nil {
+			files = append(files, a.Rules.File(settings, false))
+		}
+		for _, f := range files {
+			rel, err := filepath.Rel(dirs[0], f)
+			if err != nil || strings.HasPrefix(rel, "..") {
+				t.Errorf("%s: %s is not in its directory %s", a.Name, f, dirs[0])
+				continue
+			}
+			if !slices.ContainsFunc(a.Guarded, func(g string) bool {
+				return g == rel || strings.HasSuffix(g, "/") && strings.HasPrefix(rel, g)
+			}) {
+				t.Errorf("%s: %s, which install writes, is not guarded (%q)", a.Name, rel, a.Guarded)
+			}
 		}
 	}
 }

@@ -86,6 +86,14 @@ var Claude = &Agent{
 	stateDirs: func(getenv func(string) string) []string {
 		return dirs(getenv, "CLAUDE_CONFIG_DIR", ".claude")
 	},
+	// Its settings (hooks, env, apiKeyHelper, statusLine, enabled
+	// plugins), the hooks people keep beside them, subagents' and
+	// skills' hooks, commands' inline bash, plugins' code and where it
+	// is, and .claude.json (MCP servers), which $CLAUDE_CONFIG_DIR moves
+	// into the directory (else it is ~/.claude.json, which the tree
+	// cannot write). It writes plugins/store itself as it starts.
+	Guarded: []string{"settings.json", "settings.local.json", ".claude.json", "hooks/", "agents/", "skills/", "commands/",
+		"plugins/installed_plugins.json", "plugins/known_marketplaces.json", "plugins/cache/", "plugins/marketplaces/"},
 	off:    claudeOff,
 	unwrap: claudeWrapper,
 	// Its permissions.deny and .ask, in the settings file of the hook.

@@ -57,6 +57,10 @@ var Codex = &Agent{
 	stateDirs: func(getenv func(string) string) []string {
 		return dirs(getenv, "CODEX_HOME", ".codex")
 	},
+	// config.toml (MCP servers, notify, hook trust, profiles), its
+	// hooks, its rules, and the .env it loads. It writes skills/.system
+	// itself as it starts.
+	Guarded:   []string{"config.toml", "hooks.json", "rules/", ".env"},
 	companion: codexCompanion,
 	unwrap:    codexWrapper,
 	// A .rules file in the rules directory of the tier's configuration

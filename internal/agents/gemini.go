@@ -89,8 +89,14 @@ var Gemini = &Agent{
 		}
 		return dirs(getenv, "", ".gemini")
 	},
-	off:    geminiOff,
-	unwrap: geminiWrapper,
+	// Its settings (hooks, MCP servers, tool discovery and call
+	// commands), its policies, extensions, custom commands (!{…} runs
+	// a shell), the trusted folders (whose settings and hooks it
+	// loads) and the .env it loads; config/ holds agent-shim's own
+	// policy when agents-setup writes it there.
+	Guarded: []string{"settings.json", "policies/", "extensions/", "commands/", "trustedFolders.json", ".env", "config/"},
+	off:     geminiOff,
+	unwrap:  geminiWrapper,
 	// A policy file in the user tier's policies directory beside the
 	// settings, or the admin tier's in the system configuration
 	// directory (Storage.getSystemPoliciesDir: not beside
