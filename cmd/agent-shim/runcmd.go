@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/agent-shim/agent-shim/internal/agents"
+	"github.com/agent-shim/agent-shim/internal/runlayer"
 	"github.com/agent-shim/agent-shim/internal/shellmode"
 	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
@@ -31,18 +33,25 @@ var (
 	layerAvailable = supervisor.Available
 )
 
-// runCmd is `agent-shim run [--config FILE] -- PROGRAM [ARGS...]`: PROGRAM
-// runs under the supervisor, every program it executes decided by the
-// policy and its writes confined, as shell mode runs an allowed line.
+// runCmd is `agent-shim run [--config FILE] [--agent NAME] -- PROGRAM
+// [ARGS...]`: PROGRAM runs under the supervisor, every program it
+// executes decided by the policy and its writes confined, as shell mode
+// runs an allowed line. An agent (named, or known by its program's name)
+// writes its own directories too, but for its settings, hooks and rules.
 func (e *env) runCmd(ctx context.Context, args []string) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	configPath := fs.String("config", "", "the policy `file` (default: the agent's config.json)")
-	if err := e.parseFlags(fs, "agent-shim run [--config FILE] -- PROGRAM [ARGS...]", args); err != nil {
+	agentName := fs.String("agent", "", "the agent PROGRAM is ("+agents.Names(", ")+"; default: by its name): it writes its own directories, but for its settings, hooks and rules")
+	if err := e.parseFlags(fs, "agent-shim run [--config FILE] [--agent NAME] -- PROGRAM [ARGS...]", args); err != nil {
 		return e.exitCode(err)
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
 		return e.exitCode(usagef("run: no program to run"))
+	}
+	a := agents.ByName(*agentName)
+	if *agentName != "" && a == nil {
+		return e.exitCode(usagef("run: --agent %q: not an agent (%s)", *agentName, agents.Names(", ")))
 	}
 	path, err := exec.LookPath(argv[0])
 	if err == nil {
@@ -51,10 +60,18 @@ func (e *env) runCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.refuse(fmt.Errorf("finding %s: %w", argv[0], err))
 	}
+	if a == nil {
+		a = runlayer.AgentOf(path, argv[0])
+	}
 	s, err := e.open(ctx, openOptions{config: *configPath})
 	if err != nil {
 		return e.refuse(err)
 	}
 	s.close()
-	return e.shellMode().Program(ctx, s.c, &shellmode.Host{Path: s.config, Gate: s.g}, "run", path, argv, nil)
+	sh := e.shellMode()
+	if a != nil {
+		state, layer := runlayer.AgentState(a, e.getenv), sh.Layer
+		sh.Layer = func(r *runlayer.Run) { layer(r); r.State = state }
+	}
+	return sh.Program(ctx, s.c, &shellmode.Host{Path: s.config, Gate: s.g}, "run", path, argv, nil)
 }

@@ -890,3 +890,79 @@ func TestRuntimeAskHint(t *testing.T) {
 		t.Errorf("a deny:\n%s", stderr)
 	}
 }
+
+// agent-shim run -- <agent>: the agent (named with --agent, or known by
+// its program's name) writes its own directory, but not its settings nor
+// the policy; another program does not write it, and is told how.
+func TestRunAgentState(t *testing.T) {
+	r := newRT(t, "local-changes")
+	home := os.Getenv("HOME")
+	claude := filepath.Join(home, ".claude")
+	settings := filepath.Join(claude, "settings.json")
+	if err := os.MkdirAll(claude, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, []byte(`{"hooks": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(home, ".gemini", "config", "config.json")
+	policy, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The agent writes its state itself, as bash's redirections do (a
+	// program it ran to write there would be decided by the policy,
+	// which protects the agents' directories from lines).
+	r.file(t, "agent.sh", `echo s > "$HOME/.claude/s.jsonl"
+echo '{}' > "$HOME/.claude/settings.json"
+echo '{}' > "$HOME/.gemini/config/config.json"
+touch agent-ran
+exit 3
+`)
+	// A program named as the agent's is the agent.
+	bin := filepath.Join(r.dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/bash\nexec bash agent.sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, argv := range [][]string{{"--agent", "claude-code", "--", "bash", "agent.sh"}, {"--", "claude"}} {
+		t.Logf("agent-shim run %q", argv)
+		os.Remove(filepath.Join(claude, "s.jsonl"))
+		os.Remove(filepath.Join(r.proj, "agent-ran"))
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"agent-shim", "run"}, argv...), strings.NewReader(""), &out, &errb)
+		if !r.exists("agent-ran") {
+			t.Fatalf("the program did not run: exit %d\n%s", code, errb.String())
+		}
+		if data, err := os.ReadFile(filepath.Join(claude, "s.jsonl")); err != nil || string(data) != "s\n" {
+			t.Errorf("the agent could not write its own directory: %q %v\n%s", data, err, errb.String())
+		}
+		if data, _ := os.ReadFile(settings); string(data) != `{"hooks": {}}` {
+			t.Errorf("the agent's settings changed: %q", data)
+		}
+		if data, _ := os.ReadFile(cfg); !bytes.Equal(data, policy) {
+			t.Errorf("the policy changed: %q", data)
+		}
+		if code != 3 || !strings.Contains(errb.String(), "may not write "+settings+", a protected path") {
+			t.Errorf("exit %d, want the program's 3 and the refused write to the settings said\n%s", code, errb.String())
+		}
+	}
+	// Another program does not write the agent's directory, and is told
+	// how to let the agent.
+	var out, errb bytes.Buffer
+	os.Remove(filepath.Join(claude, "s.jsonl"))
+	run(context.Background(), []string{"agent-shim", "run", "--", "bash", "agent.sh"}, strings.NewReader(""), &out, &errb)
+	if _, err := os.Stat(filepath.Join(claude, "s.jsonl")); err == nil {
+		t.Errorf("bash wrote Claude Code's directory")
+	}
+	if !strings.Contains(errb.String(), "agent-shim run --agent claude-code --") {
+		t.Errorf("no hint names --agent:\n%s", errb.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"agent-shim", "run", "--agent", "claud", "--", "bash", "agent.sh"}, strings.NewReader(""), &out, &errb); code != exitUsage {
+		t.Errorf("--agent claud: exit %d\n%s", code, errb.String())
+	}
+}

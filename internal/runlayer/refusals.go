@@ -96,7 +96,11 @@ func (r *Run) reportProtected(snap *supervisor.Snapshot, words []string) bool {
 			continue
 		}
 		said = append(said, p)
-		fmt.Fprintf(r.Stderr, "agent-shim: denied at run time: the line may not write %s, a protected path: read-only under the run-time layer (a person's approval of the line lets it)\n", p)
+		how := "a person's approval of the line lets it"
+		if r.Agent == "run" {
+			how = "it acts later as you: change it yourself, outside agent-shim run"
+		}
+		fmt.Fprintf(r.Stderr, "agent-shim: denied at run time: the line may not write %s, a protected path: read-only under the run-time layer (%s)\n", p, how)
 		if r.Log != nil {
 			r.Log.Log(gate.Decision{Verdict: gate.Deny, Reason: "a protected path is read-only at run time"}.Record(decisionlog.Entry{
 				Time: r.Now(), Agent: r.Agent, Layer: decisionlog.LayerRuntime, Tool: "write", Command: p,

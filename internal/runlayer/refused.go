@@ -16,6 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/agents"
+	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
 
 // Landlock refuses a write with EACCES and says nothing: the program's own
@@ -264,6 +266,9 @@ func (r *Run) reportRefused(paths []string) {
 		where = append(where, "the scope "+strings.Join(roots, ", "))
 	}
 	where = append(where, "the temporary directories")
+	for _, g := range r.State {
+		where = append(where, "the agent's own "+g.Dir+" but for its settings, hooks and rules")
+	}
 	if root := cacheRoot(r.Getenv); root != "" {
 		where = append(where, "the tree's caches in "+root)
 	}
@@ -273,6 +278,9 @@ func (r *Run) reportRefused(paths []string) {
 	}
 	p := paths[0]
 	switch {
+	case r.Agent == "run" && r.othersState(p) != nil:
+		a := r.othersState(p)
+		fmt.Fprintf(r.Stderr, "agent-shim: hint: %s is %s's own directory: to let %s write it (but for its settings, hooks and rules), run it as agent-shim run --agent %s -- …\n", filepath.Dir(p), a.Title, a.Title, a.Name)
 	case r.personsCache(p):
 		fmt.Fprintf(r.Stderr, "agent-shim: hint: %s is the person's cache, read-only to the tree so that nothing a line leaves there runs at the person's next build; a line's tools have caches of their own (GOCACHE, GOMODCACHE, npm_config_cache, CARGO_HOME, XDG_CACHE_HOME are set for it): leave them as they are\n", p)
 	case r.Gate.Level() < gate.LevelLocalChanges:
@@ -288,4 +296,22 @@ func (w *refusedWrites) readOnlyWords() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.readOnly)
+}
+
+// othersState is the agent one of whose directories holds p, not on
+// one of its guarded paths, when the directory is not one of r.State;
+// nil otherwise.
+func (r *Run) othersState(p string) *agents.Agent {
+	for _, a := range agents.All {
+		for _, d := range a.StateDirs(r.Getenv) {
+			rel, ok := strings.CutPrefix(p, d+"/")
+			if !ok || slices.ContainsFunc(r.State, func(g supervisor.Guarded) bool { return g.Dir == d }) {
+				continue
+			}
+			if !slices.ContainsFunc(a.Guarded, func(g string) bool { return rel == g || strings.HasSuffix(g, "/") && strings.HasPrefix(rel, g) }) {
+				return a
+			}
+		}
+	}
+	return nil
 }

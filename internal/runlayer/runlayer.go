@@ -24,6 +24,7 @@ import (
 
 	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/gate"
+	"github.com/agent-shim/agent-shim/internal/agents"
 	"github.com/agent-shim/agent-shim/internal/approvals"
 	"github.com/agent-shim/agent-shim/internal/supervisor"
 )
@@ -64,6 +65,10 @@ type Run struct {
 	// anything runs without the layer (agent-shim run records its
 	// process for the agent's hook: tickets.Store.RecordRun).
 	Record func() (done func())
+	// State are the program's own directories (an agent's, under
+	// agent-shim run): the tree writes them but for their guarded paths,
+	// which are protected as a checkout's are. Made when missing.
+	State []supervisor.Guarded
 	// Layered says the line was allowed for the run-time layer to check
 	// what the static reading could not see into (gate.Decision.Layered):
 	// where the layer turns out unavailable, it does not run.
@@ -135,7 +140,7 @@ func (r *Run) Program(ctx context.Context, path string, argv []string) (int, err
 		// with its exact argv.
 		ap.Path, ap.Argv = path, argv
 	}
-	snap, err := supervisor.TakeSnapshot(r.checkouts())
+	snap, err := supervisor.TakeSnapshot(r.checkouts(), r.state()...)
 	if err != nil {
 		return 0, err
 	}
@@ -169,6 +174,49 @@ func (r *Run) Program(ctx context.Context, path string, argv []string) (int, err
 		r.Reraise(syscall.Signal(st.Signal))
 	}
 	return st.ExitCode(), nil
+}
+
+// AgentState is the State of the agent a under agent-shim run: its own
+// directories, guarded (agents.Agent.Guarded).
+func AgentState(a *agents.Agent, getenv func(string) string) []supervisor.Guarded {
+	var out []supervisor.Guarded
+	for _, d := range a.StateDirs(getenv) {
+		out = append(out, supervisor.Guarded{Dir: d, Paths: a.Guarded})
+	}
+	return out
+}
+
+// AgentOf is the agent whose program path or argv0 names (claude,
+// codex, gemini), or nil.
+func AgentOf(path, argv0 string) *agents.Agent {
+	for _, a := range agents.All {
+		if filepath.Base(argv0) == a.Program || filepath.Base(path) == a.Program {
+			return a
+		}
+	}
+	return nil
+}
+
+// state is r.State made where missing, each with the directory of the
+// policy (Config) guarded too when it lies inside.
+func (r *Run) state() []supervisor.Guarded {
+	var out []supervisor.Guarded
+	for _, g := range r.State {
+		if err := os.MkdirAll(g.Dir, 0o700); err != nil {
+			fmt.Fprintf(r.Stderr, "agent-shim: warning: making %s: %v\n", g.Dir, err)
+			continue
+		}
+		if rel, err := filepath.Rel(g.Dir, filepath.Dir(r.Config)); err == nil && filepath.IsAbs(r.Config) && rel != ".." && !strings.HasPrefix(rel, "../") {
+			if rel == "." {
+				rel = filepath.Base(r.Config)
+			} else {
+				rel += "/"
+			}
+			g.Paths = append(slices.Clone(g.Paths), rel)
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // unsupervised runs an allowed program where the run-time layer is not
@@ -446,8 +494,9 @@ func ArgvString(argv []string) string {
 }
 
 // Writable is where the tree may write below full access: the scope (from
-// local-changes up), the temporary directory, the tree's cache directory
-// (package treecache), and the terminal and harmless devices.
+// local-changes up), the temporary directory, the program's own
+// directories (State), the tree's cache directory (package treecache),
+// and the terminal and harmless devices.
 func (r *Run) Writable() []string {
 	r.defaults()
 	g := r.Gate
@@ -461,6 +510,9 @@ func (r *Run) Writable() []string {
 		}
 	}
 	out = append(out, r.TempDirs()...)
+	for _, g := range r.State {
+		out = append(out, g.Dir) // but for its guarded paths (Program's snapshot)
+	}
 	if c := cacheRoot(r.Getenv); c != "" {
 		out = append(out, c) // the tree's caches: the person's are read-only to it
 	}
