@@ -51,7 +51,12 @@ const geminiSettings = `{
 // GOOGLE_GEMINI_BASE_URL) and it trusts the project folder, as a person
 // using it would have (an untrusted folder turns --yolo back to default).
 func geminiWorld(t *testing.T, installArgs ...func(*world) string) *world {
-	w := newWorld(t)
+	return geminiSetUp(newWorld(t), installArgs...)
+}
+
+// geminiSetUp sets w up as geminiWorld does.
+func geminiSetUp(w *world, installArgs ...func(*world) string) *world {
+	t := w.t
 	w.env = append(w.env, "GEMINI_CLI_HOME="+w.geminiHome())
 	dir := filepath.Join(w.geminiHome(), ".gemini")
 	w.write(filepath.Join(dir, "settings.json"), geminiSettings)

@@ -147,7 +147,37 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	dir := t.TempDir()
+	return newWorldIn(t, t.TempDir())
+}
+
+// newWorldOutsideTemp is a world whose every directory lies outside the
+// temporary directories (which the run-time layer lets a line write):
+// under the suite's cache, removed after the test. There what the layer
+// lets the tree write is what a person's machine would let it.
+func newWorldOutsideTemp(t *testing.T) *world {
+	t.Helper()
+	base := filepath.Join(cacheDir(t), "worlds")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(base, strings.NewReplacer("/", "-").Replace(t.Name())+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, tmp := range []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} {
+		if r, err := filepath.EvalSymlinks(tmp); err == nil && (dir == r || strings.HasPrefix(dir, r+"/")) {
+			t.Fatalf("the world %s lies in the temporary directory %s: set AGENT_SHIM_E2E_CACHE elsewhere", dir, tmp)
+		}
+	}
+	return newWorldIn(t, dir)
+}
+
+func newWorldIn(t *testing.T, dir string) *world {
+	t.Helper()
 	w := &world{t: t, dir: dir, home: filepath.Join(dir, "home"), project: filepath.Join(dir, "project"),
 		bare: filepath.Join(dir, "origin.git"), shim: filepath.Join(dir, "bin", "agent-shim")}
 	for _, d := range []string{w.home, w.project, filepath.Join(dir, "bin"), filepath.Join(dir, "tmp")} {
