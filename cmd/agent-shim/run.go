@@ -82,7 +82,7 @@ const usageText = `usage: agent-shim hook claude-code|codex|gemini-cli [--config
        agent-shim -c '<command line>' [arg0 [args...]]    (shell mode; also -lc, -e -o pipefail -c, -i -c)
        agent-shim explain [--json] [--wide] [--runtime] [--config FILE] [--cwd DIR] [--tool NAME] [--] '<command line>'|'<tool input>'|-
        agent-shim recommend [--json] [--apply] [--config FILE]
-       agent-shim run [--config FILE] -- PROGRAM [ARGS...]
+       agent-shim run [--config FILE] [--agent NAME] -- PROGRAM [ARGS...]
        agent-shim install claude-code|codex|gemini-cli [--settings FILE] [--config FILE] [--shell] [--managed]
        agent-shim uninstall claude-code|codex|gemini-cli [--settings FILE] [--managed]
        agent-shim doctor [--config FILE] [--json]
