@@ -186,6 +186,7 @@ try deep sh -c 'echo x > plugins/cache/p/hook.sh'
 try mvplugins mv plugins plugins-away
 try mvself sh -c 'cd .. && mv agent agent-away'
 try env sh -c 'echo NODE_OPTIONS=--require=/x > .env'
+try locallink ln -s ../planted.json settings.local.json
 `
 
 func init() {
@@ -196,7 +197,7 @@ func init() {
 		if len(args) > 1 && args[1] == "off" {
 			namespaces = false
 		}
-		g := Guarded{Dir: args[0], Paths: []string{"settings.json", "hooks/", "rules/", "plugins/cache/", ".env"}}
+		g := Guarded{Dir: args[0], Paths: []string{"settings.json", "settings.local.json", "hooks/", "rules/", "plugins/cache/", ".env"}}
 		snap, err := TakeSnapshot(nil, g)
 		if err != nil {
 			fmt.Println("snapshot:", err)
@@ -233,19 +234,27 @@ func TestRunGuardsStateDir(t *testing.T) {
 		"agent/plugins/cache/p/x.json": "{}\n",
 		"agent/plugins/store/s.json":   "{}\n",
 	}
-	for _, who := range []string{"root", "off"} {
+	for _, who := range []string{"root", "nobody", "off"} {
 		t.Run(who, func(t *testing.T) {
-			if who == "root" {
+			if who != "off" {
 				needRoot(t)
 			}
 			base := t.TempDir()
 			files(t, base, layout)
 			dir := filepath.Join(base, "agent")
 			args := []string{"guard", dir}
-			if who == "off" {
-				args = append(args, "off")
+			cmd := exec.Command(os.Args[0], args...)
+			switch who {
+			case "nobody":
+				// An ordinary user: the namespace through a user
+				// namespace of its own.
+				cmd = exec.Command(copyForNobody(t), args...)
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+				filepath.Walk(filepath.Dir(base), func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
+			case "off":
+				cmd = exec.Command(os.Args[0], append(args, "off")...)
 			}
-			out, err := exec.Command(os.Args[0], args...).CombinedOutput()
+			out, err := cmd.CombinedOutput()
 			s := "\n" + string(out)
 			if err != nil {
 				t.Fatalf("%v%s", err, s)
@@ -253,7 +262,7 @@ func TestRunGuardsStateDir(t *testing.T) {
 			if !strings.Contains(s, "\nstate=0\n") {
 				t.Errorf("the agent could not write its own state:\n%s", s)
 			}
-			if who == "root" {
+			if who != "off" {
 				if !strings.Contains(s, "prevented=true err=<nil>") {
 					skipLacking(t, "no mount namespace here:\n%s", s)
 				}
@@ -272,7 +281,7 @@ func TestRunGuardsStateDir(t *testing.T) {
 			}
 			// (Without the namespace a guarded directory moved aside stays
 			// there, where nothing reads it, and is put back.)
-			for _, planted := range []string{"agent/hooks/pre.sh", "agent/rules/default.rules", "agent/plugins/cache/p/hook.sh", "agent/.env", "agent-away"} {
+			for _, planted := range []string{"agent/hooks/pre.sh", "agent/rules/default.rules", "agent/plugins/cache/p/hook.sh", "agent/.env", "agent/settings.local.json", "agent-away"} {
 				if _, err := os.Lstat(filepath.Join(base, planted)); err == nil {
 					t.Errorf("%s is there after the run", planted)
 				}
