@@ -38,7 +38,7 @@ func TestRunAgentUnderLayer(t *testing.T) {
 	setUp := func(w *world, settings string) (check func(m *modelServer, out, state string)) {
 		w.write(filepath.Join(w.project, "push.sh"), "git push --force origin HEAD:main\ntouch script-canary\n")
 		w.write(filepath.Join(w.project, "plant.sh"), "echo '{}' > '"+settings+"'\ntouch plant-canary\n")
-		w.wrap = []string{w.shim, "run", "--"}
+		w.wrap, w.byName = []string{w.shim, "run", "--"}, true
 		before, err := os.ReadFile(settings)
 		if err != nil {
 			w.t.Fatal(err)

@@ -143,6 +143,9 @@ type world struct {
 	// of its own: what this test process does then is the person's, at
 	// another terminal (oneshot_test.go).
 	session bool
+	// byName hands wrap the agent's program by its name, found on the
+	// world's PATH (as a person types `agent-shim run -- claude`).
+	byName bool
 }
 
 func newWorld(t *testing.T) *world {
@@ -284,6 +287,9 @@ func (w *world) agent(timeout time.Duration, extraEnv []string, prog string, arg
 	defer cancel()
 	name := filepath.Base(prog)
 	if len(w.wrap) > 0 {
+		if w.byName {
+			prog = filepath.Base(prog)
+		}
 		args = append(append(append([]string(nil), w.wrap[1:]...), prog), args...)
 		prog = w.wrap[0]
 	}

@@ -36,12 +36,13 @@ var (
 // runCmd is `agent-shim run [--config FILE] [--agent NAME] -- PROGRAM
 // [ARGS...]`: PROGRAM runs under the supervisor, every program it
 // executes decided by the policy and its writes confined, as shell mode
-// runs an allowed line. An agent (named, or known by its program's name)
-// writes its own directories too, but for its settings, hooks and rules.
+// runs an allowed line. An agent (named, or known by its program's name
+// on PATH) writes its own directories too, but for its settings, hooks
+// and rules.
 func (e *env) runCmd(ctx context.Context, args []string) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	configPath := fs.String("config", "", "the policy `file` (default: the agent's config.json)")
-	agentName := fs.String("agent", "", "the agent PROGRAM is ("+agents.Names(", ")+"; default: by its name): it writes its own directories, but for its settings, hooks and rules")
+	agentName := fs.String("agent", "", "the agent PROGRAM is ("+agents.Names(", ")+"; default: by its name on PATH): it writes its own directories, but for its settings, hooks and rules")
 	if err := e.parseFlags(fs, "agent-shim run [--config FILE] [--agent NAME] -- PROGRAM [ARGS...]", args); err != nil {
 		return e.exitCode(err)
 	}
@@ -61,7 +62,7 @@ func (e *env) runCmd(ctx context.Context, args []string) int {
 		return e.refuse(fmt.Errorf("finding %s: %w", argv[0], err))
 	}
 	if a == nil {
-		a = runlayer.AgentOf(path, argv[0])
+		a = runlayer.AgentOf(argv[0])
 	}
 	s, err := e.open(ctx, openOptions{config: *configPath})
 	if err != nil {

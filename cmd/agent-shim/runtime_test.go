@@ -951,8 +951,16 @@ exit 3
 		}
 	}
 	// Another program does not write the agent's directory, and is told
-	// how to let the agent.
+	// how to let the agent; nor does one named like the agent by its
+	// path (a checkout's ./claude).
+	r.file(t, "claude", "#!/bin/bash\nexec bash agent.sh\n")
 	var out, errb bytes.Buffer
+	os.Remove(filepath.Join(claude, "s.jsonl"))
+	run(context.Background(), []string{"agent-shim", "run", "--", "./claude"}, strings.NewReader(""), &out, &errb)
+	if _, err := os.Stat(filepath.Join(claude, "s.jsonl")); err == nil || !r.exists("agent-ran") {
+		t.Errorf("./claude wrote Claude Code's directory, or did not run\n%s", errb.String())
+	}
+	errb.Reset()
 	os.Remove(filepath.Join(claude, "s.jsonl"))
 	run(context.Background(), []string{"agent-shim", "run", "--", "bash", "agent.sh"}, strings.NewReader(""), &out, &errb)
 	if _, err := os.Stat(filepath.Join(claude, "s.jsonl")); err == nil {

@@ -186,11 +186,12 @@ func AgentState(a *agents.Agent, getenv func(string) string) []supervisor.Guarde
 	return out
 }
 
-// AgentOf is the agent whose program path or argv0 names (claude,
-// codex, gemini), or nil.
-func AgentOf(path, argv0 string) *agents.Agent {
+// AgentOf is the agent whose program argv0 names as found on PATH
+// (claude, codex, gemini), or nil: a program named by a path (./claude,
+// a checkout's) is not taken for the agent.
+func AgentOf(argv0 string) *agents.Agent {
 	for _, a := range agents.All {
-		if filepath.Base(argv0) == a.Program || filepath.Base(path) == a.Program {
+		if argv0 == a.Program {
 			return a
 		}
 	}
