@@ -74,5 +74,7 @@ func (e *env) runCmd(ctx context.Context, args []string) int {
 		state, layer := runlayer.AgentState(a, e.getenv), sh.Layer
 		sh.Layer = func(r *runlayer.Run) { layer(r); r.State = state }
 	}
+	// The tree's hooks cannot start the decision export: the run does.
+	defer e.exportWhile(*configPath)()
 	return sh.Program(ctx, s.c, &shellmode.Host{Path: s.config, Gate: s.g}, "run", path, argv, nil)
 }

@@ -60,3 +60,29 @@ func TestShellKicksExport(t *testing.T) {
 		})
 	}
 }
+
+// TestRunKicksExport: agent-shim run starts the decision export itself,
+// before the program and after it (its tree's hooks cannot write the
+// state directory, so they cannot start it).
+func TestRunKicksExport(t *testing.T) {
+	dir, _ := testEnv(t, shellConfig)
+	stamp := filepath.Join(dir, "xdg", "state", "agent-shim", telemetry.StampName)
+	useSeams(t, nil)
+	stampDuring := false
+	superviseRun = func(_ context.Context, c supervisor.Config) (supervisor.Status, error) {
+		_, err := os.Stat(stamp)
+		stampDuring = err == nil
+		os.Remove(stamp)
+		return supervisor.Status{}, nil
+	}
+	var stderr strings.Builder
+	if code := run(context.Background(), []string{"agent-shim", "run", "--", "true"}, strings.NewReader(""), io.Discard, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !stampDuring {
+		t.Error("the export was not started before the program")
+	}
+	if _, err := os.Stat(stamp); err != nil {
+		t.Errorf("the export was not started after the program: %v", err)
+	}
+}
