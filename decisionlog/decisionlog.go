@@ -109,6 +109,12 @@ type Entry struct {
 	// Cut reports that Command or Argv was cut to the line's bound: it
 	// is not all that was decided.
 	Cut bool `json:"cut,omitempty"`
+	// Tree reports an entry a process under agent-shim run wrote (the
+	// agent's hook, which runs inside the tree the run supervises and
+	// cannot write this log), taken in by the run when its program
+	// ended: it is the tree's word, which any process of it could have
+	// written.
+	Tree bool `json:"tree,omitempty"`
 	// Lost is how many lines were lost just before this one (a full
 	// disk; the rotation lock held by another process while the log was
 	// at twice MaxSize): the writers that could not write them counted
@@ -303,6 +309,9 @@ func appendEntry(b []byte, e *Entry) []byte {
 	}
 	if e.Cut {
 		b = append(b, `,"cut":true`...)
+	}
+	if e.Tree {
+		b = append(b, `,"tree":true`...)
 	}
 	if e.Lost != 0 {
 		b = strconv.AppendInt(append(b, `,"lost":`...), int64(e.Lost), 10)

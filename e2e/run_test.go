@@ -4,9 +4,13 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/agent-shim/agent-shim/decisionlog"
 )
 
 // scriptLine runs a script of the checkout that force-pushes: opaque to
@@ -67,6 +71,19 @@ func TestRunAgentUnderLayer(t *testing.T) {
 			}
 			if !w.exists(state) {
 				t.Errorf("the agent kept no state under agent-shim run: %s is missing; output:\n%s", state, out)
+			}
+			// The hook's decisions reach the person's log, as the tree's
+			// word: the hook runs inside it.
+			log, _ := os.ReadFile(filepath.Join(w.home, ".local", "state", "agent-shim", "decisions.jsonl"))
+			found := false
+			for line := range bytes.Lines(log) {
+				var e decisionlog.Entry
+				if json.Unmarshal(line, &e) == nil && e.Layer == decisionlog.LayerHook && e.Verdict == "deny" && e.Tree && strings.Contains(e.Command, "git push --force") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("the hook's deny under agent-shim run is not in the decision log as the tree's word:\n%s", log)
 			}
 		}
 	}

@@ -71,6 +71,9 @@ func attributes(r telemetry.Record) []attribute.KeyValue {
 	if r.Lost > 0 {
 		kv = append(kv, attribute.Int("lost", r.Lost))
 	}
+	if r.Tree {
+		kv = append(kv, attribute.Bool("tree", true))
+	}
 	return kv
 }
 

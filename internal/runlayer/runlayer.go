@@ -8,7 +8,9 @@
 package runlayer
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -65,6 +67,10 @@ type Run struct {
 	// anything runs without the layer (agent-shim run records its
 	// process for the agent's hook: tickets.Store.RecordRun).
 	Record func() (done func())
+	// TreeLog is a file the tree may append decision log lines to: the
+	// hook's, which cannot write the log under the layer
+	// (tickets.Store.RecordRun). TakeTreeLog takes them into Log.
+	TreeLog string
 	// State are the program's own directories (an agent's, under
 	// agent-shim run): the tree writes them but for their guarded paths,
 	// which are protected as a checkout's are. Made when missing.
@@ -196,6 +202,47 @@ func AgentOf(argv0 string) *agents.Agent {
 		}
 	}
 	return nil
+}
+
+// maxTreeLog bounds what TakeTreeLog reads of the tree's log.
+const maxTreeLog = 8 << 20
+
+// TakeTreeLog takes the hook's entries the tree wrote to TreeLog into
+// Log, each marked as the tree's word (Entry.Tree): only hook entries
+// with a verdict, at most maxTreeLog bytes; a line that is not one is
+// counted and said.
+func (r *Run) TakeTreeLog() {
+	if r.TreeLog == "" || r.Log == nil {
+		return
+	}
+	f, err := os.OpenFile(r.TreeLog, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, maxTreeLog+1))
+	skipped := 0
+	if len(data) > maxTreeLog {
+		data = data[:bytes.LastIndexByte(data[:maxTreeLog], '\n')+1]
+		skipped++
+	}
+	for line := range bytes.Lines(data) {
+		var e decisionlog.Entry
+		if json.Unmarshal(line, &e) != nil || e.Layer != decisionlog.LayerHook || e.Verdict == "" {
+			if len(bytes.TrimSpace(line)) > 0 {
+				skipped++
+			}
+			continue
+		}
+		e.Tree, e.Lost = true, 0
+		r.Log.Log(e)
+	}
+	if skipped > 0 {
+		fmt.Fprintf(r.Stderr, "agent-shim: warning: %d line(s) of the hook's log under agent-shim run were not hook decisions, or past %d MiB, and were left out\n", skipped, maxTreeLog>>20)
+	}
 }
 
 // state is r.State made where missing, each with the directory of the
@@ -513,6 +560,9 @@ func (r *Run) Writable() []string {
 	out = append(out, r.TempDirs()...)
 	for _, g := range r.State {
 		out = append(out, g.Dir) // but for its guarded paths (Program's snapshot)
+	}
+	if r.TreeLog != "" {
+		out = append(out, r.TreeLog) // that file only: appended to, taken in after
 	}
 	if c := cacheRoot(r.Getenv); c != "" {
 		out = append(out, c) // the tree's caches: the person's are read-only to it

@@ -308,8 +308,8 @@ func (sh *Shell) Program(ctx context.Context, c *sessions.Call, h *Host, agent, 
 			dir, err := sessions.StateDir(sh.Getenv)
 			if err == nil {
 				var done func()
-				if done, err = (tickets.Store{Dir: dir}).RecordRun(); err == nil {
-					return done
+				if r.TreeLog, done, err = (tickets.Store{Dir: dir}).RecordRun(); err == nil {
+					return func() { r.TakeTreeLog(); done() }
 				}
 			}
 			fmt.Fprintf(sh.Stderr, "agent-shim: warning: %v (the agent's hook will ask about what the layer would check)\n", err)

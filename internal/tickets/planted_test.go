@@ -79,19 +79,38 @@ func TestUnderRun(t *testing.T) {
 	if s.UnderRun() {
 		t.Error("a record of another process with the parent's id counts")
 	}
-	done, err := s.RecordRun() // this process: a descendant's ancestor, not its own
+	treeLog, done, err := s.RecordRun() // this process: a descendant's ancestor, not its own
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(treeLog); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+		t.Errorf("the tree's log %s: %v %v", treeLog, fi, err)
 	}
 	if s.UnderRun() {
 		t.Error("this process's own record counts for itself")
 	}
+	if _, ok := s.RunLog(); ok {
+		t.Error("this process's own tree log counts for itself")
+	}
 	done()
 	if entries, _ := os.ReadDir(runs); len(entries) != 1 {
-		t.Errorf("the record was not removed: %v", entries)
+		t.Errorf("the record and its log were not removed: %v", entries)
 	}
-	os.WriteFile(filepath.Join(runs, strconv.Itoa(os.Getppid())+"."+start), nil, 0o600)
+	parent := filepath.Join(runs, strconv.Itoa(os.Getppid())+"."+start)
+	os.WriteFile(parent, nil, 0o600)
 	if !s.UnderRun() {
 		t.Error("the parent's record is not found")
+	}
+	if _, ok := s.RunLog(); ok {
+		t.Error("a tree log that is not there is found")
+	}
+	os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), parent+".log")
+	if _, ok := s.RunLog(); ok {
+		t.Error("a link at the tree log is taken for it")
+	}
+	os.Remove(parent + ".log")
+	os.WriteFile(parent+".log", nil, 0o600)
+	if got, ok := s.RunLog(); !ok || got != parent+".log" {
+		t.Errorf("the parent's tree log: %q %v", got, ok)
 	}
 }

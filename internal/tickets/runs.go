@@ -24,47 +24,91 @@ import (
 const maxAncestors = 16
 
 // RecordRun records this process as one that supervises a program under
-// the run-time layer; remove takes the record away when it stops.
-func (s Store) RecordRun() (remove func(), err error) {
+// the run-time layer; remove takes the record away when it stops. treeLog
+// is an empty file beside the record (<record>.log) where the hook under
+// the run writes its decisions (RunLog): no process of the tree can write
+// the decision log, so the run takes them in when its program ends, as
+// the tree's word (decisionlog.Entry.Tree).
+func (s Store) RecordRun() (treeLog string, remove func(), err error) {
 	start, ok := startTime(os.Getpid())
 	if !ok {
-		return func() {}, fmt.Errorf("recording the run: no start time for process %d", os.Getpid())
+		return "", func() {}, fmt.Errorf("recording the run: no start time for process %d", os.Getpid())
 	}
 	dir := filepath.Join(s.Dir, "runs")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return func() {}, fmt.Errorf("recording the run: %w", err)
+		return "", func() {}, fmt.Errorf("recording the run: %w", err)
 	}
 	path := filepath.Join(dir, strconv.Itoa(os.Getpid())+"."+start)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|statefile.NoWait, 0o600)
-	if err != nil {
-		return func() {}, fmt.Errorf("recording the run: %w", err)
+	treeLog = path + ".log"
+	for _, p := range []string{path, treeLog} {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|statefile.NoWait, 0o600)
+		if err != nil {
+			os.Remove(path)
+			return "", func() {}, fmt.Errorf("recording the run: %w", err)
+		}
+		f.Close()
 	}
-	f.Close()
-	return func() { os.Remove(path) }, nil
+	return treeLog, func() { os.Remove(path); os.Remove(treeLog) }, nil
 }
 
 // UnderRun reports whether a process above this one is recorded as
 // supervising its program under the run-time layer (RecordRun).
 func (s Store) UnderRun() bool {
+	_, ok := s.runAbove()
+	return ok
+}
+
+// RunLog is the tree's log of the run above this process (RecordRun),
+// when there is one: one lstat and one read of a directory when no run is
+// recorded at all.
+func (s Store) RunLog() (string, bool) {
+	dir := filepath.Join(s.Dir, "runs")
+	if names, err := readNames(dir); err != nil || len(names) == 0 {
+		return "", false
+	}
+	rec, ok := s.runAbove()
+	if !ok {
+		return "", false
+	}
+	if fi, err := os.Lstat(rec + ".log"); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	return rec + ".log", true
+}
+
+// readNames reads the names in dir, unsorted.
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// runAbove is the record of the process above this one that supervises
+// it under the run-time layer (RecordRun).
+func (s Store) runAbove() (record string, ok bool) {
 	dir := filepath.Join(s.Dir, "runs")
 	if _, err := os.Lstat(dir); err != nil {
-		return false
+		return "", false
 	}
 	pid := os.Getppid()
 	for range maxAncestors {
 		if pid <= 1 {
-			return false
+			return "", false
 		}
 		start, parent, _, ok := procStat(pid)
 		if !ok {
-			return false
+			return "", false
 		}
-		if fi, err := os.Lstat(filepath.Join(dir, strconv.Itoa(pid)+"."+start)); err == nil && fi.Mode().IsRegular() {
-			return true
+		rec := filepath.Join(dir, strconv.Itoa(pid)+"."+start)
+		if fi, err := os.Lstat(rec); err == nil && fi.Mode().IsRegular() {
+			return rec, true
 		}
 		pid = parent
 	}
-	return false
+	return "", false
 }
 
 // startTime is the start time of process pid, as /proc says it (clock
