@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agent-shim/agent-shim/decisionlog"
 	"github.com/agent-shim/agent-shim/internal/agents"
 	"github.com/agent-shim/agent-shim/internal/approvals"
 	"github.com/agent-shim/agent-shim/internal/hookmode"
@@ -131,12 +130,7 @@ func (e *env) hookCall(ctx context.Context, ag *agents.Agent, cfg string) int {
 	if err != nil {
 		return e.block(err)
 	}
-	log := e.decisionLog()
-	if p, ok := st.RunLog(); ok && log != nil {
-		// Under agent-shim run, which takes the entries in after.
-		log = decisionlog.NewWriter(p, decisionlog.Options{})
-	}
-	o := hookmode.Options{Agent: ag, Config: cfg, Getenv: e.getenv, Log: log, Tickets: st, Warn: e.stderr, Now: now,
+	o := hookmode.Options{Agent: ag, Config: cfg, Getenv: e.getenv, Log: e.decisionLog(), Tickets: st, Warn: e.stderr, Now: now,
 		Procs: hookProcs}
 	return e.block(hookmode.Call(ctx, o, e.stdin, e.stdout))
 }

@@ -26,6 +26,13 @@ func (e *env) decisionLog() *decisionlog.Writer {
 	if err != nil {
 		return nil
 	}
+	if st, err := e.ticketStore(); err == nil {
+		if p, ok := st.RunLog(); ok {
+			// Under agent-shim run, whose tree cannot write the log:
+			// the run takes these entries in after (runlayer.TakeTreeLog).
+			return decisionlog.NewWriter(p, decisionlog.Options{})
+		}
+	}
 	return decisionlog.NewWriter(path, decisionlog.Options{})
 }
 

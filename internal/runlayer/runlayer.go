@@ -67,8 +67,8 @@ type Run struct {
 	// anything runs without the layer (agent-shim run records its
 	// process for the agent's hook: tickets.Store.RecordRun).
 	Record func() (done func())
-	// TreeLog is a file the tree may append decision log lines to: the
-	// hook's, which cannot write the log under the layer
+	// TreeLog is a file the tree may append decision log lines to: its
+	// hook's and shell mode's, which cannot write the log under the layer
 	// (tickets.Store.RecordRun). TakeTreeLog takes them into Log.
 	TreeLog string
 	// State are the program's own directories (an agent's, under
@@ -207,8 +207,9 @@ func AgentOf(argv0 string) *agents.Agent {
 // maxTreeLog bounds what TakeTreeLog reads of the tree's log.
 const maxTreeLog = 8 << 20
 
-// TakeTreeLog takes the hook's entries the tree wrote to TreeLog into
-// Log, each marked as the tree's word (Entry.Tree): only hook entries
+// TakeTreeLog takes the entries the tree wrote to TreeLog (its hook's,
+// and shell mode's where the agent's shell is agent-shim) into Log, each
+// marked as the tree's word (Entry.Tree): only hook and shell entries
 // with a verdict, at most maxTreeLog bytes; a line that is not one is
 // counted and said.
 func (r *Run) TakeTreeLog() {
@@ -231,7 +232,7 @@ func (r *Run) TakeTreeLog() {
 	}
 	for line := range bytes.Lines(data) {
 		var e decisionlog.Entry
-		if json.Unmarshal(line, &e) != nil || e.Layer != decisionlog.LayerHook || e.Verdict == "" {
+		if json.Unmarshal(line, &e) != nil || e.Layer != decisionlog.LayerHook && e.Layer != decisionlog.LayerShell || e.Verdict == "" {
 			if len(bytes.TrimSpace(line)) > 0 {
 				skipped++
 			}
@@ -241,7 +242,7 @@ func (r *Run) TakeTreeLog() {
 		r.Log.Log(e)
 	}
 	if skipped > 0 {
-		fmt.Fprintf(r.Stderr, "agent-shim: warning: %d line(s) of the hook's log under agent-shim run were not hook decisions, or past %d MiB, and were left out\n", skipped, maxTreeLog>>20)
+		fmt.Fprintf(r.Stderr, "agent-shim: warning: %d line(s) of the tree's decision log under agent-shim run were not hook or shell-mode decisions, or past %d MiB, and were left out\n", skipped, maxTreeLog>>20)
 	}
 }
 

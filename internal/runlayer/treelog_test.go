@@ -24,8 +24,9 @@ func TestTakeTreeLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	shell, _ := decisionlog.Marshal(decisionlog.Entry{Layer: decisionlog.LayerShell, Agent: "shell", Command: "make", Verdict: "allow"})
 	forged, _ := decisionlog.Marshal(decisionlog.Entry{Layer: decisionlog.LayerRuntime, Tool: "execve", Command: "rm -rf /", Verdict: "allow"})
-	data := string(hook) + string(forged) + "not json\n\n" + `{"layer":"hook"}` + "\n"
+	data := string(hook) + string(shell) + string(forged) + "not json\n\n" + `{"layer":"hook"}` + "\n"
 	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestTakeTreeLog(t *testing.T) {
 	var stderr strings.Builder
 	r := &Run{TreeLog: p, Log: &got, Stderr: &stderr}
 	r.TakeTreeLog()
-	if len(got) != 1 || got[0].Command != "git push --force" || !got[0].Tree || got[0].Lost != 0 {
+	if len(got) != 2 || got[0].Command != "git push --force" || !got[0].Tree || got[0].Lost != 0 || got[1].Command != "make" || !got[1].Tree {
 		t.Errorf("taken in: %+v", got)
 	}
 	if !strings.Contains(stderr.String(), "3 line(s)") {
