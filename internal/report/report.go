@@ -382,8 +382,9 @@ func JSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// Log prints one line per decision: time, verdict, layer, the command
-// (cut to fit) and the rule or reason.
+// Log prints one line per decision: time, verdict, layer (marked when
+// agent-shim run took it from its tree), the command (cut to fit) and the
+// rule or reason.
 func Log(w io.Writer, entries []decisionlog.Entry) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, en := range entries {
@@ -395,7 +396,11 @@ func Log(w io.Writer, entries []decisionlog.Entry) {
 		if en.Answer != "" {
 			verdict += "→" + en.Answer
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", en.Time.UTC().Format("2006-01-02 15:04:05"), verdict, en.Layer,
+		layer := en.Layer
+		if en.Tree {
+			layer += " (run's tree)" // the tree's word: Entry.Tree
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", en.Time.UTC().Format("2006-01-02 15:04:05"), verdict, layer,
 			Truncate(OneLine(en.Command), 60), OneLine(why))
 	}
 	tw.Flush()
