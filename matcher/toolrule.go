@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/agent-shim/agent-shim/internal/fileedit"
 )
 
 // Tool rules: a grant that names a tool which is not a shell (an MCP
@@ -226,7 +228,7 @@ func (tr *toolRule) match(input map[string]any, paths ToolPaths) (bool, string) 
 	}
 	unknown := ""
 	for _, c := range tr.conds {
-		v, ok := lookupArg(input, c.name)
+		v, ok := fileedit.Lookup(input, strings.Split(c.name, ".")...) // a dotted name reaches nested arguments
 		if !ok {
 			return false, ""
 		}
@@ -292,19 +294,4 @@ func globJoin(dir, g string) string {
 		b.WriteRune(r)
 	}
 	return b.String() + "/" + g
-}
-
-// lookupArg finds a dotted argument in a call's input.
-func lookupArg(input map[string]any, name string) (any, bool) {
-	var cur any = input
-	for _, part := range strings.Split(name, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[part]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
 }
