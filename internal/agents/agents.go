@@ -228,6 +228,18 @@ func (a *Agent) Group(cmd, event string) Group { return a.group(cmd, event) }
 // its settings), absolute, for the getenv given.
 func (a *Agent) StateDirs(getenv func(string) string) []string { return a.stateDirs(getenv) }
 
+// IsGuarded reports whether rel, a path relative to one of the agent's
+// directories, lies on one of its Guarded paths (a guarded directory
+// itself included).
+func (a *Agent) IsGuarded(rel string) bool {
+	for _, g := range a.Guarded {
+		if rel == strings.TrimSuffix(g, "/") || strings.HasSuffix(g, "/") && strings.HasPrefix(rel, g) {
+			return true
+		}
+	}
+	return false
+}
+
 // ShellProbe is how the agent calls its shell, around `true`: the
 // arguments after the shell's name, and the file the call writes in the
 // temporary directory tmp (TMPDIR). ok is false for an agent whose shell

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -240,11 +239,22 @@ func TestGuardedHoldsInstall(t *testing.T) {
 				t.Errorf("%s: %s is not in its directory %s", a.Name, f, dirs[0])
 				continue
 			}
-			if !slices.ContainsFunc(a.Guarded, func(g string) bool {
-				return g == rel || strings.HasSuffix(g, "/") && strings.HasPrefix(rel, g)
-			}) {
+			if !a.IsGuarded(rel) {
 				t.Errorf("%s: %s, which install writes, is not guarded (%q)", a.Name, rel, a.Guarded)
 			}
+		}
+	}
+}
+
+// TestIsGuarded: a guarded file is itself only, a guarded directory
+// itself and all below it; a name that merely begins like one is not.
+func TestIsGuarded(t *testing.T) {
+	for rel, want := range map[string]bool{
+		"settings.json": true, "hooks/pre.sh": true, "hooks/a/b": true, "plugins/cache/p/x": true,
+		"settings.json.bak": false, "hooks-away/pre.sh": false, "hooks": true, "plugins/store/s.json": false, "projects/x.jsonl": false,
+	} {
+		if got := Claude.IsGuarded(rel); got != want {
+			t.Errorf("%s: guarded %v, want %v", rel, got, want)
 		}
 	}
 }

@@ -277,10 +277,10 @@ func (r *Run) reportRefused(paths []string) {
 		r.logRefused(p)
 	}
 	p := paths[0]
+	other := r.othersState(p)
 	switch {
-	case r.Agent == "run" && r.othersState(p) != nil:
-		a := r.othersState(p)
-		fmt.Fprintf(r.Stderr, "agent-shim: hint: %s is %s's own directory: to let %s write it (but for its settings, hooks and rules), run it as agent-shim run --agent %s -- …\n", filepath.Dir(p), a.Title, a.Title, a.Name)
+	case r.Agent == "run" && other != nil:
+		fmt.Fprintf(r.Stderr, "agent-shim: hint: %s is %s's own directory: to let %s write it (but for its settings, hooks and rules), run it as agent-shim run --agent %s -- …\n", filepath.Dir(p), other.Title, other.Title, other.Name)
 	case r.personsCache(p):
 		fmt.Fprintf(r.Stderr, "agent-shim: hint: %s is the person's cache, read-only to the tree so that nothing a line leaves there runs at the person's next build; a line's tools have caches of their own (GOCACHE, GOMODCACHE, npm_config_cache, CARGO_HOME, XDG_CACHE_HOME are set for it): leave them as they are\n", p)
 	case r.Gate.Level() < gate.LevelLocalChanges:
@@ -308,7 +308,7 @@ func (r *Run) othersState(p string) *agents.Agent {
 			if !ok || slices.ContainsFunc(r.State, func(g supervisor.Guarded) bool { return g.Dir == d }) {
 				continue
 			}
-			if !slices.ContainsFunc(a.Guarded, func(g string) bool { return rel == g || strings.HasSuffix(g, "/") && strings.HasPrefix(rel, g) }) {
+			if !a.IsGuarded(rel) {
 				return a
 			}
 		}

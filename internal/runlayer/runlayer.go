@@ -255,7 +255,7 @@ func (r *Run) state() []supervisor.Guarded {
 			fmt.Fprintf(r.Stderr, "agent-shim: warning: making %s: %v\n", g.Dir, err)
 			continue
 		}
-		if rel, err := filepath.Rel(g.Dir, filepath.Dir(r.Config)); err == nil && filepath.IsAbs(r.Config) && rel != ".." && !strings.HasPrefix(rel, "../") {
+		if rel, err := filepath.Rel(resolved(g.Dir), resolved(filepath.Dir(r.Config))); err == nil && filepath.IsAbs(r.Config) && rel != ".." && !strings.HasPrefix(rel, "../") {
 			if rel == "." {
 				rel = filepath.Base(r.Config)
 			} else {
@@ -266,6 +266,14 @@ func (r *Run) state() []supervisor.Guarded {
 		out = append(out, g)
 	}
 	return out
+}
+
+// resolved is p with its links resolved, or p where that fails.
+func resolved(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }
 
 // unsupervised runs an allowed program where the run-time layer is not
